@@ -1,0 +1,420 @@
+"""The candidate index: finds the best pair each step without rescanning every pair.
+
+Built on the scorers' split loss ``loss_a(N, m, k01) + loss_b(k01, k0, k1)``: pairs are grouped
+by joint count k01, each group is a pairing heap ordered by (loss_b, s0, s1), and the best pair
+is the minimum over the (few: at most sqrt(2N)) non-empty groups of ``loss_a(k01) + min loss_b``.
+After a merge only the pairs whose k01 changed, and (for scorers that use k0/k1) the pairs that
+contain one of the two merged symbols, are rescored: one vectorized scorer call per step.
+
+Scorers that do not split are rescored in full each step (vectorized), with the same tie rule:
+smallest loss, then lowest k01, then smallest (s0, s1).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from chunkpress.scoring import Scorer
+
+_EMPTY = -1
+# meta fields
+_N_SLOTS, _N_ACTIVE, _HASH_USED, _EPOCH = 0, 1, 2, 3
+
+
+@numba.njit(cache=True, inline="always")
+def _hash(key, mask):
+    h = key * np.int64(-7046029254386353131)  # Fibonacci hashing, wrapping int64 product
+    return (h ^ (h >> 31)) & mask
+
+
+@numba.njit(cache=True)
+def _find_or_insert(hkeys, hvals, meta, ps0, ps1, s0, s1):
+    key = (np.int64(s0) << 32) | np.int64(s1)
+    mask = hkeys.size - 1
+    i = _hash(key, mask)
+    while True:
+        k = hkeys[i]
+        if k == key:
+            return hvals[i]
+        if k == _EMPTY:
+            slot = meta[_N_SLOTS]
+            meta[_N_SLOTS] += 1
+            meta[_HASH_USED] += 1
+            hkeys[i] = key
+            hvals[i] = slot
+            ps0[slot] = s0
+            ps1[slot] = s1
+            return slot
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def rehash(hkeys, hvals, ps0, ps1, n_slots):
+    """Fill an empty (all -1) table with every slot's key."""
+    mask = hkeys.size - 1
+    for slot in range(n_slots):
+        key = (np.int64(ps0[slot]) << 32) | np.int64(ps1[slot])
+        i = _hash(key, mask)
+        while hkeys[i] != _EMPTY:
+            i = (i + 1) & mask
+        hkeys[i] = key
+        hvals[i] = slot
+
+
+# ---- pairing heaps, one per k01 group, over slot-indexed arrays --------------------------------
+
+
+@numba.njit(cache=True, inline="always")
+def _less(x, y, bval, ps0, ps1):
+    bx = bval[x]
+    by = bval[y]
+    if bx != by:
+        return bx < by
+    if ps0[x] != ps0[y]:
+        return ps0[x] < ps0[y]
+    return ps1[x] < ps1[y]
+
+
+@numba.njit(cache=True, inline="always")
+def _link(a, b, child, sib, prev, bval, ps0, ps1):
+    """Meld two roots; returns the new root."""
+    if _less(b, a, bval, ps0, ps1):
+        a, b = b, a
+    first = child[a]
+    sib[b] = first
+    if first != _EMPTY:
+        prev[first] = b
+    prev[b] = a
+    child[a] = b
+    return a
+
+
+@numba.njit(cache=True)
+def _merge_children(first, child, sib, prev, bval, ps0, ps1, scratch):
+    """Two-pass merge of a sibling list; returns the root of the result (or -1)."""
+    if first == _EMPTY:
+        return _EMPTY
+    n = 0
+    x = first
+    while x != _EMPTY:
+        y = sib[x]
+        prev[x] = _EMPTY
+        sib[x] = _EMPTY
+        if y == _EMPTY:
+            scratch[n] = x
+            n += 1
+            break
+        nxt = sib[y]
+        prev[y] = _EMPTY
+        sib[y] = _EMPTY
+        scratch[n] = _link(x, y, child, sib, prev, bval, ps0, ps1)
+        n += 1
+        x = nxt
+    root = scratch[n - 1]
+    for i in range(n - 2, -1, -1):
+        root = _link(scratch[i], root, child, sib, prev, bval, ps0, ps1)
+    return root
+
+
+@numba.njit(cache=True)
+def _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1):
+    child[slot] = _EMPTY
+    sib[slot] = _EMPTY
+    prev[slot] = _EMPTY
+    r = groot[g]
+    groot[g] = slot if r == _EMPTY else _link(r, slot, child, sib, prev, bval, ps0, ps1)
+
+
+@numba.njit(cache=True)
+def _heap_remove(g, slot, groot, child, sib, prev, bval, ps0, ps1, scratch):
+    if groot[g] == slot:
+        groot[g] = _merge_children(child[slot], child, sib, prev, bval, ps0, ps1, scratch)
+    else:
+        p = prev[slot]
+        if child[p] == slot:
+            child[p] = sib[slot]
+        else:
+            sib[p] = sib[slot]
+        if sib[slot] != _EMPTY:
+            prev[sib[slot]] = p
+        sub = _merge_children(child[slot], child, sib, prev, bval, ps0, ps1, scratch)
+        if sub != _EMPTY:
+            groot[g] = _link(groot[g], sub, child, sib, prev, bval, ps0, ps1)
+    child[slot] = _EMPTY
+    sib[slot] = _EMPTY
+    prev[slot] = _EMPTY
+
+
+# ---- groups and per-symbol adjacency -----------------------------------------------------------
+
+
+@numba.njit(cache=True, inline="always")
+def _group_add(g, gsize, gactive, gpos, meta):
+    if gsize[g] == 0:
+        gpos[g] = meta[_N_ACTIVE]
+        gactive[meta[_N_ACTIVE]] = g
+        meta[_N_ACTIVE] += 1
+    gsize[g] += 1
+
+
+@numba.njit(cache=True, inline="always")
+def _group_drop(g, gsize, gactive, gpos, meta):
+    gsize[g] -= 1
+    if gsize[g] == 0:
+        last = gactive[meta[_N_ACTIVE] - 1]
+        gactive[gpos[g]] = last
+        gpos[last] = gpos[g]
+        gpos[g] = _EMPTY
+        meta[_N_ACTIVE] -= 1
+
+
+@numba.njit(cache=True, inline="always")
+def _list_add(slot, sym, head, nxt, prv):
+    h = head[sym]
+    nxt[slot] = h
+    prv[slot] = _EMPTY
+    if h != _EMPTY:
+        prv[h] = slot
+    head[sym] = slot
+
+
+@numba.njit(cache=True, inline="always")
+def _list_remove(slot, sym, head, nxt, prv):
+    if prv[slot] != _EMPTY:
+        nxt[prv[slot]] = nxt[slot]
+    else:
+        head[sym] = nxt[slot]
+    if nxt[slot] != _EMPTY:
+        prv[nxt[slot]] = prv[slot]
+
+
+@numba.njit(cache=True)
+def ingest(
+    cs0, cs1, ck01, touched, split, uses_parts,
+    hkeys, hvals, meta, ps0, ps1, k01, bval, child, sib, prev, mark,
+    groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
+):
+    """Apply new joint counts; take every pair that needs a new loss_b out of its heap and
+    write its slot to ``out``. Returns how many were written."""
+    meta[_EPOCH] += 1
+    epoch = meta[_EPOCH]
+    n_out = 0
+    for i in range(cs0.size):
+        slot = _find_or_insert(hkeys, hvals, meta, ps0, ps1, cs0[i], cs1[i])
+        old = k01[slot]
+        new = ck01[i]
+        if old >= 1 and mark[slot] != epoch:
+            if split:
+                _heap_remove(old, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)
+                _group_drop(old, gsize, gactive, gpos, meta)
+        if uses_parts and split:
+            if old == 0 and new >= 1:
+                _list_add(slot, ps0[slot], lhead, lnext, lprev)
+                _list_add(slot, ps1[slot], rhead, rnext, rprev)
+            elif old >= 1 and new == 0:
+                _list_remove(slot, ps0[slot], lhead, lnext, lprev)
+                _list_remove(slot, ps1[slot], rhead, rnext, rprev)
+        k01[slot] = new
+        if mark[slot] != epoch:
+            mark[slot] = epoch
+            if new >= 1:
+                out[n_out] = slot
+                n_out += 1
+        elif new >= 1:
+            # seen twice in one batch: make sure it is listed once
+            found = False
+            for j in range(n_out):
+                if out[j] == slot:
+                    found = True
+                    break
+            if not found:
+                out[n_out] = slot
+                n_out += 1
+    if uses_parts and split:
+        for t in touched:
+            for side in range(2):
+                slot = lhead[t] if side == 0 else rhead[t]
+                while slot != _EMPTY:
+                    nxt = lnext[slot] if side == 0 else rnext[slot]
+                    if mark[slot] != epoch:
+                        mark[slot] = epoch
+                        g = k01[slot]
+                        _heap_remove(g, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)
+                        _group_drop(g, gsize, gactive, gpos, meta)
+                        out[n_out] = slot
+                        n_out += 1
+                    slot = nxt
+    return n_out
+
+
+@numba.njit(cache=True)
+def insert_scored(slots, losses, meta, ps0, ps1, k01, bval, child, sib, prev, groot, gsize, gactive, gpos):
+    """Put rescored pairs back into the heap of their k01 group."""
+    for i in range(slots.size):
+        slot = slots[i]
+        bval[slot] = losses[i]
+        g = k01[slot]
+        _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1)
+        _group_add(g, gsize, gactive, gpos, meta)
+
+
+@numba.njit(cache=True)
+def best_of_groups(groups, loss_a, min_count, groot, bval):
+    """Slot of the best pair and its loss: min over groups of loss_a + min loss_b; on equal
+    loss the lower k01 wins. Returns (-1, inf) when no group qualifies."""
+    best_slot = -1
+    best_loss = np.inf
+    best_k = 0
+    for i in range(groups.size):
+        g = groups[i]
+        if g < min_count:
+            continue
+        r = groot[g]
+        total = loss_a[i] + bval[r]
+        if best_slot == -1 or total < best_loss or (total == best_loss and g < best_k):
+            best_slot = r
+            best_loss = total
+            best_k = g
+    return best_slot, best_loss
+
+
+@numba.njit(cache=True)
+def best_of_all(slots, losses, k01, ps0, ps1):
+    """Lexicographic argmin of (loss, k01, s0, s1) over the given slots."""
+    best = -1
+    for i in range(slots.size):
+        s = slots[i]
+        if best == -1:
+            best = i
+            continue
+        b = slots[best]
+        li, lb = losses[i], losses[best]
+        if li < lb or (
+            li == lb
+            and (k01[s] < k01[b] or (k01[s] == k01[b] and (ps0[s] < ps0[b] or (ps0[s] == ps0[b] and ps1[s] < ps1[b]))))
+        ):
+            best = i
+    return best
+
+
+def _grow(a: np.ndarray, size: int, fill) -> np.ndarray:
+    out = np.full(size, fill, dtype=a.dtype)
+    out[: a.size] = a
+    return out
+
+
+class PairIndex:
+    """Incremental best-pair finder over a scorer (see the module docstring)."""
+
+    _SLOT_ARRAYS = ("ps0", "ps1", "k01", "bval", "child", "sib", "prev", "mark",
+                    "lnext", "lprev", "rnext", "rprev", "scratch")
+
+    def __init__(self, scorer: Scorer, min_count: int = 1):
+        self.scorer = scorer
+        self.min_count = max(1, int(min_count))
+        self.split = bool(scorer.splits)
+        self.uses_parts = bool(scorer.uses_parts)
+        self.meta = np.zeros(4, dtype=np.int64)
+        self.hkeys = np.full(1 << 12, _EMPTY, dtype=np.int64)
+        self.hvals = np.zeros(1 << 12, dtype=np.int32)
+        cap = 1 << 11
+        self.ps0 = np.zeros(cap, dtype=np.int32)
+        self.ps1 = np.zeros(cap, dtype=np.int32)
+        self.k01 = np.zeros(cap, dtype=np.int64)
+        self.bval = np.zeros(cap, dtype=np.float64)
+        self.mark = np.zeros(cap, dtype=np.int64)
+        for name in ("child", "sib", "prev", "lnext", "lprev", "rnext", "rprev", "scratch"):
+            setattr(self, name, np.full(cap, _EMPTY, dtype=np.int32))
+        self.groot = np.full(16, _EMPTY, dtype=np.int32)
+        self.gsize = np.zeros(16, dtype=np.int64)
+        self.gactive = np.zeros(16, dtype=np.int64)
+        self.gpos = np.full(16, _EMPTY, dtype=np.int32)
+        self.lhead = np.full(512, _EMPTY, dtype=np.int32)
+        self.rhead = np.full(512, _EMPTY, dtype=np.int32)
+        self._out = np.zeros(cap, dtype=np.int64)
+
+    # -- capacity ------------------------------------------------------------------------------
+    def _reserve(self, n_new: int, max_k: int, max_sym: int) -> None:
+        need = int(self.meta[_N_SLOTS]) + n_new
+        cap = self.ps0.size
+        if need > cap:
+            new_cap = max(need, 2 * cap)
+            for name in self._SLOT_ARRAYS:
+                a = getattr(self, name)
+                setattr(self, name, _grow(a, new_cap, 0 if a.dtype != np.int32 or name in ("ps0", "ps1") else _EMPTY))
+        if 2 * (int(self.meta[_HASH_USED]) + n_new) > self.hkeys.size:
+            size = self.hkeys.size
+            while 2 * (int(self.meta[_HASH_USED]) + n_new) > size:
+                size *= 2
+            self.hkeys = np.full(size, _EMPTY, dtype=np.int64)
+            self.hvals = np.zeros(size, dtype=np.int32)
+            rehash(self.hkeys, self.hvals, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
+        if max_k >= self.groot.size:
+            size = max(max_k + 1, 2 * self.groot.size)
+            self.groot = _grow(self.groot, size, _EMPTY)
+            self.gsize = _grow(self.gsize, size, 0)
+            self.gactive = _grow(self.gactive, size, 0)
+            self.gpos = _grow(self.gpos, size, _EMPTY)
+        if max_sym >= self.lhead.size:
+            size = max(max_sym + 1, 2 * self.lhead.size)
+            self.lhead = _grow(self.lhead, size, _EMPTY)
+            self.rhead = _grow(self.rhead, size, _EMPTY)
+
+    # -- updates -------------------------------------------------------------------------------
+    def update(self, s0, s1, k01, counts: np.ndarray, touched=()) -> None:
+        """Record new joint counts for pairs (s0, s1) and rescore what changed.
+
+        ``counts`` are the current symbol counts; ``touched`` the symbols whose count changed.
+        """
+        s0 = np.ascontiguousarray(s0, dtype=np.int64)
+        s1 = np.ascontiguousarray(s1, dtype=np.int64)
+        k01 = np.ascontiguousarray(k01, dtype=np.int64)
+        touched = np.ascontiguousarray(touched, dtype=np.int64)
+        max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
+        self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
+        if self._out.size < self.ps0.size:
+            self._out = np.zeros(self.ps0.size, dtype=np.int64)
+        n = ingest(
+            s0, s1, k01, touched, self.split, self.uses_parts,
+            self.hkeys, self.hvals, self.meta, self.ps0, self.ps1, self.k01, self.bval,
+            self.child, self.sib, self.prev, self.mark,
+            self.groot, self.gsize, self.gactive, self.gpos,
+            self.lhead, self.lnext, self.lprev, self.rhead, self.rnext, self.rprev,
+            self.scratch, self._out,
+        )
+        if not self.split or n == 0:
+            return
+        slots = self._out[:n].copy()
+        a, b = self.ps0[slots], self.ps1[slots]
+        losses = self.scorer.loss_b(self.k01[slots], counts[a], counts[b], a == b)
+        insert_scored(
+            slots, np.ascontiguousarray(losses, dtype=np.float64), self.meta, self.ps0, self.ps1,
+            self.k01, self.bval, self.child, self.sib, self.prev,
+            self.groot, self.gsize, self.gactive, self.gpos,
+        )
+
+    # -- queries -------------------------------------------------------------------------------
+    def best(self, N: int, m: int, counts: np.ndarray):
+        """(s0, s1, k01, loss) of the best pair, or None when there is no candidate."""
+        if self.split:
+            groups = self.gactive[: self.meta[_N_ACTIVE]]
+            if groups.size == 0:
+                return None
+            loss_a = np.ascontiguousarray(self.scorer.loss_a(N, m, groups), dtype=np.float64)
+            slot, loss = best_of_groups(groups, loss_a, self.min_count, self.groot, self.bval)
+            if slot < 0:
+                return None
+        else:
+            n_slots = int(self.meta[_N_SLOTS])
+            slots = np.flatnonzero(self.k01[:n_slots] >= self.min_count)
+            if slots.size == 0:
+                return None
+            a, b = self.ps0[slots], self.ps1[slots]
+            k = self.k01[slots]
+            losses = np.ascontiguousarray(
+                self.scorer.loss(N, m, k, counts[a], counts[b], a == b), dtype=np.float64
+            )
+            i = best_of_all(slots, losses, self.k01, self.ps0, self.ps1)
+            slot, loss = slots[i], losses[i]
+        return int(self.ps0[slot]), int(self.ps1[slot]), int(self.k01[slot]), float(loss)

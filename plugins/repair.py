@@ -1,0 +1,36 @@
+"""Re-Pair / BPE: merge the most frequent pair; stop when no pair occurs twice."""
+
+import numpy as np
+
+import chunkpress
+from chunkpress.scoring import SplitScorer
+
+
+class RepairScorer(SplitScorer):
+    """loss = -k01. Depends on k01 alone, so symbol-count changes never trigger rescoring."""
+
+    uses_parts = False
+
+    def __init__(self, params=None):
+        pass
+
+    def loss_a(self, N, m, k01):
+        return -np.asarray(k01, dtype=np.float64)
+
+    def loss_b(self, k01, k0, k1, same):
+        return np.zeros(len(k01))
+
+    def stop(self, best_loss, k01):
+        return k01 < 2
+
+
+@chunkpress.hookimpl
+def register_scorers():
+    return [
+        chunkpress.ScorerInfo(
+            name="repair",
+            factory=RepairScorer,
+            summary="most frequent pair (Re-Pair / BPE); stops when no pair occurs twice",
+            version="1",
+        )
+    ]
