@@ -15,51 +15,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from chunkpress.pairtable import EMPTY as _EMPTY
+from chunkpress.pairtable import HASH_USED as _HASH_USED
+from chunkpress.pairtable import N_SLOTS as _N_SLOTS
+from chunkpress.pairtable import find_or_insert, grown, rehash
 from chunkpress.scoring import Scorer
 
-_EMPTY = -1
-# meta fields
-_N_SLOTS, _N_ACTIVE, _HASH_USED, _EPOCH = 0, 1, 2, 3
-
-
-@numba.njit(cache=True, inline="always")
-def _hash(key, mask):
-    h = key * np.int64(-7046029254386353131)  # Fibonacci hashing, wrapping int64 product
-    return (h ^ (h >> 31)) & mask
-
-
-@numba.njit(cache=True)
-def _find_or_insert(hkeys, hvals, meta, ps0, ps1, s0, s1):
-    key = (np.int64(s0) << 32) | np.int64(s1)
-    mask = hkeys.size - 1
-    i = _hash(key, mask)
-    while True:
-        k = hkeys[i]
-        if k == key:
-            return hvals[i]
-        if k == _EMPTY:
-            slot = meta[_N_SLOTS]
-            meta[_N_SLOTS] += 1
-            meta[_HASH_USED] += 1
-            hkeys[i] = key
-            hvals[i] = slot
-            ps0[slot] = s0
-            ps1[slot] = s1
-            return slot
-        i = (i + 1) & mask
-
-
-@numba.njit(cache=True)
-def rehash(hkeys, hvals, ps0, ps1, n_slots):
-    """Fill an empty (all -1) table with every slot's key."""
-    mask = hkeys.size - 1
-    for slot in range(n_slots):
-        key = (np.int64(ps0[slot]) << 32) | np.int64(ps1[slot])
-        i = _hash(key, mask)
-        while hkeys[i] != _EMPTY:
-            i = (i + 1) & mask
-        hkeys[i] = key
-        hvals[i] = slot
+# further meta fields after the pair table's
+_N_ACTIVE, _EPOCH = 2, 3
 
 
 # ---- pairing heaps, one per k01 group, over slot-indexed arrays --------------------------------
@@ -201,7 +164,7 @@ def ingest(
     epoch = meta[_EPOCH]
     n_out = 0
     for i in range(cs0.size):
-        slot = _find_or_insert(hkeys, hvals, meta, ps0, ps1, cs0[i], cs1[i])
+        slot = find_or_insert(hkeys, hvals, meta, ps0, ps1, cs0[i], cs1[i])
         old = k01[slot]
         new = ck01[i]
         if old >= 1 and mark[slot] != epoch:
@@ -298,12 +261,6 @@ def best_of_all(slots, losses, k01, ps0, ps1):
     return best
 
 
-def _grow(a: np.ndarray, size: int, fill) -> np.ndarray:
-    out = np.full(size, fill, dtype=a.dtype)
-    out[: a.size] = a
-    return out
-
-
 class PairIndex:
     """Incremental best-pair finder over a scorer (see the module docstring)."""
 
@@ -342,7 +299,7 @@ class PairIndex:
             new_cap = max(need, 2 * cap)
             for name in self._SLOT_ARRAYS:
                 a = getattr(self, name)
-                setattr(self, name, _grow(a, new_cap, 0 if a.dtype != np.int32 or name in ("ps0", "ps1") else _EMPTY))
+                setattr(self, name, grown(a, new_cap, 0 if a.dtype != np.int32 or name in ("ps0", "ps1") else _EMPTY))
         if 2 * (int(self.meta[_HASH_USED]) + n_new) > self.hkeys.size:
             size = self.hkeys.size
             while 2 * (int(self.meta[_HASH_USED]) + n_new) > size:
@@ -352,14 +309,14 @@ class PairIndex:
             rehash(self.hkeys, self.hvals, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
         if max_k >= self.groot.size:
             size = max(max_k + 1, 2 * self.groot.size)
-            self.groot = _grow(self.groot, size, _EMPTY)
-            self.gsize = _grow(self.gsize, size, 0)
-            self.gactive = _grow(self.gactive, size, 0)
-            self.gpos = _grow(self.gpos, size, _EMPTY)
+            self.groot = grown(self.groot, size, _EMPTY)
+            self.gsize = grown(self.gsize, size, 0)
+            self.gactive = grown(self.gactive, size, 0)
+            self.gpos = grown(self.gpos, size, _EMPTY)
         if max_sym >= self.lhead.size:
             size = max(max_sym + 1, 2 * self.lhead.size)
-            self.lhead = _grow(self.lhead, size, _EMPTY)
-            self.rhead = _grow(self.rhead, size, _EMPTY)
+            self.lhead = grown(self.lhead, size, _EMPTY)
+            self.rhead = grown(self.rhead, size, _EMPTY)
 
     # -- updates -------------------------------------------------------------------------------
     def update(self, s0, s1, k01, counts: np.ndarray, touched=()) -> None:

@@ -27,6 +27,7 @@ BUILTIN_PLUGINS = (
     "chunkpress.plugins.mdl",
     "chunkpress.plugins.pmi",
     "chunkpress.plugins.scan",
+    "chunkpress.plugins.linked",
 )
 
 ROLES = {
