@@ -28,6 +28,7 @@ BUILTIN_PLUGINS = (
     "chunkpress.plugins.pmi",
     "chunkpress.plugins.scan",
     "chunkpress.plugins.linked",
+    "chunkpress.plugins.varint",
 )
 
 ROLES = {

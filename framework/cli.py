@@ -1,0 +1,240 @@
+"""The ``chunkpress`` command line: compress, decompress, train, inspect, plugins."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import attrs
+
+import chunkpress
+from chunkpress.errors import ChunkpressError, InputError
+from chunkpress.fileio import check_writable, read_input, write_output
+
+SUFFIX = ".cpz"
+
+
+class Progress:
+    """A one-line status on stderr, refreshed at most 4 times a second; silent when stderr is
+    not a terminal (so logs and pipes stay clean)."""
+
+    def __init__(self, label: str, enabled: bool | None = None):
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.started = time.monotonic()
+        self.last = 0.0
+
+    def __call__(self, rules: int, n: int, total_bits: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.last < 0.25:
+            return
+        self.last = now
+        bits = f"  total {total_bits:,} bits" if total_bits >= 0 else ""
+        sys.stderr.write(f"\r{self.label}: {rules:,} rules  N={n:,}{bits}  {now - self.started:.1f}s ")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled and self.last:
+            sys.stderr.write("\n")
+
+
+def _overrides(args) -> dict:
+    out: dict = {}
+    for role in ("scorer", "rewriter", "coder"):
+        if getattr(args, role, None):
+            out[role] = getattr(args, role)
+    limits = {}
+    if getattr(args, "max_rules", None) is not None:
+        limits["max_rules"] = args.max_rules
+    if getattr(args, "min_count", None) is not None:
+        limits["min_count"] = args.min_count
+    if limits:
+        out["limits"] = limits
+    return out
+
+
+def _pipeline(args):
+    from chunkpress.pipeline import Pipeline
+
+    return Pipeline.from_config(args.config, **_overrides(args))
+
+
+def _default_output(path: str, compressing: bool) -> str:
+    if path == "-":
+        return "-"
+    if compressing:
+        return path + SUFFIX
+    if path.endswith(SUFFIX) and len(path) > len(SUFFIX):
+        return path[: -len(SUFFIX)]
+    return path + ".out"
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a != "-" and b != "-" and os.path.exists(b) and os.path.samefile(a, b)
+
+
+def cmd_compress(args) -> int:
+    out = args.output or _default_output(args.input, True)
+    pipe = _pipeline(args)
+    if args.input != "-" and _same_file(args.input, out):
+        raise InputError("the output would overwrite the input")
+    check_writable(out, args.force)
+    data = read_input(args.input)
+    progress = Progress("compress")
+    archive = pipe.compress(data, progress=progress)
+    progress.done()
+    write_output(out, archive, args.force)
+    if args.verbose:
+        print(f"{args.input}: {len(data):,} -> {len(archive):,} bytes", file=sys.stderr)
+    return 0
+
+
+def cmd_decompress(args) -> int:
+    from chunkpress.pipeline import decompress
+
+    out = args.output or _default_output(args.input, False)
+    if args.input != "-" and _same_file(args.input, out):
+        raise InputError("the output would overwrite the input")
+    check_writable(out, args.force)
+    data = decompress(read_input(args.input))
+    write_output(out, data, args.force)
+    return 0
+
+
+def cmd_train(args) -> int:
+    from chunkpress.rulesfile import dump_rules
+    from chunkpress.traceio import trace_to_csv
+    from chunkpress.container import checksum
+
+    pipe = _pipeline(args)
+    rules_out = args.rules
+    if rules_out is None and not args.trace:
+        rules_out = "-" if args.input == "-" else args.input + ".rules"
+    for path in (rules_out, args.trace):
+        if path:
+            check_writable(path, args.force)
+    data = read_input(args.input)
+    progress = Progress("train")
+    result = pipe.fit(data, trace=True, progress=progress)
+    progress.done()
+    if rules_out:
+        meta = {"config": pipe.config.to_dict(), "length": len(data), "blake2b": checksum(data),
+                "chunkpress": chunkpress.__version__}
+        write_output(rules_out, dump_rules(result.rules, meta), args.force)
+    if args.trace:
+        write_output(args.trace, trace_to_csv(result.trace).encode(), args.force)
+    last = result.trace[-1]
+    print(
+        f"{len(result.rules):,} rules (m = {256 + len(result.rules):,}), N = {len(result.symbols):,}, "
+        f"total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, {result.seconds:.2f}s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    from chunkpress.pipeline import inspect
+
+    info = inspect(read_input(args.input))
+    if args.json:
+        print(json.dumps(info, indent=2, default=int))
+    else:
+        width = max(len(k) for k in info)
+        for key, value in info.items():
+            if isinstance(value, float):
+                value = f"{value:.4f}"
+            elif isinstance(value, int) and not isinstance(value, bool):
+                value = f"{value:,}"
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def cmd_plugins(args) -> int:
+    from chunkpress.registry import default_registry
+
+    reg = default_registry()
+    rows = list(reg.rows())
+    if args.json:
+        print(json.dumps([dict(zip(("role", "name", "summary", "version", "provider"), r)) for r in rows]
+                         + [{"failed": f.plugin, "error": f.error} for f in reg.failures], indent=2))
+        return 0
+    for role, name, summary, version, provider in rows:
+        extra = ""
+        if role == "coder":
+            extra = f" [{reg.get(role, name).codec_id}]"
+        print(f"{role:<9} {name:<14} v{version:<5} {summary}{extra}  ({provider})")
+    for f in reg.failures:
+        print(f"FAILED    {f.plugin}: {f.error}")
+    return 0
+
+
+def _add_pipeline_options(p) -> None:
+    p.add_argument("-c", "--config", help="TOML config (default: built-in mdl + linked + varint-zstd)")
+    p.add_argument("--scorer", help="scorer name (overrides the config)")
+    p.add_argument("--rewriter", help="rewriter name (overrides the config)")
+    p.add_argument("--coder", help="coder name (overrides the config)")
+    p.add_argument("--max-rules", type=int, help="stop after this many rules")
+    p.add_argument("--min-count", type=int, help="only merge pairs seen at least this often")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chunkpress", description=chunkpress.__doc__)
+    parser.add_argument("--version", action="version", version=f"chunkpress {chunkpress.__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("compress", help="compress a file into a .cpz archive")
+    p.add_argument("input", help="file to compress ('-' for stdin)")
+    p.add_argument("-o", "--output", help="archive path (default INPUT.cpz; '-' for stdout)")
+    p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+    p.add_argument("-v", "--verbose", action="store_true")
+    _add_pipeline_options(p)
+    p.set_defaults(func=cmd_compress)
+
+    p = sub.add_parser("decompress", help="restore the original file from an archive")
+    p.add_argument("input", help="archive ('-' for stdin)")
+    p.add_argument("-o", "--output", help="output path (default: INPUT without .cpz; '-' for stdout)")
+    p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+    p.set_defaults(func=cmd_decompress)
+
+    p = sub.add_parser("train", help="learn a dictionary; save the rules and/or the trace")
+    p.add_argument("input", help="training text ('-' for stdin)")
+    p.add_argument("--rules", help="rules file to write (default INPUT.rules unless --trace is given)")
+    p.add_argument("--trace", help="CSV of the per-step trace (reference program's columns first)")
+    p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
+    _add_pipeline_options(p)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("inspect", help="show an archive's header and sizes by part")
+    p.add_argument("input", help="archive")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("plugins", help="list scorers, rewriters and coders")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_plugins)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ChunkpressError as exc:
+        if args.debug:
+            raise
+        print(f"chunkpress: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("chunkpress: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("chunkpress: error: out of memory", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""Pipeline configuration: TOML read with tomllib into frozen attrs classes.
+
+A config names one component per role, each as ``{name = ..., params = {...}}`` (or just the
+name), plus stop limits::
+
+    [scorer]
+    name = "mdl"
+
+    [rewriter]
+    name = "linked"
+
+    [coder]
+    name = "varint-zstd"
+    params = { level = 19 }
+
+    [limits]
+    max_rules = 4096
+    min_count = 2
+
+Validation runs in two passes: the shape (known sections and keys), then each ``params`` table
+against the params class of the plugin it names. Errors name the file, the key and what is
+allowed.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from chunkpress.errors import ChunkpressError, ConfigError
+from chunkpress.learner import Limits
+from chunkpress.registry import ROLES, Registry, default_registry
+
+DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "varint-zstd"}
+_SECTIONS = (*ROLES, "limits")
+
+
+@attrs.frozen(kw_only=True)
+class ComponentConfig:
+    """One role's choice: a registered component name and an instance of its params class."""
+
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    params: Any = None
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "params": attrs.asdict(self.params)}
+
+
+@attrs.frozen(kw_only=True)
+class PipelineConfig:
+    scorer: ComponentConfig
+    rewriter: ComponentConfig
+    coder: ComponentConfig
+    limits: Limits = Limits()
+
+    def to_dict(self) -> dict:
+        out = {role: getattr(self, role).to_dict() for role in ROLES}
+        out["limits"] = {k: v for k, v in attrs.asdict(self.limits).items() if v is not None}
+        return out
+
+
+def build_params(registry: Registry, role: str, name: str, params: dict | None, where: str = "config"):
+    """An instance of the params class of ``role`` ``name``, or a ConfigError saying why not."""
+    try:
+        info = registry.get(role, name)
+    except ChunkpressError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    params = dict(params or {})
+    fields = {f.name for f in attrs.fields(info.params)}
+    unknown = sorted(set(params) - fields)
+    if unknown:
+        allowed = ", ".join(sorted(fields)) or "none"
+        raise ConfigError(f"{where}: unknown {role}.params key {unknown[0]!r} for {name!r}; allowed: {allowed}")
+    try:
+        return info.params(**params)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: bad {role}.params for {name!r}: {exc}") from None
+
+
+def _component(registry, role, raw, where) -> ComponentConfig:
+    if raw is None:
+        raw = {"name": DEFAULTS[role]}
+    if isinstance(raw, str):
+        raw = {"name": raw}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [{role}] must be a table or a name")
+    unknown = sorted(set(raw) - {"name", "params"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {role}.{unknown[0]!r}; allowed: name, params")
+    name = raw.get("name", DEFAULTS[role])
+    if not isinstance(name, str):
+        raise ConfigError(f"{where}: {role}.name must be a string")
+    params = raw.get("params", {})
+    if not isinstance(params, dict):
+        raise ConfigError(f"{where}: {role}.params must be a table")
+    return ComponentConfig(name=name, params=build_params(registry, role, name, params, where))
+
+
+def _limits(raw, where) -> Limits:
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [limits] must be a table")
+    allowed = [f.name for f in attrs.fields(Limits)]
+    unknown = sorted(set(raw) - set(allowed))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key limits.{unknown[0]!r}; allowed: {', '.join(allowed)}")
+    try:
+        return Limits(**raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: bad [limits]: {exc}") from None
+
+
+def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "config") -> PipelineConfig:
+    registry = registry or default_registry()
+    unknown = sorted(set(raw) - set(_SECTIONS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown section {unknown[0]!r}; allowed: {', '.join(_SECTIONS)}")
+    return PipelineConfig(
+        **{role: _component(registry, role, raw.get(role), where) for role in ROLES},
+        limits=_limits(raw.get("limits"), where),
+    )
+
+
+def load_config(path: str | Path | None = None, registry: Registry | None = None, overrides: dict | None = None) -> PipelineConfig:
+    """Read a TOML config (None: the built-in defaults) and apply ``overrides``
+    (``{"scorer": "repair", "limits": {"max_rules": 100}}`` style)."""
+    raw: dict = {}
+    where = "defaults"
+    if path is not None:
+        where = str(path)
+        try:
+            with open(path, "rb") as fh:
+                raw = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    for key, value in (overrides or {}).items():
+        if key == "limits":
+            raw["limits"] = {**(raw.get("limits") or {}), **value}
+        elif key in ROLES and isinstance(value, str):
+            current = raw.get(key)
+            # a new name resets params meant for the old component
+            if not (isinstance(current, dict) and current.get("name", DEFAULTS[key]) == value):
+                raw[key] = {"name": value}
+        else:
+            raw[key] = value
+    return config_from_dict(raw, registry, where)
+
+
+def default_config(registry: Registry | None = None) -> PipelineConfig:
+    return load_config(None, registry)

@@ -1,0 +1,77 @@
+"""The archive container: a self-describing header in front of a coder's payload.
+
+Layout::
+
+    magic     4 bytes   b"CHKP"
+    version   1 byte    container format version (1)
+    hlen      varint    length of the header
+    header    hlen bytes of canonical JSON (sorted keys, no spaces):
+                {"codec": codec id, "params": coder params, "length": original bytes,
+                 "blake2b": hex BLAKE2b-128 of the original}
+    payload   the rest: the coder's bytes
+
+``decompress`` needs nothing but this: the codec id picks the coder, the params rebuild it, and
+the length and checksum verify the result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import attrs
+
+from chunkpress.errors import FormatError
+from chunkpress.leb128 import decode_varints, encode_varints
+
+MAGIC = b"CHKP"
+VERSION = 1
+#: Headers larger than this are refused before parsing.
+MAX_HEADER_BYTES = 1 << 16
+MAX_LENGTH = 1 << 48
+
+
+def checksum(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@attrs.frozen(kw_only=True)
+class Header:
+    codec: str
+    params: dict
+    length: int
+    blake2b: str
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(attrs.asdict(self), sort_keys=True, separators=(",", ":")).encode()
+
+
+def pack(header: Header, payload: bytes) -> bytes:
+    head = header.to_bytes()
+    return MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + payload
+
+
+def unpack(archive: bytes) -> tuple[Header, bytes, int]:
+    """(header, payload, header size in bytes); FormatError on anything malformed."""
+    if len(archive) < len(MAGIC) + 2 or archive[: len(MAGIC)] != MAGIC:
+        raise FormatError("not a chunkpress archive (bad magic bytes)")
+    version = archive[len(MAGIC)]
+    if version != VERSION:
+        raise FormatError(f"unsupported container version {version} (this chunkpress reads {VERSION})")
+    (hlen,), pos = decode_varints(archive, 1, len(MAGIC) + 1)
+    if hlen > MAX_HEADER_BYTES or pos + hlen > len(archive):
+        raise FormatError("archive truncated or header length corrupt")
+    try:
+        raw = json.loads(archive[pos : pos + hlen])
+        header = Header(**raw)
+    except (ValueError, TypeError) as exc:
+        raise FormatError(f"corrupt archive header: {exc}") from None
+    if (
+        not isinstance(header.codec, str)
+        or not isinstance(header.params, dict)
+        or not isinstance(header.length, int)
+        or not 0 <= header.length <= MAX_LENGTH
+        or not isinstance(header.blake2b, str)
+    ):
+        raise FormatError("corrupt archive header: a field has the wrong type or range")
+    return header, archive[pos + hlen :], pos + hlen

@@ -1,0 +1,185 @@
+"""Frequency-ordered tokens as varints behind a general-purpose compressor (zstd, zlib, lzma).
+
+Symbols are ranked by descending frequency (ties: smaller id first) and the string is written
+as LEB128 varints of the ranks, so the most frequent symbols take one byte; the compressor then
+models the byte stream. Everything the decoder needs is charged: the payload holds two frames,
+the model (rule count, rules, rank table) and the string.
+
+Payload (all integers LEB128): ``len(model frame)``, model frame, string frame, where the model
+frame decompresses to ``R U N`` then 2R rule parts then the U symbol ids in rank order, and the
+string frame to N ranks.
+"""
+
+from __future__ import annotations
+
+import lzma
+import zlib
+
+import attrs
+import numpy as np
+import zstandard
+
+import chunkpress
+from chunkpress.errors import FormatError
+from chunkpress.leb128 import decode_varints, encode_varints
+from chunkpress.rewriting import BYTE_SYMBOLS
+
+#: Decoders refuse frames that claim to expand past this many bytes.
+MAX_FRAME_BYTES = 1 << 36
+
+
+def rank_table(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(symbol ids by descending frequency, rank of each symbol in ``symbols``)."""
+    if symbols.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ids, inverse, counts = np.unique(symbols, return_inverse=True, return_counts=True)
+    order = np.lexsort((ids, -counts))
+    rank_of = np.empty(ids.size, dtype=np.int64)
+    rank_of[order] = np.arange(ids.size)
+    return ids[order], rank_of[inverse]
+
+
+def split_model(rules, symbols) -> tuple[bytes, bytes]:
+    """The two uncompressed frames: model (R, U, N, rules, rank table) and string (ranks)."""
+    rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
+    symbols = np.asarray(symbols, dtype=np.int64)
+    table, ranks = rank_table(symbols)
+    head = encode_varints([len(rules), table.size, symbols.size])
+    return head + encode_varints(rules.ravel()) + encode_varints(table), encode_varints(ranks)
+
+
+def join_model(model: bytes, string: bytes):
+    """Inverse of :func:`split_model`, validating every count against the bytes present."""
+    (r, u, n), pos = decode_varints(model, 3)
+    flat, pos = decode_varints(model, 2 * int(r), pos)
+    table, pos = decode_varints(model, int(u), pos)
+    if pos != len(model):
+        raise FormatError("model frame has trailing bytes")
+    rules = flat.reshape(-1, 2)
+    m = BYTE_SYMBOLS + int(r)
+    if table.size and (table.min() < 0 or table.max() >= m or np.unique(table).size != table.size):
+        raise FormatError("rank table holds an invalid or repeated symbol")
+    ranks, end = decode_varints(string, int(n))
+    if end != len(string):
+        raise FormatError("string frame has trailing bytes")
+    if ranks.size and ranks.max() >= table.size:
+        raise FormatError("string uses a rank beyond the rank table")
+    return rules, table[ranks] if ranks.size else np.zeros(0, dtype=np.int64)
+
+
+class VarintCoder:
+    """Shared frame layout; subclasses say how a frame is compressed."""
+
+    def encode(self, rules, symbols) -> bytes:
+        model, string = split_model(rules, symbols)
+        first = self.compress(model)
+        return encode_varints([len(first)]) + first + self.compress(string)
+
+    def frames(self, payload: bytes) -> tuple[bytes, bytes]:
+        (size,), pos = decode_varints(payload, 1)
+        if size > len(payload) - pos:
+            raise FormatError("payload truncated: model frame extends past the end")
+        return payload[pos : pos + size], payload[pos + size :]
+
+    def decode(self, payload: bytes):
+        first, second = self.frames(payload)
+        return join_model(self.decompress(first), self.decompress(second))
+
+    def describe(self, payload: bytes) -> dict:
+        """Bytes per part as written: the model (rules + rank table) and the string."""
+        first, second = self.frames(payload)
+        return {"model_bytes": len(payload) - len(second), "string_bytes": len(second)}
+
+
+def _level(low, high):
+    return [attrs.validators.instance_of(int), attrs.validators.ge(low), attrs.validators.le(high)]
+
+
+@attrs.frozen(kw_only=True)
+class ZstdParams:
+    level: int = attrs.field(default=19, validator=_level(1, 22))
+
+
+@attrs.frozen(kw_only=True)
+class ZlibParams:
+    level: int = attrs.field(default=9, validator=_level(0, 9))
+
+
+@attrs.frozen(kw_only=True)
+class LzmaParams:
+    preset: int = attrs.field(default=9, validator=_level(0, 9))
+    extreme: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+
+
+class VarintZstd(VarintCoder):
+    def __init__(self, params: ZstdParams):
+        self.level = params.level
+
+    def compress(self, data: bytes) -> bytes:
+        return zstandard.ZstdCompressor(level=self.level).compress(data)
+
+    def decompress(self, frame: bytes) -> bytes:
+        try:
+            size = zstandard.frame_content_size(frame)
+            if size < 0 or size > MAX_FRAME_BYTES:
+                raise FormatError("zstd frame has no or an implausible content size")
+            return zstandard.ZstdDecompressor().decompress(frame, max_output_size=size)
+        except zstandard.ZstdError as exc:
+            raise FormatError(f"corrupt zstd frame: {exc}") from None
+
+
+class VarintZlib(VarintCoder):
+    def __init__(self, params: ZlibParams):
+        self.level = params.level
+
+    def compress(self, data: bytes) -> bytes:
+        return zlib.compress(data, self.level)
+
+    def decompress(self, frame: bytes) -> bytes:
+        try:
+            d = zlib.decompressobj()
+            out = d.decompress(frame, MAX_FRAME_BYTES)
+            if not d.eof or d.unused_data:
+                raise FormatError("zlib frame is truncated or has trailing bytes")
+            return out
+        except zlib.error as exc:
+            raise FormatError(f"corrupt zlib frame: {exc}") from None
+
+
+class VarintLzma(VarintCoder):
+    def __init__(self, params: LzmaParams):
+        self.preset = params.preset | (lzma.PRESET_EXTREME if params.extreme else 0)
+
+    def compress(self, data: bytes) -> bytes:
+        return lzma.compress(data, format=lzma.FORMAT_XZ, preset=self.preset)
+
+    def decompress(self, frame: bytes) -> bytes:
+        try:
+            d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+            out = d.decompress(frame, MAX_FRAME_BYTES)
+            if not d.eof or d.unused_data:
+                raise FormatError("xz frame is truncated or has trailing bytes")
+            return out
+        except lzma.LZMAError as exc:
+            raise FormatError(f"corrupt xz frame: {exc}") from None
+
+
+@chunkpress.hookimpl
+def register_coders():
+    return [
+        chunkpress.CoderInfo(
+            name="varint-zstd", codec_id="chunkpress.varint-zstd.v1", factory=VarintZstd,
+            params=ZstdParams, version="1",
+            summary="frequency-ordered ranks as LEB128 varints, then zstd (level 19)",
+        ),
+        chunkpress.CoderInfo(
+            name="varint-zlib", codec_id="chunkpress.varint-zlib.v1", factory=VarintZlib,
+            params=ZlibParams, version="1",
+            summary="frequency-ordered ranks as LEB128 varints, then zlib (level 9)",
+        ),
+        chunkpress.CoderInfo(
+            name="varint-lzma", codec_id="chunkpress.varint-lzma.v1", factory=VarintLzma,
+            params=LzmaParams, version="1",
+            summary="frequency-ordered ranks as LEB128 varints, then xz (preset 9e)",
+        ),
+    ]

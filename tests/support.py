@@ -1,0 +1,28 @@
+"""Paths and fixture data shared by the tests."""
+
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).parent / "data"
+GOLDEN = Path(__file__).parent / "golden"
+ROOT = Path(__file__).parent.parent
+
+
+def read(name: str) -> bytes:
+    return (DATA / name).read_bytes()
+
+
+def fixture_inputs() -> dict[str, bytes]:
+    """The round-trip fixtures every coder must handle."""
+    rng = np.random.default_rng(1234)
+    return {
+        "alice29": read("alice29.txt"),
+        "udhr_arb": read("udhr_arb.txt"),
+        "udhr_cmn_hans": read("udhr_cmn_hans.txt"),
+        "empty": b"",
+        "one_byte": b"x",
+        "random_64k": rng.integers(0, 256, 65536, dtype=np.uint8).tobytes(),
+        "run_100k": b"a" * 100_000,
+        "all_bytes": bytes(range(256)) * 3,
+    }

@@ -1,0 +1,82 @@
+"""The fast linked rewriter and the reference scan rewriter agree exactly."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chunkpress.learner import Limits, fit
+from chunkpress.plugins.linked import LinkedRewriter
+from chunkpress.plugins.scan import ScanRewriter, pair_table
+
+SCORERS = ["mdl", "repair", "pmi", "spmi"]
+
+
+def both(registry, scorer, data, breaks=None, max_rules=60):
+    limits = Limits(max_rules=max_rules)
+    s = registry.get("scorer", scorer)
+    a = fit(data, s.build(), ScanRewriter(), limits, breaks=breaks)
+    b = fit(data, s.build(), LinkedRewriter(), limits, breaks=breaks)
+    return a, b
+
+
+def assert_identical(a, b):
+    assert np.array_equal(a.rules, b.rules)
+    assert np.array_equal(a.symbols, b.symbols)
+    for col in a.trace.dtype.names:
+        if col != "seconds":
+            assert np.array_equal(a.trace[col], b.trace[col], equal_nan=True), col
+
+
+texts = st.one_of(
+    st.binary(max_size=300),
+    st.text(alphabet="ab ", max_size=300).map(str.encode),
+    st.lists(st.sampled_from([b"a", b"aa", b"ab", b"ba", b"aaa", b" "]), max_size=120).map(b"".join),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=texts, scorer=st.sampled_from(SCORERS), use_breaks=st.booleans(), seed=st.integers(0, 2**16))
+def test_linked_equals_scan(registry, data, scorer, use_breaks, seed):
+    breaks = None
+    if use_breaks and data:
+        breaks = np.random.default_rng(seed).random(len(data)) < 0.2
+    assert_identical(*both(registry, scorer, data, breaks))
+
+
+@pytest.mark.parametrize("scorer", SCORERS)
+@pytest.mark.parametrize(
+    "name,data",
+    [
+        ("run", b"a" * 5001),
+        ("alternating", b"ab" * 2000 + b"a"),
+        ("runs_of_runs", b"".join(bytes([c]) * (c % 7 + 1) for c in range(256)) * 4),
+        ("all_bytes", bytes(range(256)) * 8),
+    ],
+)
+def test_adversarial_inputs(registry, scorer, name, data):
+    assert_identical(*both(registry, scorer, data, max_rules=200))
+
+
+def test_pair_counts_are_non_overlapping():
+    s = np.frombuffer(b"aaaa.aaa", np.uint8).astype(np.int32)
+    keys, counts = pair_table(s, np.zeros(len(s), bool))
+    table = {(int(k) >> 32, int(k) & 0xFFFFFFFF): int(c) for k, c in zip(keys, counts)}
+    assert table[(97, 97)] == 3  # 2 in "aaaa", 1 in "aaa"
+
+
+def test_merge_is_left_to_right(registry):
+    for rw in (ScanRewriter(), LinkedRewriter()):
+        rw.load(np.frombuffer(b"aaab", np.uint8))
+        report = rw.apply(97, 97)
+        assert rw.symbols().tolist() == [256, 97, 98]
+        assert report.sites == 1
+
+
+def test_breaks_stop_pairs(registry):
+    data = b"abab"
+    breaks = np.array([0, 1, 0, 0], bool)  # boundary between "ab" and "ab"
+    for rw in (ScanRewriter(), LinkedRewriter()):
+        rw.load(np.frombuffer(data, np.uint8), breaks)
+        s0, s1, k = rw.pairs()
+        assert dict(zip(zip(s0.tolist(), s1.tolist()), k.tolist())) == {(97, 98): 2}
