@@ -71,7 +71,10 @@ def _coder_for(header: container.Header, registry: Registry):
         info = registry.coder_for_id(header.codec)
     except ChunkpressError as exc:
         raise FormatError(str(exc)) from None
-    params = build_params(registry, "coder", info.name, header.params, where="archive header")
+    try:
+        params = build_params(registry, "coder", info.name, header.params, where="archive header")
+    except ChunkpressError as exc:
+        raise FormatError(str(exc)) from None
     return info.build(params)
 
 

@@ -123,7 +123,11 @@ class VarintZstd(VarintCoder):
             size = zstandard.frame_content_size(frame)
             if size < 0 or size > MAX_FRAME_BYTES:
                 raise FormatError("zstd frame has no or an implausible content size")
-            return zstandard.ZstdDecompressor().decompress(frame, max_output_size=size)
+            d = zstandard.ZstdDecompressor().decompressobj()
+            out = d.decompress(frame)
+            if not d.eof or d.unused_data or len(out) != size:
+                raise FormatError("zstd frame is truncated, has trailing bytes or a wrong size")
+            return out
         except zstandard.ZstdError as exc:
             raise FormatError(f"corrupt zstd frame: {exc}") from None
 

@@ -1,0 +1,16 @@
+"""Writes the golden archives once per codec id. Never regenerate an existing file: the test
+that decodes them proves old archives stay readable. Run: python tests/golden/make_golden.py"""
+
+from pathlib import Path
+
+from chunkpress.pipeline import Pipeline
+
+HERE = Path(__file__).parent
+SOURCE = HERE.parent / "data" / "udhr_cmn_hans.txt"
+
+for coder in ("varint-zstd", "varint-zlib", "varint-lzma"):
+    pipe = Pipeline.from_config(scorer="mdl", coder=coder)
+    target = HERE / f"udhr_cmn_hans.{pipe._infos['coder'].codec_id}.cpz"
+    if not target.exists():
+        target.write_bytes(pipe.compress(SOURCE.read_bytes()))
+        print("wrote", target.name)

@@ -1,0 +1,127 @@
+"""The chunkpress command: round trips, one-line errors, exit codes, no partial outputs."""
+
+import subprocess
+import sys
+
+import pytest
+
+from chunkpress.cli import main
+from support import DATA
+
+
+def run(*args, stdin=None):
+    proc = subprocess.run([sys.executable, "-m", "chunkpress.cli", *map(str, args)], input=stdin, capture_output=True)
+    return proc.returncode, proc.stdout, proc.stderr.decode()
+
+
+@pytest.fixture
+def alice_copy(tmp_path):
+    path = tmp_path / "alice29.txt"
+    path.write_bytes((DATA / "alice29.txt").read_bytes())
+    return path
+
+
+def test_compress_decompress_files(tmp_path, alice_copy):
+    assert main(["compress", str(alice_copy), "--scorer", "repair", "--max-rules", "300"]) == 0
+    archive = tmp_path / "alice29.txt.cpz"
+    out = tmp_path / "restored.txt"
+    assert main(["decompress", str(archive), "-o", str(out)]) == 0
+    assert out.read_bytes() == alice_copy.read_bytes()
+    assert alice_copy.read_bytes() == (DATA / "alice29.txt").read_bytes()  # input untouched
+
+
+def test_stdin_stdout_pipeline():
+    data = (DATA / "udhr_cmn_hans.txt").read_bytes()
+    rc, archive, _ = run("compress", "-", "--max-rules", "50", stdin=data)
+    assert rc == 0 and archive.startswith(b"CHKP")
+    rc, restored, _ = run("decompress", "-", stdin=archive)
+    assert rc == 0 and restored == data
+
+
+def test_refuses_to_overwrite_without_force(tmp_path, alice_copy, capsys):
+    target = tmp_path / "exists.cpz"
+    target.write_bytes(b"keep me")
+    assert main(["compress", str(alice_copy), "-o", str(target), "--max-rules", "5"]) != 0
+    assert target.read_bytes() == b"keep me"
+    assert "already exists; use --force" in capsys.readouterr().err
+    assert main(["compress", str(alice_copy), "-o", str(target), "--max-rules", "5", "--force"]) == 0
+    assert target.read_bytes().startswith(b"CHKP")
+
+
+def one_line_error(err: str) -> str:
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("chunkpress: error: ")
+    return lines[0]
+
+
+def make(name, content):
+    def create(folder):
+        (folder / name).write_bytes(content)
+        return folder / name
+
+    return create
+
+
+@pytest.mark.parametrize(
+    "make_input,args,needle",
+    [
+        (lambda d: d / "missing.txt", ["compress"], "cannot read"),
+        (lambda d: d, ["compress"], "is a directory"),
+        (make("a.txt", b"hello"), ["compress", "--scorer", "nope"], "unknown scorer 'nope'"),
+        (make("a.txt", b"hello"), ["compress", "--coder", "gzip"], "unknown coder 'gzip'"),
+        (make("bad.cpz", b"not an archive at all"), ["decompress"], "bad magic"),
+        (make("empty.cpz", b""), ["decompress"], "bad magic"),
+    ],
+)
+def test_bad_input_one_line_error_no_output(tmp_path, make_input, args, needle):
+    src = make_input(tmp_path)
+    out = tmp_path / "out.bin"
+    rc, stdout, err = run(*args, src, "-o", out)
+    assert rc != 0
+    assert needle in one_line_error(err)
+    assert not out.exists()
+    assert not list(tmp_path.glob(".*.part"))
+
+
+def test_truncated_archive_cli(tmp_path, alice_copy):
+    assert main(["compress", str(alice_copy), "--max-rules", "100"]) == 0
+    archive = (tmp_path / "alice29.txt.cpz").read_bytes()
+    cut = tmp_path / "cut.cpz"
+    cut.write_bytes(archive[: len(archive) // 2])
+    rc, _, err = run("decompress", cut, "-o", tmp_path / "x.txt")
+    assert rc == 4 and "chunkpress: error:" in one_line_error(err)
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_bad_config_key_cli(tmp_path, alice_copy):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[limits]\nmax_rule = 5\n")
+    rc, _, err = run("compress", alice_copy, "-c", cfg, "-o", tmp_path / "o.cpz")
+    assert rc == 2 and "unknown key limits.'max_rule'" in one_line_error(err)
+    assert not (tmp_path / "o.cpz").exists()
+
+
+def test_train_writes_rules_and_trace(tmp_path, alice_copy):
+    trace, rules = tmp_path / "t.csv", tmp_path / "a.rules"
+    assert main(["train", str(alice_copy), "--scorer", "mdl", "--trace", str(trace), "--rules", str(rules)]) == 0
+    lines = trace.read_text().splitlines()
+    assert lines[0].startswith("m,total_bits,m_bits,rules_bits,n_bits,counts_bits,string_bits,s0,s1,k01,loss")
+    reference = (DATA / "alice29.mdl.csv").read_text().splitlines()
+    assert len(lines) == len(reference)
+    assert lines[-1].split(",")[:11] == reference[-1].split(",")
+    from chunkpress.rulesfile import load_rules
+
+    loaded, meta = load_rules(rules.read_bytes())
+    assert len(loaded) == 2651 and meta["config"]["scorer"]["name"] == "mdl"
+
+
+def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
+    assert main(["compress", str(alice_copy), "--max-rules", "50"]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(tmp_path / "alice29.txt.cpz")]) == 0
+    out = capsys.readouterr().out
+    assert "chunkpress.varint-zstd.v1" in out and "rules" in out and "string_bytes" in out
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "scorer    mdl" in out and "coder     varint-zstd" in out

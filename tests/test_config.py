@@ -1,0 +1,74 @@
+"""Config files: TOML into frozen attrs classes, every mistake a ConfigError naming it."""
+
+import pytest
+
+from chunkpress import ConfigError
+from chunkpress.config import load_config
+
+
+def write(tmp_path, text):
+    p = tmp_path / "c.toml"
+    p.write_text(text)
+    return p
+
+
+def test_defaults(registry):
+    cfg = load_config(None, registry)
+    assert (cfg.scorer.name, cfg.rewriter.name, cfg.coder.name) == ("mdl", "linked", "varint-zstd")
+    assert cfg.coder.params.level == 19
+    assert cfg.limits.max_rules is None
+
+
+def test_full_config(registry, tmp_path):
+    cfg = load_config(write(tmp_path, """
+[scorer]
+name = "repair"
+[rewriter]
+name = "scan"
+[coder]
+name = "varint-zstd"
+params = { level = 3 }
+[limits]
+max_rules = 10
+min_count = 3
+"""), registry)
+    assert cfg.scorer.name == "repair" and cfg.coder.params.level == 3
+    assert cfg.limits.max_rules == 10 and cfg.limits.min_count == 3
+    assert cfg.to_dict()["coder"] == {"name": "varint-zstd", "params": {"level": 3}}
+
+
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("[scorer]\nname = 'nope'", "unknown scorer 'nope'; available: mdl, pmi, repair, spmi"),
+        ("[coder]\nname = 'varint-zstd'\nparams = { levle = 3 }", "unknown coder.params key 'levle' for 'varint-zstd'; allowed: level"),
+        ("[coder]\nname = 'varint-zstd'\nparams = { level = 99 }", "bad coder.params for 'varint-zstd'"),
+        ("[coder]\nname = 'varint-zstd'\nparams = { level = 'high' }", "bad coder.params"),
+        ("[limits]\nmax_rule = 3", "unknown key limits.'max_rule'; allowed: max_rules, min_count"),
+        ("[limits]\nmin_count = 0", "bad [limits]"),
+        ("[scorers]\nname = 'mdl'", "unknown section 'scorers'"),
+        ("[scorer]\nnam = 'mdl'", "unknown key scorer.'nam'"),
+        ("[scorer\n", "invalid TOML"),
+    ],
+)
+def test_errors_name_the_problem(registry, tmp_path, text, needle):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path, registry)
+    assert needle in str(err.value)
+    assert str(path) in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_config_file(registry, tmp_path):
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "absent.toml", registry)
+
+
+def test_overrides_replace_component_and_merge_limits(registry, tmp_path):
+    path = write(tmp_path, "[coder]\nname = 'varint-zstd'\nparams = { level = 5 }\n[limits]\nmin_count = 2")
+    cfg = load_config(path, registry, {"coder": "varint-zlib", "limits": {"max_rules": 7}})
+    assert cfg.coder.name == "varint-zlib" and cfg.coder.params.level == 9
+    assert cfg.limits.max_rules == 7 and cfg.limits.min_count == 2
+    same = load_config(path, registry, {"coder": "varint-zstd"})
+    assert same.coder.params.level == 5  # same name keeps its params

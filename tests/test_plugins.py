@@ -1,0 +1,131 @@
+"""Plugins: built-ins through the same path as third-party ones, entry points, failures."""
+
+import sys
+import textwrap
+
+import pytest
+
+import chunkpress
+from chunkpress import PluginError
+from chunkpress.pipeline import Pipeline, decompress
+from chunkpress.registry import BUILTIN_PLUGINS, build_registry
+from support import ROOT
+
+
+def fake_distribution(tmp_path, name, entry_points: dict, modules: dict):
+    """A ``*.dist-info`` with entry points plus module files, importable from tmp_path."""
+    dist = tmp_path / f"{name}-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    lines = "\n".join(f"{k} = {v}" for k, v in entry_points.items())
+    (dist / "entry_points.txt").write_text(f"[chunkpress]\n{lines}\n")
+    for mod, source in modules.items():
+        (tmp_path / f"{mod}.py").write_text(textwrap.dedent(source))
+
+
+@pytest.fixture
+def on_path(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for mod in [m for m in sys.modules if m.startswith("cp_test_")]:
+        del sys.modules[mod]
+
+
+def test_builtins_are_registered(registry):
+    assert set(registry.names("scorer")) >= {"mdl", "repair", "pmi", "spmi"}
+    assert set(registry.names("rewriter")) >= {"scan", "linked"}
+    assert set(registry.names("coder")) >= {"varint-zstd", "varint-zlib", "varint-lzma"}
+    providers = {p for (_, _), p in registry.providers.items()}
+    assert providers <= set(BUILTIN_PLUGINS)
+    assert registry.failures == ()
+
+
+def test_example_plugin_through_entry_point(on_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "examples" / "plugin-dice"))
+    fake_distribution(on_path, "chunkpress_dice", {"dice": "chunkpress_dice"}, {})
+    reg = build_registry(autoload=True)
+    assert "dice" in reg.names("scorer")
+    assert reg.providers[("scorer", "dice")].startswith("dice")
+    cfg = on_path / "dice.toml"
+    cfg.write_text("[scorer]\nname = 'dice'\nparams = { at_least = 3 }\n[limits]\nmax_rules = 50\n")
+    pipe = Pipeline.from_config(cfg, registry=reg)
+    data = (ROOT / "tests" / "data" / "udhr_arb.txt").read_bytes()
+    result = pipe.fit(data)
+    assert 0 < len(result.rules) <= 50
+    assert (result.trace["k01"][:-1] >= 3).all()
+    assert decompress(pipe.compress(data), reg) == data
+
+
+def test_autoload_can_be_disabled(on_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "examples" / "plugin-dice"))
+    fake_distribution(on_path, "chunkpress_dice", {"dice": "chunkpress_dice"}, {})
+    monkeypatch.setenv("CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert "dice" not in build_registry().names("scorer")
+
+
+def test_broken_plugin_is_reported_not_fatal(on_path):
+    fake_distribution(
+        on_path, "cp_broken", {"broken": "cp_test_broken", "raising": "cp_test_raising"},
+        {
+            "cp_test_broken": "raise ImportError('missing dependency foo')\n",
+            "cp_test_raising": """
+                import chunkpress
+                @chunkpress.hookimpl
+                def register_scorers():
+                    raise RuntimeError('boom')
+            """,
+        },
+    )
+    reg = build_registry(autoload=True)
+    errors = {f.plugin.split()[0]: f.error for f in reg.failures}
+    assert "missing dependency foo" in errors["broken"]
+    assert "boom" in errors["raising"]
+    assert "mdl" in reg.names("scorer")
+
+
+def test_duplicate_name_names_both_providers(on_path):
+    fake_distribution(on_path, "cp_dup", {"dup": "cp_test_dup"}, {"cp_test_dup": """
+        import chunkpress
+        from chunkpress.plugins.repair import RepairScorer
+        @chunkpress.hookimpl
+        def register_scorers():
+            return [chunkpress.ScorerInfo(name="mdl", factory=RepairScorer, summary="impostor")]
+    """})
+    with pytest.raises(PluginError) as err:
+        build_registry(autoload=True)
+    assert "chunkpress.plugins.mdl" in str(err.value) and "dup" in str(err.value)
+
+
+def test_unknown_plugin_lists_available(registry):
+    with pytest.raises(PluginError, match="unknown coder 'gzip'; available: varint-lzma"):
+        registry.get("coder", "gzip")
+
+
+def test_misspelled_hook_is_caught():
+    class Typo:
+        @chunkpress.hookimpl
+        def register_scorer(self):
+            return []
+
+    with pytest.raises(PluginError, match="unknown hook"):
+        build_registry(extra_plugins=[Typo()], autoload=False)
+
+
+def test_descriptors_validate():
+    with pytest.raises(PluginError):
+        chunkpress.ScorerInfo(name="bad name!", factory=dict, summary="x")
+    with pytest.raises(TypeError):
+        chunkpress.ScorerInfo(name="ok", factory=3, summary="x")
+
+
+def test_packages_list_every_package():
+    import tomllib
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    dirs = {v: k for k, v in conf["package-dir"].items()}
+    for folder, package in dirs.items():
+        assert (ROOT / folder / "__init__.py").exists()
+        assert package in conf["packages"]
+        for sub in (ROOT / folder).rglob("__init__.py"):
+            rel = sub.parent.relative_to(ROOT / folder).parts
+            assert ".".join((package, *rel)) in conf["packages"]
