@@ -19,6 +19,12 @@ from chunkpress.numerics import LOG2E, elias_delta_bits_scalar, log_factorial_sc
 
 PART_NAMES = ("m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits")
 
+#: Up to this dictionary size the string term sums lf(k_i) afresh at every step, in the
+#: reference's order (bit-exact; O(m) per step). Above it the sum is kept up to date by the
+#: change of the three counts a merge touches (O(1) per step; may differ from the fresh sum in
+#: the last bits of a double, so a ceiling can flip by one bit in rare cases).
+EXACT_SUM_LIMIT = 1 << 15
+
 
 @attrs.frozen(kw_only=True)
 class CodeLength:
@@ -50,8 +56,23 @@ def string_log_sum(counts, m):
 
 
 @numba.njit(cache=True)
+def merge_sum_delta(old_a, new_a, old_b, new_b, new_z, same):
+    """Change of sum_i lf(k_i) when a merge takes counts a, b to new_a, new_b and creates z."""
+    d = log_factorial_scalar(new_a) - log_factorial_scalar(old_a) + log_factorial_scalar(new_z)
+    if not same:
+        d += log_factorial_scalar(new_b) - log_factorial_scalar(old_b)
+    return d
+
+
+@numba.njit(cache=True)
 def code_length_parts(m, n, counts, out):
     """Fill ``out[0:5]`` with the five integer parts for dictionary size m and length n."""
+    parts_from_sum(m, n, string_log_sum(counts, m), out)
+
+
+@numba.njit(cache=True)
+def parts_from_sum(m, n, log_sum, out):
+    """The five parts, given ``log_sum`` = sum_i lf(k_i)."""
     r = m - 256
     out[0] = elias_delta_bits_scalar(r)
     out[1] = math.ceil(LOG2E * 2.0 * (log_factorial_scalar(255 + r) - log_factorial_scalar(255)))
@@ -62,7 +83,7 @@ def code_length_parts(m, n, counts, out):
     if n <= 1:
         out[4] = 0
     else:
-        out[4] = math.ceil(LOG2E * (log_factorial_scalar(n) - string_log_sum(counts, m)))
+        out[4] = math.ceil(LOG2E * (log_factorial_scalar(n) - log_sum))
 
 
 def code_length(m: int, n: int, counts: np.ndarray) -> CodeLength:

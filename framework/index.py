@@ -154,12 +154,16 @@ def _list_remove(slot, sym, head, nxt, prv):
 
 @numba.njit(cache=True)
 def ingest(
-    cs0, cs1, ck01, touched, split, uses_parts,
+    cs0, cs1, ck01, touched, split, uses_parts, floor,
     hkeys, hvals, meta, ps0, ps1, k01, bval, child, sib, prev, mark,
     groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
 ):
-    """Apply new joint counts; take every pair that needs a new loss_b out of its heap and
-    write its slot to ``out``. Returns how many were written."""
+    """Apply new joint counts and list every pair that needs a new loss_b in ``out``.
+
+    Pairs whose k01 changed leave their group's heap (they will be inserted into their new
+    group). Pairs that only contain a touched symbol stay in their heap for now and are listed
+    after them; the return value is (number listed, number of the first kind). Only pairs with
+    k01 >= floor are on the per-symbol lists, so only they are rescored for a touched symbol."""
     meta[_EPOCH] += 1
     epoch = meta[_EPOCH]
     n_out = 0
@@ -167,15 +171,14 @@ def ingest(
         slot = find_or_insert(hkeys, hvals, meta, ps0, ps1, cs0[i], cs1[i])
         old = k01[slot]
         new = ck01[i]
-        if old >= 1 and mark[slot] != epoch:
-            if split:
-                _heap_remove(old, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)
-                _group_drop(old, gsize, gactive, gpos, meta)
+        if old >= 1 and mark[slot] != epoch and split:
+            _heap_remove(old, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)
+            _group_drop(old, gsize, gactive, gpos, meta)
         if uses_parts and split:
-            if old == 0 and new >= 1:
+            if old < floor <= new:
                 _list_add(slot, ps0[slot], lhead, lnext, lprev)
                 _list_add(slot, ps1[slot], rhead, rnext, rprev)
-            elif old >= 1 and new == 0:
+            elif new < floor <= old:
                 _list_remove(slot, ps0[slot], lhead, lnext, lprev)
                 _list_remove(slot, ps1[slot], rhead, rnext, rprev)
         k01[slot] = new
@@ -185,7 +188,7 @@ def ingest(
                 out[n_out] = slot
                 n_out += 1
         elif new >= 1:
-            # seen twice in one batch: make sure it is listed once
+            # listed twice in one batch: keep one entry
             found = False
             for j in range(n_out):
                 if out[j] == slot:
@@ -194,6 +197,7 @@ def ingest(
             if not found:
                 out[n_out] = slot
                 n_out += 1
+    n_moved = n_out
     if uses_parts and split:
         for t in touched:
             for side in range(2):
@@ -202,24 +206,43 @@ def ingest(
                     nxt = lnext[slot] if side == 0 else rnext[slot]
                     if mark[slot] != epoch:
                         mark[slot] = epoch
-                        g = k01[slot]
-                        _heap_remove(g, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)
-                        _group_drop(g, gsize, gactive, gpos, meta)
                         out[n_out] = slot
                         n_out += 1
                     slot = nxt
-    return n_out
+    return n_out, n_moved
 
 
 @numba.njit(cache=True)
-def insert_scored(slots, losses, meta, ps0, ps1, k01, bval, child, sib, prev, groot, gsize, gactive, gpos):
-    """Put rescored pairs back into the heap of their k01 group."""
+def insert_scored(slots, losses, n_moved, meta, ps0, ps1, k01, bval, child, sib, prev, groot,
+                  gsize, gactive, gpos, scratch):
+    """Give rescored pairs their new loss_b. The first ``n_moved`` are out of any heap and go
+    into the heap of their k01 group; the others are in their heap already: a smaller loss is
+    a decrease-key (cut and meld, O(1)), a larger one a remove and insert."""
     for i in range(slots.size):
         slot = slots[i]
-        bval[slot] = losses[i]
         g = k01[slot]
-        _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1)
-        _group_add(g, gsize, gactive, gpos, meta)
+        value = losses[i]
+        if i < n_moved:
+            bval[slot] = value
+            _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1)
+            _group_add(g, gsize, gactive, gpos, meta)
+        elif value < bval[slot]:
+            bval[slot] = value
+            if groot[g] != slot:
+                p = prev[slot]
+                if child[p] == slot:
+                    child[p] = sib[slot]
+                else:
+                    sib[p] = sib[slot]
+                if sib[slot] != _EMPTY:
+                    prev[sib[slot]] = p
+                sib[slot] = _EMPTY
+                prev[slot] = _EMPTY
+                groot[g] = _link(groot[g], slot, child, sib, prev, bval, ps0, ps1)
+        elif value > bval[slot]:
+            _heap_remove(g, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)
+            bval[slot] = value
+            _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1)
 
 
 @numba.njit(cache=True)
@@ -270,6 +293,7 @@ class PairIndex:
     def __init__(self, scorer: Scorer, min_count: int = 1):
         self.scorer = scorer
         self.min_count = max(1, int(min_count))
+        self.floor = max(self.min_count, int(getattr(scorer, "min_merge_count", 1)))
         self.split = bool(scorer.splits)
         self.uses_parts = bool(scorer.uses_parts)
         self.meta = np.zeros(4, dtype=np.int64)
@@ -318,6 +342,25 @@ class PairIndex:
             self.lhead = grown(self.lhead, size, _EMPTY)
             self.rhead = grown(self.rhead, size, _EMPTY)
 
+    def reserve_like(self, n_slots: int, hash_size: int) -> None:
+        """Grow to at least ``n_slots`` slots and a ``hash_size`` table (the rewriter's sizes: the
+        index never holds more pairs than the rewriter has seen)."""
+        if n_slots > self.ps0.size:
+            self._reserve(n_slots - int(self.meta[_N_SLOTS]), 0, 0)
+        if hash_size > self.hkeys.size:
+            self.hkeys = np.full(hash_size, _EMPTY, dtype=np.int64)
+            self.hvals = np.zeros(hash_size, dtype=np.int32)
+            rehash(self.hkeys, self.hvals, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
+        if self._out.size < self.ps0.size:
+            self._out = np.zeros(self.ps0.size, dtype=np.int64)
+
+    def kernel_state(self):
+        """The arrays of the index, in the order the compiled loops take them."""
+        return (self.hkeys, self.hvals, self.meta, self.ps0, self.ps1, self.k01, self.bval,
+                self.child, self.sib, self.prev, self.mark, self.groot, self.gsize, self.gactive,
+                self.gpos, self.lhead, self.lnext, self.lprev, self.rhead, self.rnext, self.rprev,
+                self.scratch, self._out)
+
     # -- updates -------------------------------------------------------------------------------
     def update(self, s0, s1, k01, counts: np.ndarray, touched=()) -> None:
         """Record new joint counts for pairs (s0, s1) and rescore what changed.
@@ -332,8 +375,8 @@ class PairIndex:
         self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
         if self._out.size < self.ps0.size:
             self._out = np.zeros(self.ps0.size, dtype=np.int64)
-        n = ingest(
-            s0, s1, k01, touched, self.split, self.uses_parts,
+        n, n_moved = ingest(
+            s0, s1, k01, touched, self.split, self.uses_parts, self.floor,
             self.hkeys, self.hvals, self.meta, self.ps0, self.ps1, self.k01, self.bval,
             self.child, self.sib, self.prev, self.mark,
             self.groot, self.gsize, self.gactive, self.gpos,
@@ -346,9 +389,9 @@ class PairIndex:
         a, b = self.ps0[slots], self.ps1[slots]
         losses = self.scorer.loss_b(self.k01[slots], counts[a], counts[b], a == b)
         insert_scored(
-            slots, np.ascontiguousarray(losses, dtype=np.float64), self.meta, self.ps0, self.ps1,
-            self.k01, self.bval, self.child, self.sib, self.prev,
-            self.groot, self.gsize, self.gactive, self.gpos,
+            slots, np.ascontiguousarray(losses, dtype=np.float64), n_moved, self.meta, self.ps0,
+            self.ps1, self.k01, self.bval, self.child, self.sib, self.prev,
+            self.groot, self.gsize, self.gactive, self.gpos, self.scratch,
         )
 
     # -- queries -------------------------------------------------------------------------------
@@ -359,7 +402,7 @@ class PairIndex:
             if groups.size == 0:
                 return None
             loss_a = np.ascontiguousarray(self.scorer.loss_a(N, m, groups), dtype=np.float64)
-            slot, loss = best_of_groups(groups, loss_a, self.min_count, self.groot, self.bval)
+            slot, loss = best_of_groups(groups, loss_a, self.floor, self.groot, self.bval)
             if slot < 0:
                 return None
         else:
@@ -375,3 +418,31 @@ class PairIndex:
             i = best_of_all(slots, losses, self.k01, self.ps0, self.ps1)
             slot, loss = slots[i], losses[i]
         return int(self.ps0[slot]), int(self.ps1[slot]), int(self.k01[slot]), float(loss)
+
+    def settle(self, best, N: int, m: int, counts: np.ndarray):
+        """The exact best candidate when the run stops: ``best`` compared with the pairs below
+        the scorer's ``min_merge_count``, which were not kept up to date while merging."""
+        if self.floor <= self.min_count:
+            return best
+        n_slots = int(self.meta[_N_SLOTS])
+        k = self.k01[:n_slots]
+        slots = np.flatnonzero((k >= self.min_count) & (k < self.floor))
+        if slots.size == 0:
+            return best
+        a, b = self.ps0[slots], self.ps1[slots]
+        kk, k0, k1, same = self.k01[slots], counts[a], counts[b], a == b
+        if self.split:
+            loss_b = np.asarray(self.scorer.loss_b(kk, k0, k1, same), dtype=np.float64)
+            losses = np.empty(slots.size)
+            for g in np.unique(kk):  # within a group the reference adds loss_a to the min loss_b
+                in_g = kk == g
+                losses[in_g] = self.scorer.loss_a(N, m, np.array([g]))[0] + loss_b[in_g]
+            order = np.lexsort((b, a, loss_b, kk, losses))
+        else:
+            losses = np.asarray(self.scorer.loss(N, m, kk, k0, k1, same), dtype=np.float64)
+            order = np.lexsort((b, a, kk, losses))
+        i = order[0]
+        low = (int(a[i]), int(b[i]), int(kk[i]), float(losses[i]))
+        if best is None or low[3] < best[3] or (low[3] == best[3] and low[2] < best[2]):
+            return low
+        return best

@@ -12,7 +12,7 @@ from typing import Callable
 import attrs
 import numpy as np
 
-from chunkpress.codelength import code_length_parts
+from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
 from chunkpress.index import PairIndex
 from chunkpress.rewriting import BYTE_SYMBOLS, Rewriter, as_symbols
 from chunkpress.scoring import Scorer
@@ -81,17 +81,29 @@ def fit(
     index = PairIndex(scorer, limits.min_count)
     counts = rewriter.symbol_counts()
     index.update(*rewriter.pairs(), counts=counts)
+    if getattr(scorer, "most_frequent_first", False) and hasattr(rewriter, "run_most_frequent"):
+        return _fit_compiled(scorer, rewriter, index, limits, trace, progress, started)
     rules: list[tuple[int, int]] = []
     rows: list[tuple] = []
     parts = np.zeros(5, dtype=np.int64)
+    log_sum = 0.0
     stop_reason = "no pair left"
     while True:
         m = BYTE_SYMBOLS + len(rules)
         n = rewriter.length
         counts = rewriter.symbol_counts()
         best = index.best(n, m, counts)
+        stopping = (
+            best is None
+            or scorer.stop(best[3], best[2])
+            or (limits.max_rules is not None and len(rules) >= limits.max_rules)
+        )
+        if stopping:
+            best = index.settle(best, n, m, counts)
         if trace:
-            code_length_parts(m, n, counts, parts)
+            if m <= EXACT_SUM_LIMIT:
+                log_sum = string_log_sum(counts, m)
+            parts_from_sum(m, n, log_sum, parts)
             total = int(parts.sum())
         else:
             total = -1
@@ -102,15 +114,16 @@ def fit(
         s0, s1, k01, loss = best
         if trace:
             rows.append((m, total, *parts.tolist(), s0, s1, k01, loss, n, time.perf_counter() - started))
-        if scorer.stop(loss, k01):
-            stop_reason = "scorer"
+        if stopping:
+            limited = limits.max_rules is not None and len(rules) >= limits.max_rules
+            stop_reason = "max_rules" if limited and not scorer.stop(loss, k01) else "scorer"
             break
-        if limits.max_rules is not None and len(rules) >= limits.max_rules:
-            stop_reason = "max_rules"
-            break
+        old_a, old_b = int(counts[s0]), int(counts[s1])
         report = rewriter.apply(s0, s1)
         rules.append((s0, s1))
         counts = rewriter.symbol_counts()
+        if trace:
+            log_sum += merge_sum_delta(old_a, counts[s0], old_b, counts[s1], counts[report.symbol], s0 == s1)
         index.update(report.s0, report.s1, report.k01, counts=counts, touched=(s0, s1))
         if progress is not None:
             progress(len(rules), n, total)
@@ -119,5 +132,34 @@ def fit(
         symbols=np.asarray(rewriter.symbols()).astype(np.int64),
         trace=np.array(rows, dtype=TRACE_DTYPE),
         stop_reason=stop_reason,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _fit_compiled(scorer, rewriter, index, limits, trace, progress, started) -> FitResult:
+    """The most-frequent-pair loop run inside the rewriter's compiled kernel."""
+    rules, chunks, _ = rewriter.run_most_frequent(
+        index, limits.max_rules, scorer.stop_below, limits.min_count, trace, progress=progress
+    )
+    rows = []
+    elapsed = 0.0
+    for chunk, seconds in chunks:
+        for i, r in enumerate(chunk.tolist()):
+            s0, s1 = int(r[7]), int(r[8])
+            rows.append((int(r[0]), int(r[6]), *map(int, r[1:6]), s0, s1, int(r[9]), r[10], int(r[11]),
+                         elapsed + seconds * (i + 1) / len(chunk)))
+        elapsed += seconds
+    last_k = rows[-1][9] if rows else 0
+    if rows and rows[-1][7] < 0:
+        reason = "no pair left"
+    elif rows and last_k >= scorer.stop_below and limits.max_rules is not None and len(rules) >= limits.max_rules:
+        reason = "max_rules"
+    else:
+        reason = "scorer"
+    return FitResult(
+        rules=rules,
+        symbols=np.asarray(rewriter.symbols()).astype(np.int64),
+        trace=np.array(rows, dtype=TRACE_DTYPE),
+        stop_reason=reason,
         seconds=time.perf_counter() - started,
     )

@@ -68,25 +68,34 @@ def _log_array(x, out):
         out[i] = math.log(x[i])
 
 
+def _apply(kernel, x, in_dtype, out_dtype):
+    # fast path for what the engine passes (1-d contiguous arrays): these run every merge step
+    if type(x) is np.ndarray and x.dtype == in_dtype and x.ndim == 1 and x.flags.c_contiguous:
+        out = np.empty(x.size, dtype=out_dtype)
+        kernel(x, out)
+        return out
+    a = np.ascontiguousarray(x, dtype=in_dtype)
+    out = np.empty(a.size, dtype=out_dtype)
+    kernel(a.ravel(), out)
+    return out.reshape(a.shape)
+
+
 def log_factorial(n) -> np.ndarray:
     """Vectorized ``log(n!)`` in nats (reference arithmetic). ``n`` must be >= 0."""
-    a = np.ascontiguousarray(n, dtype=np.int64).ravel()
-    out = np.empty(a.size)
-    _log_factorial_array(a, out)
-    return out.reshape(np.shape(n))
+    return _apply(_log_factorial_array, n, np.int64, np.float64)
 
 
 def elias_delta_bits(x) -> np.ndarray:
     """Vectorized Elias-delta length of x + 1, as int64."""
-    a = np.ascontiguousarray(x, dtype=np.int64).ravel()
-    out = np.empty(a.size, dtype=np.int64)
-    _elias_delta_array(a, out)
-    return out.reshape(np.shape(x))
+    return _apply(_elias_delta_array, x, np.int64, np.int64)
 
 
 def clog(x) -> np.ndarray:
     """Natural log with the C library's ``log`` (numpy's SIMD log may differ by an ulp)."""
-    a = np.ascontiguousarray(x, dtype=np.float64).ravel()
-    out = np.empty(a.size)
-    _log_array(a, out)
-    return out.reshape(np.shape(x))
+    return _apply(_log_array, x, np.float64, np.float64)
+
+
+@numba.njit(cache=True)
+def clog_scalar(x):
+    """Scalar :func:`clog`."""
+    return math.log(x)

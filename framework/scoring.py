@@ -25,6 +25,10 @@ class Scorer:
 
     splits = False
     uses_parts = True
+    #: Pairs with a smaller joint count always have a loss at which :meth:`stop` is true. The
+    #: index then skips rescoring them on every merge and scores them once, when the run stops,
+    #: so that the final (rejected) candidate is still exact.
+    min_merge_count = 1
 
     def loss(self, N: int, m: int, k01, k0, k1, same) -> np.ndarray:
         """Loss of merging each pair: arrays of joint count, part counts, and s0 == s1 flag."""

@@ -16,6 +16,8 @@ import numba
 import numpy as np
 
 import chunkpress
+from chunkpress import index as ix
+from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
 from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, rehash, table_size_for
 from chunkpress.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
 
@@ -199,6 +201,97 @@ def changed_pairs(changed, n_changed, cnt, oldcnt, ps0, ps1):
     return s0, s1, k
 
 
+# status codes of run_most_frequent
+STOPPED, BATCH_DONE, NEED_ROOM = 0, 1, 2
+
+
+@numba.njit(cache=True)
+def run_most_frequent(
+    batch, rules_done, max_rules, stop_below, min_count, want_trace, acc,
+    sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt,
+    changed, meta, counts, sites,
+    x_hkeys, x_hvals, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
+    groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
+    rules_out, trace_out,
+):
+    """Up to ``batch`` merges of the most frequent pair (ties: smallest (s0, s1)), selection,
+    rewrite, index update and trace row all in this kernel: no Python per merge.
+
+    Returns (merges done, rows written, status): STOPPED (no pair, count below ``stop_below``
+    or ``max_rules`` reached; the last row is the rejected candidate), BATCH_DONE, or NEED_ROOM
+    (the slot arrays must grow before the next merge). ``acc[0]`` carries the running sum of
+    lf(k_i) for the trace once the dictionary is past EXACT_SUM_LIMIT."""
+    parts = np.zeros(5, dtype=np.int64)
+    done = 0
+    rows = 0
+    zeros = np.zeros(0)
+    touched = np.zeros(0, dtype=np.int64)
+    # the largest non-empty group never grows (a merge creates pairs at most as frequent as
+    # itself), so a pointer walked downwards finds it in amortized O(1)
+    top = 0
+    for i in range(x_meta[ix._N_ACTIVE]):
+        top = max(top, gactive[i])
+    while True:
+        while top > 0 and gsize[top] == 0:
+            top -= 1
+        best = top if top >= min_count else -1
+        m = 256 + rules_done + done
+        n = meta[_LENGTH]
+        a = -1
+        b = -1
+        if best > 0:
+            slot = groot[best]
+            a = x_ps0[slot]
+            b = x_ps1[slot]
+        stop = best <= 0 or best < stop_below or (max_rules >= 0 and rules_done + done >= max_rules)
+        if not stop:
+            if done == batch:
+                return done, rows, BATCH_DONE
+            room = 3 * best + 8
+            if (meta[N_SLOTS] + room > ps0.size or 2 * (meta[HASH_USED] + room) > hkeys.size
+                    or meta[N_SLOTS] + room > x_ps0.size or 2 * (x_meta[HASH_USED] + room) > x_hkeys.size
+                    or m + 1 > counts.size):
+                return done, rows, NEED_ROOM
+        if want_trace:
+            if m <= EXACT_SUM_LIMIT:
+                acc[0] = string_log_sum(counts, m)
+            parts_from_sum(m, n, acc[0], parts)
+            total = 0
+            for j in range(5):
+                trace_out[rows, 1 + j] = parts[j]
+                total += parts[j]
+            trace_out[rows, 0] = m
+            trace_out[rows, 6] = total
+            trace_out[rows, 7] = a
+            trace_out[rows, 8] = b
+            trace_out[rows, 9] = max(best, 0)
+            trace_out[rows, 10] = -best if best > 0 else np.nan
+            trace_out[rows, 11] = n
+            rows += 1
+        if stop:
+            return done, rows, STOPPED
+        old_a = counts[a]
+        old_b = counts[b]
+        z = m
+        merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
+              cmark, oldcnt, changed, meta, counts, sites)
+        if want_trace:
+            acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
+        cs0, cs1, ck = changed_pairs(changed, meta[_N_CHANGED], cnt, oldcnt, ps0, ps1)
+        n_out, n_moved = ix.ingest(
+            cs0, cs1, ck, touched, True, False, 1,
+            x_hkeys, x_hvals, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
+            groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
+        )
+        if zeros.size < n_out:
+            zeros = np.zeros(2 * n_out)
+        ix.insert_scored(out[:n_out], zeros, n_moved, x_meta, x_ps0, x_ps1, x_k01, x_bval,
+                         x_child, x_sib, x_prev, groot, gsize, gactive, gpos, scratch)
+        rules_out[rules_done + done, 0] = a
+        rules_out[rules_done + done, 1] = b
+        done += 1
+
+
 class LinkedRewriter(Rewriter):
     """Incremental rewriter; same semantics as ``scan``, cost proportional to the sites."""
 
@@ -267,18 +360,63 @@ class LinkedRewriter(Rewriter):
     def symbols(self):
         return self.sym[self.sym >= 0]
 
+    def _reserve_symbols(self, z: int) -> None:
+        if z >= self.counts.size:
+            self.counts = grown(self.counts, 2 * self.counts.size, 0)
+
     def apply(self, s0, s1):
         slot = find_slot(self.hkeys, self.hvals, s0, s1)
         k = int(self.cnt[slot]) if slot >= 0 else 0
         self._reserve(3 * k + 8)
         z = self.next_symbol
         self.next_symbol += 1
-        if z >= self.counts.size:
-            self.counts = grown(self.counts, 2 * self.counts.size, 0)
+        self._reserve_symbols(z)
         sites = merge(s0, s1, z, *self._kernel_state(), self.counts, self.sites)
         a, b, k01 = changed_pairs(self.changed, int(self.meta[_N_CHANGED]), self.cnt, self.oldcnt,
                                   self.ps0, self.ps1)
         return MergeReport(symbol=z, sites=int(sites), s0=a, s1=b, k01=k01)
+
+
+    def run_most_frequent(self, index, max_rules, stop_below, min_count, trace, batch=1 << 14,
+                          progress=None):
+        """Merge the most frequent pair until ``stop_below`` / ``max_rules`` / no pair, with the
+        whole loop compiled. ``index`` is a PairIndex already holding this string's pairs.
+        Returns (rules, [(trace rows as an (n, 12) array, seconds they took)], sum state)."""
+        import time
+
+        cap_rules = max_rules if max_rules is not None else self.length
+        rules = np.zeros((max(cap_rules, 0) + 1, 2), dtype=np.int64)
+        rows = []
+        acc = np.zeros(1)
+        done = 0
+        while True:
+            limit = batch
+            trace_out = np.zeros((limit + 1 if trace else 1, 12))
+            index.reserve_like(self.ps0.size, self.hkeys.size)
+            started = time.perf_counter()
+            steps, n_rows, status = run_most_frequent(
+                limit, done, -1 if max_rules is None else max_rules, stop_below, min_count,
+                trace, acc, *self._kernel_state(), self.counts, self.sites, *index.kernel_state(),
+                rules, trace_out,
+            )
+            self.next_symbol += steps
+            done += steps
+            if trace:
+                chunk = trace_out[:n_rows]
+                chunk_time = time.perf_counter() - started
+                rows.append((chunk, chunk_time))
+            if progress is not None:
+                progress(done, self.length, -1)
+            if status == STOPPED:
+                break
+            if status == NEED_ROOM:
+                top = int(index.k01[: int(index.meta[N_SLOTS])].max(initial=0))
+                self._reserve(3 * top + 8)
+                self._reserve_symbols(self.next_symbol + 1)
+        return rules[:done], rows, acc
+
+    def kernel_arrays(self):
+        return (*self._kernel_state(), self.counts, self.sites)
 
 
 @chunkpress.hookimpl

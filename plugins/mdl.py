@@ -3,7 +3,14 @@
 import numpy as np
 
 import chunkpress
-from chunkpress.numerics import LOG2E, clog, elias_delta_bits, log_factorial
+from chunkpress.numerics import (
+    LOG2E,
+    clog_scalar,
+    elias_delta_bits,
+    elias_delta_bits_scalar,
+    log_factorial,
+    log_factorial_scalar,
+)
 from chunkpress.scoring import SplitScorer
 
 
@@ -14,17 +21,20 @@ class MdlScorer(SplitScorer):
     float rounding, and therefore every near-tie, comes out the same.
     """
 
+    #: A pair seen once has loss >= log2(m) - 3 > 0 (one rule costs 2 log2 m, the counts gain
+    #: log2 m, the length field at most 3 bits, and loss_b >= 0): it can never be merged.
+    min_merge_count = 2
+
     def __init__(self, params=None):
         pass
 
     def loss_a(self, N, m, k01):
         k01 = np.asarray(k01, dtype=np.int64)
         r = m - 256
-        rule_bits = float(elias_delta_bits(r + 1) - elias_delta_bits(r)) + LOG2E * 2.0 * clog(m)
-        length_bits = (elias_delta_bits(N - k01) - elias_delta_bits(N)).astype(np.float64)
-        counts_bits = LOG2E * (
-            log_factorial(N - k01 + m) - log_factorial(N + m - 1) - clog(m)
-        )
+        log_m = clog_scalar(float(m))
+        rule_bits = float(elias_delta_bits_scalar(r + 1) - elias_delta_bits_scalar(r)) + LOG2E * 2.0 * log_m
+        length_bits = (elias_delta_bits(N - k01) - elias_delta_bits_scalar(N)).astype(np.float64)
+        counts_bits = LOG2E * (log_factorial(N - k01 + m) - log_factorial_scalar(N + m - 1) - log_m)
         return rule_bits + length_bits + counts_bits
 
     def loss_b(self, k01, k0, k1, same):

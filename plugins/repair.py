@@ -10,6 +10,10 @@ class RepairScorer(SplitScorer):
     """loss = -k01. Depends on k01 alone, so symbol-count changes never trigger rescoring."""
 
     uses_parts = False
+    #: The loss orders pairs exactly as "most frequent first": rewriters that can run that loop
+    #: compiled (linked) do so, with no Python per merge.
+    most_frequent_first = True
+    stop_below = 2
 
     def __init__(self, params=None):
         pass
@@ -21,7 +25,7 @@ class RepairScorer(SplitScorer):
         return np.zeros(len(k01))
 
     def stop(self, best_loss, k01):
-        return k01 < 2
+        return k01 < self.stop_below
 
 
 @chunkpress.hookimpl
