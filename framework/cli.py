@@ -53,6 +53,8 @@ def _overrides(args) -> dict:
         limits["min_count"] = args.min_count
     if limits:
         out["limits"] = limits
+    if getattr(args, "pretokenizer", None):
+        out["pretokenizer"] = args.pretokenizer
     return out
 
 
@@ -178,6 +180,7 @@ def _add_pipeline_options(p) -> None:
     p.add_argument("--coder", help="coder name (overrides the config)")
     p.add_argument("--max-rules", type=int, help="stop after this many rules")
     p.add_argument("--min-count", type=int, help="only merge pairs seen at least this often")
+    p.add_argument("--pretokenizer", help="none | gpt2 | whitespace: keep merges inside words")
 
 
 def build_parser() -> argparse.ArgumentParser:

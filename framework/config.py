@@ -17,6 +17,9 @@ name), plus stop limits::
     max_rules = 4096
     min_count = 2
 
+    [pretokenizer]
+    name = "gpt2"        # none (default) | gpt2 | whitespace: no merge crosses a word boundary
+
 Validation runs in two passes: the shape (known sections and keys), then each ``params`` table
 against the params class of the plugin it names. Errors name the file, the key and what is
 allowed.
@@ -32,10 +35,11 @@ import attrs
 
 from chunkpress.errors import ChunkpressError, ConfigError
 from chunkpress.learner import Limits
+from chunkpress.pretokenize import NAMES as PRETOKENIZERS
 from chunkpress.registry import ROLES, Registry, default_registry
 
 DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "varint-zstd"}
-_SECTIONS = (*ROLES, "limits")
+_SECTIONS = (*ROLES, "limits", "pretokenizer")
 
 
 @attrs.frozen(kw_only=True)
@@ -55,10 +59,12 @@ class PipelineConfig:
     rewriter: ComponentConfig
     coder: ComponentConfig
     limits: Limits = Limits()
+    pretokenizer: str = attrs.field(default="none", validator=attrs.validators.in_(PRETOKENIZERS))
 
     def to_dict(self) -> dict:
         out = {role: getattr(self, role).to_dict() for role in ROLES}
         out["limits"] = {k: v for k, v in attrs.asdict(self.limits).items() if v is not None}
+        out["pretokenizer"] = {"name": self.pretokenizer}
         return out
 
 
@@ -113,6 +119,19 @@ def _limits(raw, where) -> Limits:
         raise ConfigError(f"{where}: bad [limits]: {exc}") from None
 
 
+def _pretokenizer(raw, where) -> str:
+    if raw is None:
+        return "none"
+    if isinstance(raw, dict):
+        unknown = sorted(set(raw) - {"name"})
+        if unknown:
+            raise ConfigError(f"{where}: unknown key pretokenizer.{unknown[0]!r}; allowed: name")
+        raw = raw.get("name", "none")
+    if raw not in PRETOKENIZERS:
+        raise ConfigError(f"{where}: unknown pretokenizer {raw!r}; available: {', '.join(PRETOKENIZERS)}")
+    return raw
+
+
 def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "config") -> PipelineConfig:
     registry = registry or default_registry()
     unknown = sorted(set(raw) - set(_SECTIONS))
@@ -121,6 +140,7 @@ def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "
     return PipelineConfig(
         **{role: _component(registry, role, raw.get(role), where) for role in ROLES},
         limits=_limits(raw.get("limits"), where),
+        pretokenizer=_pretokenizer(raw.get("pretokenizer"), where),
     )
 
 

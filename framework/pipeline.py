@@ -20,6 +20,7 @@ from chunkpress.config import PipelineConfig, build_params, default_config, load
 from chunkpress.errors import ChunkpressError, FormatError
 from chunkpress.expand import expand
 from chunkpress.learner import FitResult, fit
+from chunkpress.pretokenize import pretoken_breaks
 from chunkpress.registry import Registry, default_registry
 from chunkpress.rewriting import as_symbols
 
@@ -43,7 +44,10 @@ class Pipeline:
         return self._infos[role].build(getattr(self.config, role).params)
 
     def fit(self, data, trace: bool = True, progress: Callable | None = None, breaks=None) -> FitResult:
-        """Learn a dictionary on ``data``: rules, final symbols and the per-step trace."""
+        """Learn a dictionary on ``data``: rules, final symbols and the per-step trace.
+        ``breaks`` overrides the configured pre-tokenizer's boundaries."""
+        if breaks is None:
+            breaks = pretoken_breaks(as_symbols(data), self.config.pretokenizer)
         return fit(
             as_symbols(data), self._build("scorer"), self._build("rewriter"), self.config.limits,
             breaks=breaks, trace=trace, progress=progress,

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from chunkpress.learner import Limits, fit
 from chunkpress.plugins.linked import LinkedRewriter
 from chunkpress.plugins.scan import ScanRewriter, pair_table
+from support import read
 
 SCORERS = ["mdl", "repair", "pmi", "spmi"]
 
@@ -80,3 +81,31 @@ def test_breaks_stop_pairs(registry):
         rw.load(np.frombuffer(data, np.uint8), breaks)
         s0, s1, k = rw.pairs()
         assert dict(zip(zip(s0.tolist(), s1.tolist()), k.tolist())) == {(97, 98): 2}
+
+
+def test_gpt2_pretokenizer_matches_the_gpt2_pattern(alice):
+    import re
+
+    from chunkpress.pretokenize import split
+
+    letters = rb"A-Za-z\x80-\xff"
+    pattern = re.compile(
+        rb"'s|'t|'re|'ve|'m|'ll|'d| ?[" + letters + rb"]+| ?[0-9]+| ?[^\s" + letters + rb"0-9]+|\s+(?!\S)|\s+"
+    )
+    text = alice + "I'm  don't\n\n  x  42!! \t\n hi 's ".encode() + read("udhr_arb.txt")
+    assert split(text, "gpt2") == pattern.findall(text)
+    assert split(b"hello  world\n\nfoo", "whitespace") == [b"hello", b"  ", b"world", b"\n\n", b"foo"]
+
+
+def test_word_level_rules_stay_inside_words(registry, alice):
+    from chunkpress.expand import expand
+    from chunkpress.pipeline import Pipeline
+    from chunkpress.pretokenize import split
+
+    pipe = Pipeline.from_config(registry=registry, scorer="repair", pretokenizer="gpt2", limits={"max_rules": 300})
+    result = pipe.fit(alice)
+    words = set(split(alice, "gpt2"))
+    for r in range(len(result.rules)):
+        chunk = expand(result.rules, [256 + r])
+        assert any(chunk in w for w in words), chunk  # every chunk is part of one pre-token
+    assert expand(result.rules, result.symbols) == alice
