@@ -38,7 +38,9 @@ from chunkpress.learner import Limits
 from chunkpress.pretokenize import NAMES as PRETOKENIZERS
 from chunkpress.registry import ROLES, Registry, default_registry
 
-DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "varint-zstd"}
+#: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
+#: of the same model, so every bit the scorer counts is a bit on disk.
+DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial"}
 _SECTIONS = (*ROLES, "limits", "pretokenizer")
 
 

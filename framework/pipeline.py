@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from inspect import signature
 from typing import Callable
 
 import attrs
@@ -88,7 +89,11 @@ def decode_archive(archive: bytes, registry: Registry | None = None):
     header, payload, _ = container.unpack(archive)
     coder = _coder_for(header, registry)
     try:
-        rules, symbols = coder.decode(payload)
+        if "max_symbols" in signature(coder.decode).parameters:
+            # each symbol stands for at least one byte: the header's length bounds the string
+            rules, symbols = coder.decode(payload, max_symbols=header.length)
+        else:
+            rules, symbols = coder.decode(payload)
     except ChunkpressError:
         raise
     except Exception as exc:  # a coder bug or corrupt payload must not escape as a crash

@@ -29,6 +29,7 @@ BUILTIN_PLUGINS = (
     "chunkpress.plugins.scan",
     "chunkpress.plugins.linked",
     "chunkpress.plugins.varint",
+    "chunkpress.plugins.combinatorial",
 )
 
 ROLES = {

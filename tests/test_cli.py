@@ -121,7 +121,7 @@ def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
     capsys.readouterr()
     assert main(["inspect", str(tmp_path / "alice29.txt.cpz")]) == 0
     out = capsys.readouterr().out
-    assert "chunkpress.varint-zstd.v1" in out and "rules" in out and "string_bytes" in out
+    assert "chunkpress.combinatorial.v1" in out and "rules" in out and "string_bits (model / written)" in out
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "scorer    mdl" in out and "coder     varint-zstd" in out

@@ -14,8 +14,8 @@ def write(tmp_path, text):
 
 def test_defaults(registry):
     cfg = load_config(None, registry)
-    assert (cfg.scorer.name, cfg.rewriter.name, cfg.coder.name) == ("mdl", "linked", "varint-zstd")
-    assert cfg.coder.params.level == 19
+    assert (cfg.scorer.name, cfg.rewriter.name, cfg.coder.name) == ("mdl", "linked", "combinatorial")
+    assert cfg.pretokenizer == "none"
     assert cfg.limits.max_rules is None
 
 

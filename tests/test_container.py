@@ -24,7 +24,15 @@ def test_golden_archives_decode(registry, path):
 
 @pytest.fixture(scope="module")
 def archive(registry):
-    return Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 100}).compress(read("udhr_arb.txt"))
+    return Pipeline.from_config(registry=registry, coder="varint-zstd", scorer="repair", limits={"max_rules": 100}).compress(read("udhr_arb.txt"))
+
+
+@pytest.mark.parametrize("coder", ["combinatorial", "varint-zlib", "varint-lzma"])
+def test_extended_archive_other_codecs(registry, coder):
+    archive = Pipeline.from_config(registry=registry, coder=coder, limits={"max_rules": 50}).compress(read("udhr_arb.txt"))
+    for tail in (b"\x00", b"\x01", b"\x00\x01", b"xyz" * 10):
+        with pytest.raises(FormatError):
+            decompress(archive + tail, registry)
 
 
 def test_header_is_canonical_json(archive):

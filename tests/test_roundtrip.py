@@ -8,7 +8,7 @@ from chunkpress.pipeline import Pipeline, decompress, inspect
 from support import fixture_inputs
 
 INPUTS = fixture_inputs()
-CODERS = ["varint-zstd", "varint-zlib", "varint-lzma"]
+CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "combinatorial"]
 
 
 @pytest.mark.parametrize("coder", CODERS)
@@ -33,9 +33,15 @@ def test_default_pipeline_compresses_alice(registry, alice):
     assert decompress(archive, registry) == alice
     assert len(archive) < 0.4 * len(alice)
     info = inspect(archive, registry)
+    assert info["codec"] == "chunkpress.combinatorial.v1"
     assert info["rules"] == 2651  # the mdl stopping point on alice29 (reference: m = 2907)
-    assert info["model_bytes"] + info["string_bytes"] == info["payload_bytes"]
     assert info["header_bytes"] + info["payload_bytes"] == len(archive)
+
+
+def test_varint_inspect_reports_frames(registry, alice):
+    archive = Pipeline.from_config(registry=registry, coder="varint-zstd", scorer="repair", limits={"max_rules": 100}).compress(alice)
+    info = inspect(archive, registry)
+    assert info["model_bytes"] + info["string_bytes"] == info["payload_bytes"]
 
 
 def test_fit_api_returns_rules_symbols_trace(registry, alice):
