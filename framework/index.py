@@ -342,11 +342,10 @@ class PairIndex:
             self.lhead = grown(self.lhead, size, _EMPTY)
             self.rhead = grown(self.rhead, size, _EMPTY)
 
-    def reserve_like(self, n_slots: int, hash_size: int) -> None:
-        """Grow to at least ``n_slots`` slots and a ``hash_size`` table (the rewriter's sizes: the
-        index never holds more pairs than the rewriter has seen)."""
-        if n_slots > self.ps0.size:
-            self._reserve(n_slots - int(self.meta[_N_SLOTS]), 0, 0)
+    def reserve_like(self, n_slots: int, hash_size: int, n_symbols: int) -> None:
+        """Grow to at least ``n_slots`` slots, a ``hash_size`` table and ``n_symbols`` symbol ids
+        (the rewriter's sizes: the index never holds more pairs than the rewriter has seen)."""
+        self._reserve(max(n_slots - int(self.meta[_N_SLOTS]), 0), 0, n_symbols - 1)
         if hash_size > self.hkeys.size:
             self.hkeys = np.full(hash_size, _EMPTY, dtype=np.int64)
             self.hvals = np.zeros(hash_size, dtype=np.int32)

@@ -81,14 +81,26 @@ def fit(
     index = PairIndex(scorer, limits.min_count)
     counts = rewriter.symbol_counts()
     index.update(*rewriter.pairs(), counts=counts)
-    if getattr(scorer, "most_frequent_first", False) and hasattr(rewriter, "run_most_frequent"):
-        return _fit_compiled(scorer, rewriter, index, limits, trace, progress, started)
+    compiled = getattr(scorer, "compiled", None) if hasattr(rewriter, "run_compiled") else None
     rules: list[tuple[int, int]] = []
     rows: list[tuple] = []
     parts = np.zeros(5, dtype=np.int64)
-    log_sum = 0.0
+    acc = np.zeros(1)  # sum of lf(k_i), kept incrementally past EXACT_SUM_LIMIT
     stop_reason = "no pair left"
     while True:
+        if compiled is not None:
+            # the fused loop runs every merge that would not stop the run, then hands back
+            for batch_rules, batch_rows, seconds in rewriter.run_compiled(
+                compiled, index, len(rules), limits.max_rules, getattr(scorer, "stop_below", 0), trace, acc
+            ):
+                rules.extend(map(tuple, batch_rules.tolist()))
+                if trace:
+                    base = rows[-1][-1] if rows else 0.0
+                    for i, r in enumerate(batch_rows.tolist()):
+                        rows.append((*map(int, r[:10]), r[10], int(r[11]), base + seconds * (i + 1) / len(batch_rows)))
+                if progress is not None:
+                    progress(len(rules), rewriter.length, rows[-1][1] if trace and rows else -1)
+            compiled = None
         m = BYTE_SYMBOLS + len(rules)
         n = rewriter.length
         counts = rewriter.symbol_counts()
@@ -102,8 +114,8 @@ def fit(
             best = index.settle(best, n, m, counts)
         if trace:
             if m <= EXACT_SUM_LIMIT:
-                log_sum = string_log_sum(counts, m)
-            parts_from_sum(m, n, log_sum, parts)
+                acc[0] = string_log_sum(counts, m)
+            parts_from_sum(m, n, acc[0], parts)
             total = int(parts.sum())
         else:
             total = -1
@@ -123,7 +135,7 @@ def fit(
         rules.append((s0, s1))
         counts = rewriter.symbol_counts()
         if trace:
-            log_sum += merge_sum_delta(old_a, counts[s0], old_b, counts[s1], counts[report.symbol], s0 == s1)
+            acc[0] += merge_sum_delta(old_a, counts[s0], old_b, counts[s1], counts[report.symbol], s0 == s1)
         index.update(report.s0, report.s1, report.k01, counts=counts, touched=(s0, s1))
         if progress is not None:
             progress(len(rules), n, total)
@@ -135,31 +147,3 @@ def fit(
         seconds=time.perf_counter() - started,
     )
 
-
-def _fit_compiled(scorer, rewriter, index, limits, trace, progress, started) -> FitResult:
-    """The most-frequent-pair loop run inside the rewriter's compiled kernel."""
-    rules, chunks, _ = rewriter.run_most_frequent(
-        index, limits.max_rules, scorer.stop_below, limits.min_count, trace, progress=progress
-    )
-    rows = []
-    elapsed = 0.0
-    for chunk, seconds in chunks:
-        for i, r in enumerate(chunk.tolist()):
-            s0, s1 = int(r[7]), int(r[8])
-            rows.append((int(r[0]), int(r[6]), *map(int, r[1:6]), s0, s1, int(r[9]), r[10], int(r[11]),
-                         elapsed + seconds * (i + 1) / len(chunk)))
-        elapsed += seconds
-    last_k = rows[-1][9] if rows else 0
-    if rows and rows[-1][7] < 0:
-        reason = "no pair left"
-    elif rows and last_k >= scorer.stop_below and limits.max_rules is not None and len(rules) >= limits.max_rules:
-        reason = "max_rules"
-    else:
-        reason = "scorer"
-    return FitResult(
-        rules=rules,
-        symbols=np.asarray(rewriter.symbols()).astype(np.int64),
-        trace=np.array(rows, dtype=TRACE_DTYPE),
-        stop_reason=reason,
-        seconds=time.perf_counter() - started,
-    )

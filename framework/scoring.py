@@ -29,6 +29,10 @@ class Scorer:
     #: index then skips rescoring them on every merge and scores them once, when the run stops,
     #: so that the final (rejected) candidate is still exact.
     min_merge_count = 1
+    #: Built-in scorers only: the name of the compiled twin of this loss in
+    #: ``chunkpress.compiled_losses`` (bit-identical, tested). The linked rewriter then runs the
+    #: merge loop inside one kernel call per batch, with no Python per merge.
+    compiled: str | None = None
 
     def loss(self, N: int, m: int, k01, k0, k1, same) -> np.ndarray:
         """Loss of merging each pair: arrays of joint count, part counts, and s0 == s1 flag."""

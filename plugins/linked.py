@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 import chunkpress
+from chunkpress import compiled_losses as cl
 from chunkpress import index as ix
 from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
 from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, rehash, table_size_for
@@ -201,94 +202,114 @@ def changed_pairs(changed, n_changed, cnt, oldcnt, ps0, ps1):
     return s0, s1, k
 
 
-# status codes of run_most_frequent
-STOPPED, BATCH_DONE, NEED_ROOM = 0, 1, 2
+# status codes of run_compiled
+STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
 
 
 @numba.njit(cache=True)
-def run_most_frequent(
-    batch, rules_done, max_rules, stop_below, min_count, want_trace, acc,
+def run_compiled(
+    kind, batch, rules_done, max_rules, stop_below, floor, want_trace, acc,
     sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt,
     changed, meta, counts, sites,
     x_hkeys, x_hvals, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
     groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
     rules_out, trace_out,
 ):
-    """Up to ``batch`` merges of the most frequent pair (ties: smallest (s0, s1)), selection,
-    rewrite, index update and trace row all in this kernel: no Python per merge.
+    """Up to ``batch`` merges with a built-in loss (``chunkpress.compiled_losses``): selection,
+    rewrite, rescoring and trace row all in this kernel, no Python per merge.
 
-    Returns (merges done, rows written, status): STOPPED (no pair, count below ``stop_below``
-    or ``max_rules`` reached; the last row is the rejected candidate), BATCH_DONE, or NEED_ROOM
-    (the slot arrays must grow before the next merge). ``acc[0]`` carries the running sum of
-    lf(k_i) for the trace once the dictionary is past EXACT_SUM_LIMIT."""
+    Returns (merges done, status): STOP_FOUND when the best candidate would stop the run (or
+    ``max_rules`` is reached, or no candidate is left): the caller then takes the final step
+    itself, exactly as the general path does; BATCH_DONE; or NEED_ROOM when the slot arrays must
+    grow first. ``acc[0]`` is the running sum of lf(k_i) for the trace past EXACT_SUM_LIMIT.
+    Selection is the index's: most frequent first (a pointer that only moves down, since no
+    merge creates a pair more frequent than itself), else the minimum over k01 groups of
+    loss_a + the group's minimum loss_b, the lower k01 on a tie."""
     parts = np.zeros(5, dtype=np.int64)
     done = 0
-    rows = 0
-    zeros = np.zeros(0)
-    touched = np.zeros(0, dtype=np.int64)
-    # the largest non-empty group never grows (a merge creates pairs at most as frequent as
-    # itself), so a pointer walked downwards finds it in amortized O(1)
+    scores = np.zeros(0)
+    touched = np.zeros(2, dtype=np.int64)
+    split = kind != cl.MOST_FREQUENT
     top = 0
     for i in range(x_meta[ix._N_ACTIVE]):
         top = max(top, gactive[i])
     while True:
-        while top > 0 and gsize[top] == 0:
-            top -= 1
-        best = top if top >= min_count else -1
         m = 256 + rules_done + done
         n = meta[_LENGTH]
-        a = -1
-        b = -1
-        if best > 0:
-            slot = groot[best]
-            a = x_ps0[slot]
-            b = x_ps1[slot]
-        stop = best <= 0 or best < stop_below or (max_rules >= 0 and rules_done + done >= max_rules)
-        if not stop:
-            if done == batch:
-                return done, rows, BATCH_DONE
-            room = 3 * best + 8
-            if (meta[N_SLOTS] + room > ps0.size or 2 * (meta[HASH_USED] + room) > hkeys.size
-                    or meta[N_SLOTS] + room > x_ps0.size or 2 * (x_meta[HASH_USED] + room) > x_hkeys.size
-                    or m + 1 > counts.size):
-                return done, rows, NEED_ROOM
+        slot = -1
+        best_k = 0
+        best_loss = np.inf
+        if not split:
+            while top > 0 and gsize[top] == 0:
+                top -= 1
+            if top >= floor:
+                best_k = top
+                slot = groot[top]
+                best_loss = -float(top)
+        else:
+            for i in range(x_meta[ix._N_ACTIVE]):
+                g = gactive[i]
+                if g < floor:
+                    continue
+                r = groot[g]
+                total = cl.loss_a(kind, n, m, g) + x_bval[r]
+                if slot == -1 or total < best_loss or (total == best_loss and g < best_k):
+                    slot = r
+                    best_loss = total
+                    best_k = g
+        if (slot == -1 or cl.stops(kind, best_loss, best_k, stop_below)
+                or (max_rules >= 0 and rules_done + done >= max_rules)):
+            return done, STOP_FOUND
+        if done == batch:
+            return done, BATCH_DONE
+        room = 3 * best_k + 8
+        if (meta[N_SLOTS] + room > ps0.size or 2 * (meta[HASH_USED] + room) > hkeys.size
+                or meta[N_SLOTS] + room > x_ps0.size or 2 * (x_meta[HASH_USED] + room) > x_hkeys.size
+                or m + 1 > counts.size):
+            return done, NEED_ROOM
+        a = x_ps0[slot]
+        b = x_ps1[slot]
         if want_trace:
             if m <= EXACT_SUM_LIMIT:
                 acc[0] = string_log_sum(counts, m)
             parts_from_sum(m, n, acc[0], parts)
-            total = 0
+            total_bits = 0
             for j in range(5):
-                trace_out[rows, 1 + j] = parts[j]
-                total += parts[j]
-            trace_out[rows, 0] = m
-            trace_out[rows, 6] = total
-            trace_out[rows, 7] = a
-            trace_out[rows, 8] = b
-            trace_out[rows, 9] = max(best, 0)
-            trace_out[rows, 10] = -best if best > 0 else np.nan
-            trace_out[rows, 11] = n
-            rows += 1
-        if stop:
-            return done, rows, STOPPED
+                trace_out[done, 2 + j] = parts[j]
+                total_bits += parts[j]
+            trace_out[done, 0] = m
+            trace_out[done, 1] = total_bits
+            trace_out[done, 7] = a
+            trace_out[done, 8] = b
+            trace_out[done, 9] = best_k
+            trace_out[done, 10] = best_loss
+            trace_out[done, 11] = n
         old_a = counts[a]
         old_b = counts[b]
-        z = m
-        merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
+        merge(a, b, m, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
               cmark, oldcnt, changed, meta, counts, sites)
         if want_trace:
-            acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
+            acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         cs0, cs1, ck = changed_pairs(changed, meta[_N_CHANGED], cnt, oldcnt, ps0, ps1)
+        touched[0] = a
+        touched[1] = b
         n_out, n_moved = ix.ingest(
-            cs0, cs1, ck, touched, True, False, 1,
+            cs0, cs1, ck, touched, True, split, floor,
             x_hkeys, x_hvals, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
             groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
         )
-        if zeros.size < n_out:
-            zeros = np.zeros(2 * n_out)
-        ix.insert_scored(out[:n_out], zeros, n_moved, x_meta, x_ps0, x_ps1, x_k01, x_bval,
+        if scores.size < n_out:
+            scores = np.zeros(2 * n_out)
+        if split:
+            for i in range(n_out):
+                t = out[i]
+                p0 = x_ps0[t]
+                p1 = x_ps1[t]
+                scores[i] = cl.loss_b(kind, x_k01[t], counts[p0], counts[p1], p0 == p1)
+        ix.insert_scored(out[:n_out], scores, n_moved, x_meta, x_ps0, x_ps1, x_k01, x_bval,
                          x_child, x_sib, x_prev, groot, gsize, gactive, gpos, scratch)
-        rules_out[rules_done + done, 0] = a
-        rules_out[rules_done + done, 1] = b
+        rules_out[done, 0] = a
+        rules_out[done, 1] = b
         done += 1
 
 
@@ -377,43 +398,32 @@ class LinkedRewriter(Rewriter):
         return MergeReport(symbol=z, sites=int(sites), s0=a, s1=b, k01=k01)
 
 
-    def run_most_frequent(self, index, max_rules, stop_below, min_count, trace, batch=1 << 14,
-                          progress=None):
-        """Merge the most frequent pair until ``stop_below`` / ``max_rules`` / no pair, with the
-        whole loop compiled. ``index`` is a PairIndex already holding this string's pairs.
-        Returns (rules, [(trace rows as an (n, 12) array, seconds they took)], sum state)."""
+    def run_compiled(self, kind: str, index, rules_done: int, max_rules, stop_below: int,
+                     trace: bool, acc: np.ndarray, batch: int = 1 << 12):
+        """Merge with the built-in loss ``kind`` until the run would stop (the caller then takes
+        the final step). Yields (rules, trace rows as an (n, 12) array, seconds) per batch."""
         import time
 
-        cap_rules = max_rules if max_rules is not None else self.length
-        rules = np.zeros((max(cap_rules, 0) + 1, 2), dtype=np.int64)
-        rows = []
-        acc = np.zeros(1)
-        done = 0
+        code = cl.KINDS[kind]
         while True:
-            limit = batch
-            trace_out = np.zeros((limit + 1 if trace else 1, 12))
-            index.reserve_like(self.ps0.size, self.hkeys.size)
+            rules = np.zeros((batch, 2), dtype=np.int64)
+            trace_out = np.zeros((batch if trace else 1, 12))
+            index.reserve_like(self.ps0.size, self.hkeys.size, self.counts.size)
             started = time.perf_counter()
-            steps, n_rows, status = run_most_frequent(
-                limit, done, -1 if max_rules is None else max_rules, stop_below, min_count,
-                trace, acc, *self._kernel_state(), self.counts, self.sites, *index.kernel_state(),
-                rules, trace_out,
+            steps, status = run_compiled(
+                code, batch, rules_done, -1 if max_rules is None else max_rules, stop_below,
+                index.floor, trace, acc, *self._kernel_state(), self.counts, self.sites,
+                *index.kernel_state(), rules, trace_out,
             )
             self.next_symbol += steps
-            done += steps
-            if trace:
-                chunk = trace_out[:n_rows]
-                chunk_time = time.perf_counter() - started
-                rows.append((chunk, chunk_time))
-            if progress is not None:
-                progress(done, self.length, -1)
-            if status == STOPPED:
-                break
+            rules_done += steps
+            yield rules[:steps], trace_out[:steps] if trace else None, time.perf_counter() - started
+            if status == STOP_FOUND:
+                return
             if status == NEED_ROOM:
                 top = int(index.k01[: int(index.meta[N_SLOTS])].max(initial=0))
                 self._reserve(3 * top + 8)
                 self._reserve_symbols(self.next_symbol + 1)
-        return rules[:done], rows, acc
 
     def kernel_arrays(self):
         return (*self._kernel_state(), self.counts, self.sites)

@@ -24,6 +24,7 @@ class MdlScorer(SplitScorer):
     #: A pair seen once has loss >= log2(m) - 3 > 0 (one rule costs 2 log2 m, the counts gain
     #: log2 m, the length field at most 3 bits, and loss_b >= 0): it can never be merged.
     min_merge_count = 2
+    compiled = "mdl"
 
     def __init__(self, params=None):
         pass

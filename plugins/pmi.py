@@ -16,6 +16,8 @@ from chunkpress.scoring import SplitScorer
 class PmiScorer(SplitScorer):
     """loss = -PMI: favours pairs whose parts rarely occur apart, however rare the pair."""
 
+    compiled = "pmi"
+
     def __init__(self, params=None):
         pass
 
@@ -28,6 +30,8 @@ class PmiScorer(SplitScorer):
 
 class SpmiScorer(SplitScorer):
     """loss = -k01 * PMI: PMI scaled by the count, between Re-Pair and PMI."""
+
+    compiled = "spmi"
 
     def __init__(self, params=None):
         pass

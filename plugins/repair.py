@@ -10,9 +10,9 @@ class RepairScorer(SplitScorer):
     """loss = -k01. Depends on k01 alone, so symbol-count changes never trigger rescoring."""
 
     uses_parts = False
-    #: The loss orders pairs exactly as "most frequent first": rewriters that can run that loop
-    #: compiled (linked) do so, with no Python per merge.
-    most_frequent_first = True
+    #: The loss orders pairs exactly as "most frequent first" (ties: smallest (s0, s1)), which
+    #: the fused loop finds with a pointer instead of evaluating losses.
+    compiled = "most_frequent"
     stop_below = 2
 
     def __init__(self, params=None):

@@ -47,3 +47,25 @@ def test_code_length_of_bytes_matches_first_row(alice):
     parts = code_length(256, len(alice), counts)
     assert (parts.m_bits, parts.rules_bits, parts.n_bits, parts.counts_bits, parts.string_bits) == (1, 0, 26, 2715, 694302)
     assert parts.total_bits == 697044
+
+
+@pytest.mark.parametrize("name", ["mdl", "pmi", "spmi", "repair"])
+def test_compiled_twins_equal_numpy_losses_bit_for_bit(registry, name):
+    """The fused loop's losses are the scorers' numpy losses, to the last bit."""
+    from chunkpress import compiled_losses as cl
+
+    scorer = registry.get("scorer", name).build()
+    kind = cl.KINDS[scorer.compiled]
+    rng = np.random.default_rng(3)
+    k0 = rng.integers(1, 200_000, 5000)
+    k1 = np.where(rng.random(5000) < 0.1, k0, rng.integers(1, 200_000, 5000))
+    same = rng.random(5000) < 0.1
+    k1 = np.where(same, k0, k1)
+    k01 = np.maximum(1, (rng.random(5000) * np.minimum(k0, k1) / np.where(same, 2, 1)).astype(np.int64))
+    N, m = 900_000, 13_000
+    a = scorer.loss_a(N, m, k01)
+    b = scorer.loss_b(k01, k0, k1, same)
+    a_c = np.array([cl.loss_a(kind, N, m, int(k)) for k in k01])
+    b_c = np.array([cl.loss_b(kind, int(k), int(x), int(y), bool(s)) for k, x, y, s in zip(k01, k0, k1, same)])
+    assert np.array_equal(a, a_c)
+    assert np.array_equal(b, b_c)
