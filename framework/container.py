@@ -8,10 +8,12 @@ Layout::
     header    hlen bytes of canonical JSON (sorted keys, no spaces):
                 {"codec": codec id, "params": coder params, "length": original bytes,
                  "blake2b": hex BLAKE2b-128 of the original}
-    payload   the rest: the coder's bytes
+    payload   the coder's bytes
+    check     4 bytes   BLAKE2b-32 of everything before it
 
 ``decompress`` needs nothing but this: the codec id picks the coder, the params rebuild it, and
-the length and checksum verify the result.
+the length and checksum verify the result. The trailing check catches any flipped, truncated or
+appended byte before a decoder runs.
 """
 
 from __future__ import annotations
@@ -24,11 +26,17 @@ import attrs
 from chunkpress.errors import FormatError
 from chunkpress.leb128 import decode_varints, encode_varints
 
+from chunkpress.limits import MAX_LENGTH
+
 MAGIC = b"CHKP"
 VERSION = 1
+CHECK_BYTES = 4
 #: Headers larger than this are refused before parsing.
 MAX_HEADER_BYTES = 1 << 16
-MAX_LENGTH = 1 << 48
+
+
+def _check(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=CHECK_BYTES).digest()
 
 
 def checksum(data: bytes) -> str:
@@ -48,7 +56,8 @@ class Header:
 
 def pack(header: Header, payload: bytes) -> bytes:
     head = header.to_bytes()
-    return MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + payload
+    body = MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + payload
+    return body + _check(body)
 
 
 def unpack(archive: bytes) -> tuple[Header, bytes, int]:
@@ -58,6 +67,9 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
     version = archive[len(MAGIC)]
     if version != VERSION:
         raise FormatError(f"unsupported container version {version} (this chunkpress reads {VERSION})")
+    if len(archive) < len(MAGIC) + 2 + CHECK_BYTES or _check(archive[:-CHECK_BYTES]) != archive[-CHECK_BYTES:]:
+        raise FormatError("archive is corrupt, truncated or extended (check bytes do not match)")
+    archive = archive[:-CHECK_BYTES]
     (hlen,), pos = decode_varints(archive, 1, len(MAGIC) + 1)
     if hlen > MAX_HEADER_BYTES or pos + hlen > len(archive):
         raise FormatError("archive truncated or header length corrupt")
@@ -74,4 +86,4 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
         or not isinstance(header.blake2b, str)
     ):
         raise FormatError("corrupt archive header: a field has the wrong type or range")
-    return header, archive[pos + hlen :], pos + hlen
+    return header, archive[pos + hlen :], pos + hlen + CHECK_BYTES

@@ -33,15 +33,61 @@ def check_writable(path: str, force: bool) -> None:
         raise InputError(f"cannot write {path}: folder {p.parent} does not exist")
 
 
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _write_anonymous(target: Path, data: bytes, force: bool) -> bool:
+    """Linux: write into an unnamed file (O_TMPFILE) and give it its name only when complete, so
+    even a killed process leaves nothing behind. False where the file system cannot do it."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None:
+        return False
+    try:
+        fd = os.open(target.parent, flag | os.O_WRONLY, _umask_mode())
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # linkat(/proc/self/fd/N, AT_SYMLINK_FOLLOW) names the unnamed file; a dir fd makes
+        # CPython call linkat rather than link (which would link the /proc symlink itself)
+        proc = os.open("/proc/self/fd", os.O_RDONLY)
+        try:
+            if force and target.exists():
+                staging = target.parent / f".{target.name}.{os.getpid()}.part"
+                os.link(str(fd), staging, src_dir_fd=proc, follow_symlinks=True)
+                os.replace(staging, target)
+            else:
+                os.link(str(fd), target, src_dir_fd=proc, follow_symlinks=True)
+        finally:
+            os.close(proc)
+        return True
+    finally:
+        os.close(fd)
+
+
 def write_output(path: str, data: bytes, force: bool = False) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder, renamed at the end,
-    so an error or an interrupt leaves either the old file or nothing."""
+    """Write ``data`` to ``path`` so that an error, an interrupt or a kill leaves either the old
+    file or nothing: an unnamed file linked in when complete (Linux), else a temporary file in
+    the same folder renamed at the end."""
     if path == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
     check_writable(path, force)
     target = Path(path)
+    try:
+        if _write_anonymous(target, data, force):
+            return
+    except FileExistsError:
+        raise InputError(f"{path} already exists; use --force to overwrite it") from None
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     tmp_name = None
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
@@ -49,6 +95,7 @@ def write_output(path: str, data: bytes, force: bool = False) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp_name, _umask_mode())
         os.replace(tmp_name, target)
         tmp_name = None
     except OSError as exc:

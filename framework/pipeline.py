@@ -21,6 +21,7 @@ from chunkpress.config import PipelineConfig, build_params, default_config, load
 from chunkpress.errors import ChunkpressError, FormatError
 from chunkpress.expand import expand
 from chunkpress.learner import FitResult, fit
+from chunkpress.limits import BYTES_PER_SYMBOL, check_allocation
 from chunkpress.pretokenize import pretoken_breaks
 from chunkpress.registry import Registry, default_registry
 from chunkpress.rewriting import as_symbols
@@ -87,6 +88,8 @@ def decode_archive(archive: bytes, registry: Registry | None = None):
     """(header, rules, symbols) of an archive, validated."""
     registry = registry or default_registry()
     header, payload, _ = container.unpack(archive)
+    # the output and at most one 8-byte symbol per output byte: refuse before allocating
+    check_allocation(f"{header.length:,} bytes of output", (1 + BYTES_PER_SYMBOL) * header.length + len(payload))
     coder = _coder_for(header, registry)
     try:
         if "max_symbols" in signature(coder.decode).parameters:
@@ -96,6 +99,8 @@ def decode_archive(archive: bytes, registry: Registry | None = None):
             rules, symbols = coder.decode(payload)
     except ChunkpressError:
         raise
+    except MemoryError:
+        raise FormatError(f"corrupt payload for codec {header.codec}: it asks for more memory than there is") from None
     except Exception as exc:  # a coder bug or corrupt payload must not escape as a crash
         raise FormatError(f"corrupt payload for codec {header.codec}: {type(exc).__name__}: {exc}") from None
     return header, np.asarray(rules, dtype=np.int64).reshape(-1, 2), np.asarray(symbols, dtype=np.int64)

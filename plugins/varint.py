@@ -22,10 +22,8 @@ import zstandard
 import chunkpress
 from chunkpress.errors import FormatError
 from chunkpress.leb128 import decode_varints, encode_varints
+from chunkpress.limits import check_allocation, memory_limit
 from chunkpress.rewriting import BYTE_SYMBOLS
-
-#: Decoders refuse frames that claim to expand past this many bytes.
-MAX_FRAME_BYTES = 1 << 36
 
 
 def rank_table(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -51,6 +49,7 @@ def split_model(rules, symbols) -> tuple[bytes, bytes]:
 def join_model(model: bytes, string: bytes):
     """Inverse of :func:`split_model`, validating every count against the bytes present."""
     (r, u, n), pos = decode_varints(model, 3)
+    check_allocation(f"a string of {n:,} symbols", 8 * int(n))
     flat, pos = decode_varints(model, 2 * int(r), pos)
     table, pos = decode_varints(model, int(u), pos)
     if pos != len(model):
@@ -121,8 +120,9 @@ class VarintZstd(VarintCoder):
     def decompress(self, frame: bytes) -> bytes:
         try:
             size = zstandard.frame_content_size(frame)
-            if size < 0 or size > MAX_FRAME_BYTES:
-                raise FormatError("zstd frame has no or an implausible content size")
+            if size < 0:
+                raise FormatError("zstd frame does not record its content size")
+            check_allocation(f"a zstd frame of {size:,} bytes", size)
             d = zstandard.ZstdDecompressor().decompressobj()
             out = d.decompress(frame)
             if not d.eof or d.unused_data or len(out) != size:
@@ -142,7 +142,7 @@ class VarintZlib(VarintCoder):
     def decompress(self, frame: bytes) -> bytes:
         try:
             d = zlib.decompressobj()
-            out = d.decompress(frame, MAX_FRAME_BYTES)
+            out = d.decompress(frame, memory_limit())
             if not d.eof or d.unused_data:
                 raise FormatError("zlib frame is truncated or has trailing bytes")
             return out
@@ -160,7 +160,7 @@ class VarintLzma(VarintCoder):
     def decompress(self, frame: bytes) -> bytes:
         try:
             d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
-            out = d.decompress(frame, MAX_FRAME_BYTES)
+            out = d.decompress(frame, memory_limit())
             if not d.eof or d.unused_data:
                 raise FormatError("xz frame is truncated or has trailing bytes")
             return out

@@ -1,0 +1,215 @@
+"""Reliability: seeded fuzzing of round trips and of mutated archives, crafted sizes, interrupts.
+
+CHUNKPRESS_FUZZ_CASES (default 2000) sets how many round trips and how many mutated archives
+each run makes; CHUNKPRESS_FUZZ_SEED (default 20261122) makes a run reproducible.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from chunkpress import ChunkpressError, FormatError
+from chunkpress.container import Header, pack, unpack
+from chunkpress.pipeline import Pipeline, decompress
+from support import read
+
+CASES = int(os.environ.get("CHUNKPRESS_FUZZ_CASES", "2000"))
+SEED = int(os.environ.get("CHUNKPRESS_FUZZ_SEED", "20261122"))
+CODERS = ["combinatorial", "varint-zstd", "varint-zlib", "varint-lzma"]
+# fast backend settings: the fuzz is about robustness, not ratio (xz -9e alone costs 50 ms/call)
+FAST_PARAMS = {"varint-zstd": {"level": 1}, "varint-zlib": {"level": 1}, "varint-lzma": {"preset": 0, "extreme": False}}
+SCORERS = ["mdl", "repair", "pmi", "spmi"]
+
+
+def random_input(rng) -> bytes:
+    kind = rng.integers(0, 7)
+    n = int(rng.integers(0, 600))
+    if kind == 0:
+        return rng.integers(0, 256, n, dtype=np.uint8).tobytes()          # random bytes
+    if kind == 1:
+        return rng.choice(list(b"ab c"), n).astype(np.uint8).tobytes()    # tiny alphabet
+    if kind == 2:
+        return bytes([int(rng.integers(0, 256))]) * int(rng.integers(0, 5000))  # one long run
+    if kind == 3:
+        return rng.permutation(256).astype(np.uint8).tobytes()[: n % 257]  # all distinct
+    if kind == 4:
+        return b"" if rng.random() < 0.5 else bytes([int(rng.integers(0, 256))])  # empty / 1 byte
+    if kind == 5:
+        start = int(rng.integers(0, 150_000))
+        return read("alice29.txt")[start : start + n]                      # real text
+    words = [b"the", b"cat", b"sat", b" ", b"\n", b"on", b"mat", b"\xe4\xb8\xad"]
+    return b"".join(words[i] for i in rng.integers(0, len(words), n // 3))
+
+
+@pytest.fixture(scope="module")
+def pipelines(registry):
+    out = {}
+    for coder in CODERS:
+        for scorer in SCORERS:
+            for rewriter in ("linked",):  # scan = linked is checked by test_rewriters
+                out[coder, scorer, rewriter] = Pipeline.from_config(
+                    registry=registry, coder={"name": coder, "params": FAST_PARAMS.get(coder, {})},
+                    scorer=scorer, rewriter=rewriter,
+                    limits={"max_rules": 40},
+                )
+    return out
+
+
+def test_fuzzed_round_trips(registry, pipelines):
+    rng = np.random.default_rng(SEED)
+    keys = list(pipelines)
+    for case in range(CASES):
+        data = random_input(rng)
+        key = keys[int(rng.integers(0, len(keys)))]
+        archive = pipelines[key].compress(data)
+        assert decompress(archive, registry) == data, (case, key, data[:50])
+
+
+def mutate(rng, archive: bytes) -> bytes:
+    kind = rng.integers(0, 3)
+    if kind == 0 and archive:
+        bad = bytearray(archive)
+        i = int(rng.integers(0, len(bad)))
+        bad[i] ^= 1 << int(rng.integers(0, 8))
+        return bytes(bad)
+    if kind == 1:
+        return archive[: int(rng.integers(0, len(archive)))]
+    return archive + rng.integers(0, 256, int(rng.integers(1, 16)), dtype=np.uint8).tobytes()
+
+
+@pytest.fixture(scope="module")
+def samples(pipelines):
+    rng = np.random.default_rng(SEED + 1)
+    out = []
+    for coder in CODERS:
+        for scorer in ("mdl", "repair"):
+            for _ in range(3):
+                data = random_input(rng) or b"x"
+                out.append((data, pipelines[coder, scorer, "linked"].compress(data)))
+    return out
+
+
+def test_mutated_archives_are_rejected(registry, samples):
+    """Flipped, truncated and extended archives: every one is refused with a FormatError."""
+    rng = np.random.default_rng(SEED + 2)
+    for case in range(CASES):
+        data, archive = samples[int(rng.integers(0, len(samples)))]
+        bad = mutate(rng, archive)
+        if bad == archive:
+            continue
+        with pytest.raises(FormatError):
+            decompress(bad, registry)
+
+
+def test_mutated_payloads_never_give_wrong_output(registry, samples):
+    """Mutations behind a valid container check reach the decoders themselves: each one gives a
+    FormatError or the original bytes, never another exception, a hang or wrong output."""
+    rng = np.random.default_rng(SEED + 3)
+    refused = 0
+    for case in range(CASES):
+        data, archive = samples[int(rng.integers(0, len(samples)))]
+        header, payload, _ = unpack(archive)
+        bad_payload = mutate(rng, payload)
+        try:
+            out = decompress(pack(header, bad_payload), registry)
+        except FormatError:
+            refused += 1
+            continue
+        assert out == data, (case, header.codec)
+    assert refused > CASES // 2
+
+
+def forged(codec: str, length: int, payload: bytes) -> bytes:
+    return pack(Header(codec=codec, params={}, length=length, blake2b="0" * 32), payload)
+
+
+@pytest.mark.parametrize("codec", ["chunkpress.combinatorial.v1", "chunkpress.varint-zstd.v1"])
+def test_crafted_length_2_to_40_is_refused_fast(registry, codec):
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter()
+    with pytest.raises(FormatError, match="more than the limit"):
+        decompress(forged(codec, 1 << 40, b"\x01\x02\x03"), registry)
+    assert time.perf_counter() - t < 1.0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KiB
+
+
+def test_crafted_dictionary_of_2_to_31_symbols_is_refused_fast(registry):
+    import numba
+
+    from chunkpress.plugins import combinatorial as cb
+
+    @numba.njit
+    def header_only(r, out):
+        st = np.zeros(5, dtype=np.uint64)
+        st[cb._RANGE] = cb._MASK
+        st[cb._CSIZE] = 1
+        cb._encode_elias(st, out, r)
+        cb._flush(st, out)
+        return st[cb._POS]
+
+    out = np.zeros(64, dtype=np.uint8)
+    size = header_only((1 << 31) - 256, out)
+    payload = out[1:size].tobytes()
+    t = time.perf_counter()
+    with pytest.raises(FormatError, match="impossible rule count"):
+        decompress(forged("chunkpress.combinatorial.v1", 1000, payload), registry)
+    # and the varint model frame claiming 2^31 rules in a few bytes
+    import zstandard
+
+    from chunkpress.leb128 import encode_varints
+
+    model = zstandard.ZstdCompressor().compress(encode_varints([(1 << 31) - 256, 0, 0]))
+    string = zstandard.ZstdCompressor().compress(b"")
+    with pytest.raises(FormatError, match="truncated"):
+        decompress(forged("chunkpress.varint-zstd.v1", 1000, encode_varints([len(model)]) + model + string), registry)
+    assert time.perf_counter() - t < 1.0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupted_compress_leaves_nothing(tmp_path, sig):
+    source = tmp_path / "big.txt"
+    text = read("alice29.txt") * 8
+    source.write_bytes(text)
+    out = tmp_path / "big.cpz"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chunkpress.cli", "compress", str(source), "-o", str(out), "--rewriter", "scan"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    time.sleep(2.0)
+    assert proc.poll() is None, "compress finished before the signal; make the input bigger"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130 and b"interrupted" in err
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
+    assert source.read_bytes() == text
+
+
+def test_unwritable_output_is_a_clear_error(tmp_path, capsys):
+    from chunkpress.cli import main
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"hello hello")
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who can write anywhere")
+        assert main(["compress", str(src), "-o", str(locked / "a.cpz")]) != 0
+        assert "cannot write" in capsys.readouterr().err
+    finally:
+        locked.chmod(0o700)
+
+
+def test_errors_are_chunkpress_errors():
+    assert issubclass(FormatError, ChunkpressError)
