@@ -78,16 +78,26 @@ def _same_file(a: str, b: str) -> bool:
     return a != "-" and b != "-" and os.path.exists(b) and os.path.samefile(a, b)
 
 
+def _tokenizer(path: str):
+    from chunkpress.tokenizer import Tokenizer
+
+    return Tokenizer.from_rules_file(read_input(path))
+
+
 def cmd_compress(args) -> int:
     out = args.output or _default_output(args.input, True)
     pipe = _pipeline(args)
     if args.input != "-" and _same_file(args.input, out):
         raise InputError("the output would overwrite the input")
     check_writable(out, args.force)
+    tokenizer = _tokenizer(args.rules) if args.rules else None
     data = read_input(args.input)
-    progress = Progress("compress")
-    archive = pipe.compress(data, progress=progress)
-    progress.done()
+    if tokenizer is not None:  # reuse a learned dictionary: no learning, the archive holds the rules
+        archive = pipe.encode(tokenizer.rules, tokenizer.encode(data), data)
+    else:
+        progress = Progress("compress")
+        archive = pipe.compress(data, progress=progress)
+        progress.done()
     write_output(out, archive, args.force)
     if args.verbose:
         print(f"{args.input}: {len(data):,} -> {len(archive):,} bytes", file=sys.stderr)
@@ -119,6 +129,7 @@ def cmd_train(args) -> int:
         if path:
             check_writable(path, args.force)
     data = read_input(args.input)
+    held_out = read_input(args.eval) if args.eval else None
     progress = Progress("train")
     result = pipe.fit(data, trace=True, progress=progress)
     progress.done()
@@ -127,13 +138,83 @@ def cmd_train(args) -> int:
                 "chunkpress": chunkpress.__version__}
         write_output(rules_out, dump_rules(result.rules, meta), args.force)
     if args.trace:
-        write_output(args.trace, trace_to_csv(result.trace).encode(), args.force)
+        trace = result.trace
+        if held_out is not None:
+            from numpy.lib import recfunctions
+
+            from chunkpress.tokenizer import Tokenizer
+
+            curve = Tokenizer(result.rules, pipe.config.pretokenizer).code_length_curve(held_out)
+            trace = recfunctions.append_fields(
+                trace, ["eval_total_bits", "eval_N"], [curve["total_bits"], curve["N"]], usemask=False
+            )
+        write_output(args.trace, trace_to_csv(trace).encode(), args.force)
     last = result.trace[-1]
     print(
         f"{len(result.rules):,} rules (m = {256 + len(result.rules):,}), N = {len(result.symbols):,}, "
         f"total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, {result.seconds:.2f}s",
         file=sys.stderr,
     )
+    return 0
+
+
+def cmd_encode(args) -> int:
+    import numpy as np
+
+    tokenizer = _tokenizer(args.rules)
+    out = args.output or ("-" if args.input == "-" else args.input + ".ids")
+    check_writable(out, args.force)
+    ids = tokenizer.encode(read_input(args.input))
+    if args.format == "text":
+        payload = (" ".join(map(str, ids.tolist())) + "\n").encode()
+    else:
+        payload = ids.astype("<u4").tobytes()
+    write_output(out, payload, args.force)
+    return 0
+
+
+def cmd_decode(args) -> int:
+    import numpy as np
+
+    tokenizer = _tokenizer(args.rules)
+    out = args.output or "-"
+    check_writable(out, args.force)
+    raw = read_input(args.input)
+    if args.format == "text":
+        try:
+            ids = np.array(raw.split(), dtype=np.int64)
+        except ValueError:
+            raise InputError(f"{args.input}: expected whitespace-separated symbol ids") from None
+    else:
+        if len(raw) % 4:
+            raise InputError(f"{args.input}: not a uint32 id file (length {len(raw)} is not a multiple of 4)")
+        ids = np.frombuffer(raw, dtype="<u4").astype(np.int64)
+    try:
+        data = tokenizer.decode(ids)
+    except ChunkpressError as exc:
+        raise InputError(f"{args.input}: {exc}") from None
+    write_output(out, data, args.force)
+    return 0
+
+
+def cmd_export_hf(args) -> int:
+    from chunkpress.hf import to_hf_json
+
+    tokenizer = _tokenizer(args.rules)
+    out = args.output or args.rules + ".tokenizer.json"
+    check_writable(out, args.force)
+    write_output(out, to_hf_json(tokenizer.rules, tokenizer.pretokenizer).encode(), args.force)
+    return 0
+
+
+def cmd_import_hf(args) -> int:
+    from chunkpress.hf import from_hf_json
+    from chunkpress.rulesfile import dump_rules
+
+    check_writable(args.output, args.force)
+    rules, pre = from_hf_json(read_input(args.input).decode("utf-8", errors="strict"))
+    meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": chunkpress.__version__}
+    write_output(args.output, dump_rules(rules, meta), args.force)
     return 0
 
 
@@ -194,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="archive path (default INPUT.cpz; '-' for stdout)")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("--rules", help="reuse this learned dictionary (a rules file) instead of learning one")
     _add_pipeline_options(p)
     p.set_defaults(func=cmd_compress)
 
@@ -207,9 +289,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="training text ('-' for stdin)")
     p.add_argument("--rules", help="rules file to write (default INPUT.rules unless --trace is given)")
     p.add_argument("--trace", help="CSV of the per-step trace (reference program's columns first)")
+    p.add_argument("--eval", help="held-out text: the trace gets its code length at every step")
     p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
     _add_pipeline_options(p)
     p.set_defaults(func=cmd_train)
+
+    for name, func, helptext in (("encode", cmd_encode, "text -> symbol ids with a learned dictionary"),
+                                 ("decode", cmd_decode, "symbol ids -> text with a learned dictionary")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("input", help="input ('-' for stdin)")
+        p.add_argument("--rules", required=True, help="rules file written by train")
+        p.add_argument("--format", choices=("u32", "text"), default="u32",
+                       help="ids as little-endian uint32 (default) or whitespace-separated text")
+        p.add_argument("-o", "--output", help="output path ('-' for stdout)")
+        p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("export-hf", help="write a rules file as an HF tokenizers tokenizer.json")
+    p.add_argument("rules", help="rules file")
+    p.add_argument("-o", "--output", help="tokenizer.json path (default RULES.tokenizer.json)")
+    p.add_argument("-f", "--force", action="store_true")
+    p.set_defaults(func=cmd_export_hf)
+
+    p = sub.add_parser("import-hf", help="read a byte-level BPE tokenizer.json into a rules file")
+    p.add_argument("input", help="tokenizer.json")
+    p.add_argument("-o", "--output", required=True, help="rules file to write")
+    p.add_argument("-f", "--force", action="store_true")
+    p.set_defaults(func=cmd_import_hf)
 
     p = sub.add_parser("inspect", help="show an archive's header and sizes by part")
     p.add_argument("input", help="archive")

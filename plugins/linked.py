@@ -313,6 +313,37 @@ def run_compiled(
         done += 1
 
 
+@numba.njit(cache=True)
+def replay(rules, start, record, n_out, sum_out, acc,
+           sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt,
+           changed, meta, counts, sites):
+    """Apply rules[start:] in order (rule i makes symbol 256 + i), each by left-to-right
+    replacement of its counted occurrences: exactly what training did, at a cost proportional to
+    the sites. With ``record``, n_out[i] / sum_out[i] get N and sum lf(k_j) before rule i (acc[0]
+    carries the sum). Returns the index of the next rule: rules.shape[0] when done, less when the
+    slot arrays must grow first."""
+    for i in range(start, rules.shape[0]):
+        a = rules[i, 0]
+        b = rules[i, 1]
+        if record:
+            n_out[i] = meta[_LENGTH]
+            sum_out[i] = acc[0]
+        slot = find_slot(hkeys, hvals, a, b)
+        if slot == EMPTY or cnt[slot] == 0:
+            continue
+        room = 3 * cnt[slot] + 8
+        if meta[N_SLOTS] + room > ps0.size or 2 * (meta[HASH_USED] + room) > hkeys.size:
+            return i
+        old_a = counts[a]
+        old_b = counts[b]
+        z = 256 + i
+        merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
+              cmark, oldcnt, changed, meta, counts, sites)
+        if record:
+            acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
+    return rules.shape[0]
+
+
 class LinkedRewriter(Rewriter):
     """Incremental rewriter; same semantics as ``scan``, cost proportional to the sites."""
 
@@ -382,8 +413,9 @@ class LinkedRewriter(Rewriter):
         return self.sym[self.sym >= 0]
 
     def _reserve_symbols(self, z: int) -> None:
+        """Make symbol id ``z`` addressable in the counts."""
         if z >= self.counts.size:
-            self.counts = grown(self.counts, 2 * self.counts.size, 0)
+            self.counts = grown(self.counts, max(2 * self.counts.size, z + 1), 0)
 
     def apply(self, s0, s1):
         slot = find_slot(self.hkeys, self.hvals, s0, s1)
@@ -425,8 +457,27 @@ class LinkedRewriter(Rewriter):
                 self._reserve(3 * top + 8)
                 self._reserve_symbols(self.next_symbol + 1)
 
-    def kernel_arrays(self):
-        return (*self._kernel_state(), self.counts, self.sites)
+    def replay(self, rules: np.ndarray, record: bool = False):
+        """Apply ``rules`` in order to the loaded string (see :func:`replay`). With ``record``,
+        returns (N before each rule and after the last, sum lf(k_i) likewise)."""
+        rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
+        r = len(rules)
+        self._reserve_symbols(BYTE_SYMBOLS + r)
+        n_out = np.zeros(r + 1 if record else 1, dtype=np.int64)
+        sum_out = np.zeros(r + 1 if record else 1)
+        acc = np.array([string_log_sum(self.counts, BYTE_SYMBOLS) if record else 0.0])
+        i = 0
+        while True:
+            i = replay(rules, i, record, n_out, sum_out, acc, *self._kernel_state(), self.counts, self.sites)
+            if i >= r:
+                break
+            slot = find_slot(self.hkeys, self.hvals, rules[i, 0], rules[i, 1])
+            self._reserve(3 * int(self.cnt[slot]) + 8)
+        self.next_symbol = BYTE_SYMBOLS + r
+        if record:
+            n_out[r] = self.length
+            sum_out[r] = acc[0]
+        return n_out, sum_out
 
 
 @chunkpress.hookimpl

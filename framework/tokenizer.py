@@ -1,0 +1,166 @@
+"""Use a learned dictionary on new text: encode to symbol ids, decode back, measure, export.
+
+Encoding applies the rules in order, each by left-to-right replacement, exactly as training did,
+so encoding the training text gives back the training's final string. It replays the rules with
+the linked rewriter's merge kernel: the cost is proportional to the sites, not one pass per
+rule. With a pre-tokenizer, every distinct pre-token is encoded once (an exact hash table over
+its bytes) and the output is assembled by copying.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from chunkpress.codelength import parts_from_sum, PART_NAMES
+from chunkpress.errors import ChunkpressError, ConfigError
+from chunkpress.expand import expand, symbol_lengths
+from chunkpress.pretokenize import NAMES as PRETOKENIZERS, pretoken_breaks
+from chunkpress.rewriting import BYTE_SYMBOLS, as_symbols
+
+
+@numba.njit(cache=True)
+def _distinct_tokens(data, starts, ends):
+    """Id of each token's distinct byte string (first-seen order) and the first token of each
+    id. Exact: a hash hit is confirmed by comparing the bytes."""
+    n = starts.size
+    size = 1
+    while size < 2 * n + 2:
+        size *= 2
+    mask = size - 1
+    table = np.full(size, -1, dtype=np.int64)  # holds a representative token index
+    hashes = np.empty(n, dtype=np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    n_ids = 0
+    ident = np.full(n, -1, dtype=np.int64)
+    for t in range(n):
+        h = np.int64(-3750763034362895579)  # FNV-1a offset basis
+        for p in range(starts[t], ends[t]):
+            h = (h ^ np.int64(data[p])) * np.int64(1099511628211)
+        hashes[t] = h
+        i = (h ^ (h >> 29)) & mask
+        while True:
+            rep = table[i]
+            if rep == -1:
+                table[i] = t
+                ident[t] = n_ids
+                first[n_ids] = t
+                ids[t] = n_ids
+                n_ids += 1
+                break
+            if hashes[rep] == h and ends[rep] - starts[rep] == ends[t] - starts[t]:
+                same = True
+                for k in range(ends[t] - starts[t]):
+                    if data[starts[rep] + k] != data[starts[t] + k]:
+                        same = False
+                        break
+                if same:
+                    ids[t] = ident[rep]
+                    break
+            i = (i + 1) & mask
+    return ids, first[:n_ids]
+
+
+@numba.njit(cache=True)
+def _gather(data, starts, ends, first, buf):
+    pos = 0
+    for u in range(first.size):
+        t = first[u]
+        for p in range(starts[t], ends[t]):
+            buf[pos] = data[p]
+            pos += 1
+
+
+@numba.njit(cache=True)
+def _assemble(ids, seg_start, seg_len, symbols, out):
+    pos = 0
+    for t in range(ids.size):
+        u = ids[t]
+        s = seg_start[u]
+        for k in range(seg_len[u]):
+            out[pos] = symbols[s + k]
+            pos += 1
+    return pos
+
+
+class Tokenizer:
+    """A learned dictionary used as a tokenizer: rules (R x 2) plus the pre-tokenizer it was
+    trained with."""
+
+    def __init__(self, rules, pretokenizer: str = "none"):
+        self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
+        symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
+        if pretokenizer not in PRETOKENIZERS:
+            raise ConfigError(f"unknown pretokenizer {pretokenizer!r}; available: {', '.join(PRETOKENIZERS)}")
+        self.pretokenizer = pretokenizer
+
+    @classmethod
+    def from_rules_file(cls, data: bytes) -> "Tokenizer":
+        from chunkpress.rulesfile import load_rules
+
+        rules, meta = load_rules(data)
+        pre = meta.get("config", {}).get("pretokenizer", {}).get("name", "none")
+        return cls(rules, pre)
+
+    @property
+    def vocab_size(self) -> int:
+        return BYTE_SYMBOLS + len(self.rules)
+
+    def _rewriter(self, data: np.ndarray, breaks):
+        from chunkpress.registry import default_registry
+
+        rewriter = default_registry().get("rewriter", "linked").build()
+        rewriter.load(data, breaks)
+        return rewriter
+
+    def encode(self, data) -> np.ndarray:
+        """Symbol ids of ``data`` (int64)."""
+        arr = as_symbols(data)
+        if arr.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        breaks = pretoken_breaks(arr, self.pretokenizer)
+        if breaks is None:
+            rewriter = self._rewriter(arr, None)
+            rewriter.replay(self.rules)
+            return rewriter.symbols().astype(np.int64)
+        cuts = np.flatnonzero(breaks[:-1]) + 1
+        starts = np.concatenate([[0], cuts]).astype(np.int64)
+        ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
+        ids, first = _distinct_tokens(arr, starts, ends)
+        lengths = ends[first] - starts[first]
+        buf = np.empty(int(lengths.sum()), dtype=np.uint8)
+        _gather(arr, starts, ends, first, buf)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        word_breaks = np.zeros(buf.size, dtype=bool)
+        word_breaks[offsets[1:-1] - 1] = True
+        rewriter = self._rewriter(buf, word_breaks)
+        rewriter.replay(self.rules)
+        alive = np.concatenate([[0], np.cumsum(rewriter.sym >= 0)])
+        seg_start = alive[offsets[:-1]]
+        seg_len = alive[offsets[1:]] - seg_start
+        symbols = rewriter.symbols().astype(np.int64)
+        out = np.empty(int(seg_len[ids].sum()), dtype=np.int64)
+        _assemble(ids, seg_start, seg_len, symbols, out)
+        return out
+
+    def decode(self, ids) -> bytes:
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.vocab_size):
+            raise ChunkpressError(f"symbol ids must lie in [0, {self.vocab_size}); got {ids.min()}..{ids.max()}")
+        return expand(self.rules, ids)
+
+    def code_length_curve(self, data) -> np.ndarray:
+        """Held-out code length of ``data`` under the first r rules, for r = 0 .. R: a table with
+        m, N and the five parts (counts and string from ``data``'s own counts; the rules charged
+        once, as in training)."""
+        arr = as_symbols(data)
+        rewriter = self._rewriter(arr, pretoken_breaks(arr, self.pretokenizer))
+        n_before, sums = rewriter.replay(self.rules, record=True)
+        rows = np.zeros(len(n_before), dtype=[("m", np.int64), ("total_bits", np.int64), *[(p, np.int64) for p in PART_NAMES], ("N", np.int64)])
+        parts = np.zeros(5, dtype=np.int64)
+        for i in range(len(n_before)):
+            m = BYTE_SYMBOLS + i
+            parts_from_sum(m, int(n_before[i]), float(sums[i]), parts)
+            rows[i] = (m, int(parts.sum()), *parts.tolist(), int(n_before[i]))
+        return rows

@@ -1,0 +1,86 @@
+"""A learned dictionary used on new text: encode/decode, held-out code length, HF export."""
+
+import numpy as np
+import pytest
+
+from chunkpress.cli import main
+from chunkpress.hf import from_hf_json, to_hf_json
+from chunkpress.pipeline import Pipeline
+from chunkpress.rulesfile import dump_rules
+from chunkpress.tokenizer import Tokenizer
+from support import fixture_inputs, read
+
+FIXTURES = fixture_inputs()
+
+
+@pytest.fixture(scope="module", params=["none", "gpt2", "whitespace"])
+def trained(request, registry, alice):
+    result = Pipeline.from_config(registry=registry, scorer="repair", pretokenizer=request.param,
+                                  limits={"max_rules": 1500}).fit(alice)
+    return request.param, result
+
+
+def test_encoding_the_training_text_gives_the_training_string(trained, alice):
+    pre, result = trained
+    assert np.array_equal(Tokenizer(result.rules, pre).encode(alice), result.symbols)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_encode_decode_is_identity(trained, name):
+    pre, result = trained
+    tok = Tokenizer(result.rules, pre)
+    data = FIXTURES[name]  # includes bytes never seen in training (Arabic, Chinese, random)
+    assert tok.decode(tok.encode(data)) == data
+
+
+def test_mdl_dictionary_on_held_out_text(registry, alice):
+    result = Pipeline.from_config(registry=registry).fit(alice)
+    tok = Tokenizer(result.rules)
+    own = tok.code_length_curve(alice)
+    assert np.array_equal(own["total_bits"], result.trace["total_bits"])  # same numbers as training
+    other = tok.code_length_curve(read("udhr_arb.txt"))
+    assert len(other) == len(result.rules) + 1 and other["m"][-1] == 256 + len(result.rules)
+    # English chunks do not help Arabic: the held-out code length only grows with the rules
+    assert other["total_bits"][-1] > other["total_bits"][0]
+
+
+def test_hf_export_import_round_trip(trained):
+    pre, result = trained
+    rules, name = from_hf_json(to_hf_json(result.rules, pre))
+    assert np.array_equal(rules, result.rules) and name == pre
+
+
+def test_hf_tokenizers_gives_the_same_ids(trained, alice):
+    tokenizers = pytest.importorskip("tokenizers")
+    pre, result = trained
+    hf = tokenizers.Tokenizer.from_str(to_hf_json(result.rules, pre))
+    ours = Tokenizer(result.rules, pre).encode(alice)
+    assert hf.encode(alice.decode("utf-8")).ids == ours.tolist()
+
+
+def test_cli_encode_decode_and_compress_with_rules(tmp_path, trained, alice):
+    pre, result = trained
+    rules = tmp_path / "a.rules"
+    rules.write_bytes(dump_rules(result.rules, {"config": {"pretokenizer": {"name": pre}}}))
+    text = tmp_path / "t.txt"
+    text.write_bytes(read("udhr_cmn_hans.txt") + alice[:2000])
+    for fmt in ("u32", "text"):
+        ids, back = tmp_path / f"ids.{fmt}", tmp_path / f"back.{fmt}"
+        assert main(["encode", str(text), "--rules", str(rules), "--format", fmt, "-o", str(ids)]) == 0
+        assert main(["decode", str(ids), "--rules", str(rules), "--format", fmt, "-o", str(back)]) == 0
+        assert back.read_bytes() == text.read_bytes()
+    archive = tmp_path / "t.cpz"
+    assert main(["compress", str(text), "--rules", str(rules), "-o", str(archive)]) == 0
+    assert main(["decompress", str(archive), "-o", str(tmp_path / "t.out")]) == 0
+    assert (tmp_path / "t.out").read_bytes() == text.read_bytes()
+
+
+def test_cli_decode_rejects_bad_ids(tmp_path, capsys):
+    rules = tmp_path / "a.rules"
+    rules.write_bytes(dump_rules(np.array([[97, 98]]), {}))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("97 98 999999")
+    out = tmp_path / "o"
+    assert main(["decode", str(bad), "--rules", str(rules), "--format", "text", "-o", str(out)]) != 0
+    assert "symbol ids must lie in [0, 257)" in capsys.readouterr().err
+    assert not out.exists()
