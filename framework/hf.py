@@ -5,10 +5,9 @@ are our symbol ids, so HF's segmentation equals ``chunkpress encode``: HF applie
 rank, leftmost first, within each pre-token, and since no merge can create a pair of a lower
 rank, that is the same as applying the rules one after the other, left to right.
 
-Pre-tokenizers: ``gpt2`` -> ByteLevel with its regex, ``none`` -> ByteLevel without regex (the
-whole text is one word), ``whitespace`` -> Split on whitespace runs, then ByteLevel. Our gpt2
-splitter treats every byte >= 0x80 as a letter; HF uses Unicode classes, so the two can differ
-on non-ASCII punctuation or digits (they agree on ASCII text and on non-ASCII letters).
+Pre-tokenizers: ``gpt2`` -> ByteLevel with its regex (our splitter gives the same pre-tokens,
+checked on all the corpora), ``none`` -> ByteLevel without regex (the whole text is one word),
+``whitespace`` -> Split on white-space runs, then ByteLevel.
 ``tokenizers`` is only needed to *use* the file, not to write or read it.
 """
 

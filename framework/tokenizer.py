@@ -24,9 +24,7 @@ def _distinct_tokens(data, starts, ends):
     """Id of each token's distinct byte string (first-seen order) and the first token of each
     id. Exact: a hash hit is confirmed by comparing the bytes."""
     n = starts.size
-    size = 1
-    while size < 2 * n + 2:
-        size *= 2
+    size = 1 << 16
     mask = size - 1
     table = np.full(size, -1, dtype=np.int64)  # holds a representative token index
     hashes = np.empty(n, dtype=np.int64)
@@ -39,6 +37,16 @@ def _distinct_tokens(data, starts, ends):
         for p in range(starts[t], ends[t]):
             h = (h ^ np.int64(data[p])) * np.int64(1099511628211)
         hashes[t] = h
+        if 2 * (n_ids + 1) > size:  # keep the load under 1/2: double and re-insert
+            size *= 2
+            mask = size - 1
+            table = np.full(size, -1, dtype=np.int64)
+            for u in range(n_ids):
+                rep = first[u]
+                j = (hashes[rep] ^ (hashes[rep] >> 29)) & mask
+                while table[j] != -1:
+                    j = (j + 1) & mask
+                table[j] = rep
         i = (h ^ (h >> 29)) & mask
         while True:
             rep = table[i]
@@ -84,6 +92,76 @@ def _assemble(ids, seg_start, seg_len, symbols, out):
     return pos
 
 
+#: Words up to this many bytes are merged in a small array (lowest rank first); longer ones
+#: are replayed with the linked rewriter, whose cost does not grow with the square of the length.
+SHORT_WORD = 64
+
+
+@numba.njit(cache=True)
+def _rank_table(rules):
+    """Open-addressing table (s0, s1) -> rule index, for merging by rank."""
+    size = 1
+    while size < 2 * rules.shape[0] + 2:
+        size *= 2
+    keys = np.full(size, -1, dtype=np.int64)
+    vals = np.zeros(size, dtype=np.int64)
+    for r in range(rules.shape[0]):
+        key = (rules[r, 0] << 32) | rules[r, 1]
+        i = ((key * np.int64(-7046029254386353131)) >> 20) & (size - 1)
+        while keys[i] != -1 and keys[i] != key:
+            i = (i + 1) & (size - 1)
+        if keys[i] == -1:  # a repeated rule never fires: keep the first
+            keys[i] = key
+            vals[i] = r
+    return keys, vals
+
+
+@numba.njit(cache=True, inline="always")
+def _rank(keys, vals, a, b):
+    key = (a << 32) | b
+    mask = keys.size - 1
+    i = ((key * np.int64(-7046029254386353131)) >> 20) & mask
+    while True:
+        k = keys[i]
+        if k == key:
+            return vals[i]
+        if k == -1:
+            return -1
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def _merge_short_words(buf, offsets, keys, vals, out, out_len):
+    """Encode each word of at most SHORT_WORD bytes by merging its lowest-rank adjacent pair,
+    leftmost first, until none is left: the same result as applying the rules in order, left to
+    right (no merge creates a pair of a lower rank). Longer words get out_len -1."""
+    w = np.empty(SHORT_WORD, dtype=np.int64)
+    for u in range(offsets.size - 1):
+        length = offsets[u + 1] - offsets[u]
+        if length > SHORT_WORD:
+            out_len[u] = -1
+            continue
+        for k in range(length):
+            w[k] = buf[offsets[u] + k]
+        while length > 1:
+            best = -1
+            at = -1
+            for p in range(length - 1):
+                r = _rank(keys, vals, w[p], w[p + 1])
+                if r >= 0 and (best < 0 or r < best):
+                    best = r
+                    at = p
+            if best < 0:
+                break
+            w[at] = 256 + best
+            for p in range(at + 1, length - 1):
+                w[p] = w[p + 1]
+            length -= 1
+        for k in range(length):
+            out[offsets[u] + k] = w[k]
+        out_len[u] = length
+
+
 class Tokenizer:
     """A learned dictionary used as a tokenizer: rules (R x 2) plus the pre-tokenizer it was
     trained with."""
@@ -114,6 +192,16 @@ class Tokenizer:
         rewriter.load(data, breaks)
         return rewriter
 
+    def _ranks(self):
+        if not hasattr(self, "_rank_cache"):
+            self._rank_cache = _rank_table(self.rules)
+        return self._rank_cache
+
+    def _replay(self, arr: np.ndarray) -> np.ndarray:
+        rewriter = self._rewriter(arr, None)
+        rewriter.replay(self.rules)
+        return rewriter.symbols().astype(np.int64)
+
     def encode(self, data) -> np.ndarray:
         """Symbol ids of ``data`` (int64)."""
         arr = as_symbols(data)
@@ -121,9 +209,7 @@ class Tokenizer:
             return np.zeros(0, dtype=np.int64)
         breaks = pretoken_breaks(arr, self.pretokenizer)
         if breaks is None:
-            rewriter = self._rewriter(arr, None)
-            rewriter.replay(self.rules)
-            return rewriter.symbols().astype(np.int64)
+            return self._replay(arr)
         cuts = np.flatnonzero(breaks[:-1]) + 1
         starts = np.concatenate([[0], cuts]).astype(np.int64)
         ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
@@ -132,14 +218,14 @@ class Tokenizer:
         buf = np.empty(int(lengths.sum()), dtype=np.uint8)
         _gather(arr, starts, ends, first, buf)
         offsets = np.concatenate([[0], np.cumsum(lengths)])
-        word_breaks = np.zeros(buf.size, dtype=bool)
-        word_breaks[offsets[1:-1] - 1] = True
-        rewriter = self._rewriter(buf, word_breaks)
-        rewriter.replay(self.rules)
-        alive = np.concatenate([[0], np.cumsum(rewriter.sym >= 0)])
-        seg_start = alive[offsets[:-1]]
-        seg_len = alive[offsets[1:]] - seg_start
-        symbols = rewriter.symbols().astype(np.int64)
+        symbols = np.empty(buf.size, dtype=np.int64)  # word u's symbols start at offsets[u]
+        seg_len = np.empty(first.size, dtype=np.int64)
+        _merge_short_words(buf, offsets, *self._ranks(), symbols, seg_len)
+        for u in np.flatnonzero(seg_len < 0):  # long words: replay with the linked rewriter
+            word = self._replay(buf[offsets[u] : offsets[u + 1]])
+            symbols[offsets[u] : offsets[u] + word.size] = word
+            seg_len[u] = word.size
+        seg_start = offsets[:-1]
         out = np.empty(int(seg_len[ids].sum()), dtype=np.int64)
         _assemble(ids, seg_start, seg_len, symbols, out)
         return out

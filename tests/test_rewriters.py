@@ -88,13 +88,31 @@ def test_gpt2_pretokenizer_matches_the_gpt2_pattern(alice):
 
     from chunkpress.pretokenize import split
 
-    letters = rb"A-Za-z\x80-\xff"
-    pattern = re.compile(
-        rb"'s|'t|'re|'ve|'m|'ll|'d| ?[" + letters + rb"]+| ?[0-9]+| ?[^\s" + letters + rb"0-9]+|\s+(?!\S)|\s+"
-    )
-    text = alice + "I'm  don't\n\n  x  42!! \t\n hi 's ".encode() + read("udhr_arb.txt")
+    # on ASCII text the Unicode classes are the ASCII ones, so Python's re can state the pattern
+    pattern = re.compile(rb"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+")
+    text = alice + "I'm  don't\n\n  x  42!! \t\n hi 's ".encode()
     assert split(text, "gpt2") == pattern.findall(text)
     assert split(b"hello  world\n\nfoo", "whitespace") == [b"hello", b"  ", b"world", b"\n\n", b"foo"]
+    # not UTF-8: every stray byte is a character of its own class "other"
+    assert b"".join(split(b"ab\xff\xfe cd\xc3", "gpt2")) == b"ab\xff\xfe cd\xc3"
+
+
+def test_gpt2_pretokenizer_equals_hf_bytelevel_on_unicode(alice):
+    pytest.importorskip("tokenizers")
+    from tokenizers import pre_tokenizers
+
+    from chunkpress.hf import byte_to_unicode
+    from chunkpress.pretokenize import split
+
+    back = {v: k for k, v in byte_to_unicode().items()}
+    hf = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    samples = [
+        read("udhr_arb.txt"), read("udhr_cmn_hans.txt"), alice[:20000],
+        "25\u00b0C \u2013 caf\u00e9\u00a0na\u00efve \u0663\u0664 \u3000x\u2028y \U0001F600!! \u00bd 's".encode(),
+    ]
+    for data in samples:
+        expected = [bytes(back[c] for c in w) for w, _ in hf.pre_tokenize_str(data.decode())]
+        assert split(data, "gpt2") == expected
 
 
 def test_word_level_rules_stay_inside_words(registry, alice):
