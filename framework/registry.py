@@ -30,6 +30,7 @@ BUILTIN_PLUGINS = (
     "chunkpress.plugins.linked",
     "chunkpress.plugins.varint",
     "chunkpress.plugins.combinatorial",
+    "chunkpress.plugins.raw",
 )
 
 ROLES = {

@@ -364,6 +364,7 @@ class CombinatorialCoder:
         out = {}
         for name, w in zip(("m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits"), written):
             out[f"{name} (model / written)"] = f"{getattr(parts, name):,} / {w:,.1f}"
+        out["dictionary_bytes"] = (written[0] + written[1]) / 8  # rule count and rules, as written
         out["model_total_bits"] = parts.total_bits
         out["written_bits"] = 8 * len(payload)
         out["written_minus_model_bits"] = 8 * len(payload) - parts.total_bits

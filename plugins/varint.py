@@ -87,7 +87,8 @@ class VarintCoder:
     def describe(self, payload: bytes) -> dict:
         """Bytes per part as written: the model (rules + rank table) and the string."""
         first, second = self.frames(payload)
-        return {"model_bytes": len(payload) - len(second), "string_bytes": len(second)}
+        return {"model_bytes": len(payload) - len(second), "string_bytes": len(second),
+                "dictionary_bytes": len(payload) - len(second)}
 
 
 def _level(low, high):

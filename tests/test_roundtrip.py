@@ -8,7 +8,7 @@ from chunkpress.pipeline import Pipeline, decompress, inspect
 from support import fixture_inputs
 
 INPUTS = fixture_inputs()
-CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "combinatorial"]
+CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "combinatorial", "raw-zlib", "raw-lzma", "raw-zstd", "raw-bz2"]
 
 
 @pytest.mark.parametrize("coder", CODERS)
