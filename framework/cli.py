@@ -218,6 +218,17 @@ def cmd_import_hf(args) -> int:
     return 0
 
 
+def cmd_study(args) -> int:
+    from chunkpress.study import load_study, run_study
+
+    study = load_study(args.study)
+    out = args.out or str(__import__("pathlib").Path(args.study).parent / "results")
+    rows = run_study(study, out)
+    failed = sum(1 for r in rows if r["error"])
+    print(f"{len(rows)} rows, {failed} failed; results in {out}", file=sys.stderr)
+    return 0
+
+
 def cmd_inspect(args) -> int:
     from chunkpress.pipeline import inspect
 
@@ -316,6 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="rules file to write")
     p.add_argument("-f", "--force", action="store_true")
     p.set_defaults(func=cmd_import_hf)
+
+    p = sub.add_parser("study", help="run a study: a grid of pipelines over datasets")
+    p.add_argument("study", help="study TOML file")
+    p.add_argument("--out", help="results folder (default: results/ beside the study file)")
+    p.set_defaults(func=cmd_study)
 
     p = sub.add_parser("inspect", help="show an archive's header and sizes by part")
     p.add_argument("input", help="archive")

@@ -1,0 +1,83 @@
+"""The study runner: a reduced study end to end, rows and files checked."""
+
+import csv
+import json
+
+import pytest
+
+from chunkpress import ConfigError
+from chunkpress.cli import main
+from chunkpress.study import load_study, run_study
+from support import DATA
+
+STUDY = f"""
+[study]
+name = "mini"
+repeats = 2
+
+[datasets]
+arabic = "{DATA / 'udhr_arb.txt'}"
+chinese = "{DATA / 'udhr_cmn_hans.txt'}"
+
+[base]
+scorer = "repair"
+limits = {{ max_rules = 100 }}
+
+[grid]
+"coder.name" = ["combinatorial", "varint-zstd"]
+"pretokenizer.name" = ["none", "gpt2"]
+
+[[variants]]
+name = "zstd alone"
+"coder.name" = "raw-zstd"
+"limits.max_rules" = 0
+
+[[variants]]
+name = "broken"
+"coder.name" = "no-such-coder"
+"""
+
+
+def test_reduced_study_end_to_end(tmp_path, registry):
+    path = tmp_path / "study.toml"
+    path.write_text(STUDY)
+    study = load_study(path)
+    assert len(study.variants) == 6 and study.repeats == 2
+    rows = run_study(study, tmp_path / "out", registry, progress=None)
+    assert len(rows) == 2 * 6 * 2
+    for name in ("results.csv", "results.jsonl", "results.md", "factor.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 0
+    with open(tmp_path / "out" / "results.csv") as fh:
+        table = list(csv.DictReader(fh))
+    assert len(table) == 24
+    good = [r for r in table if r["variant"] != "broken"]
+    assert all(r["verified"] == "True" and not r["error"] for r in good)
+    assert all(float(r["archive_bytes"]) == float(r["header_bytes"]) + float(r["payload_bytes"]) for r in good)
+    assert all(0 < float(r["factor"]) and float(r["learn_seconds"]) >= 0 and int(r["peak_memory_bytes"]) > 0 for r in good)
+    broken = [r for r in table if r["variant"] == "broken"]
+    assert len(broken) == 4 and all("unknown coder 'no-such-coder'" in r["error"] for r in broken)
+    one = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
+    assert json.loads(one["versions"])["chunkpress"] and len(one["config_hash"]) == 16
+    assert {r["variant"] for r in good} >= {"repair, coder=combinatorial, pretokenizer=gpt2", "zstd alone"}
+    zstd = [r for r in good if r["variant"] == "zstd alone"]
+    assert all(r["rules"] == "0" and float(r["dictionary_bytes"]) == 0 for r in zstd)
+    md = (tmp_path / "out" / "results.md").read_text()
+    assert "| arabic | zstd alone |" in md and "failed: ConfigError" in md
+
+
+def test_study_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[study]\nname = 'x'\nrepeat = 2\n[datasets]\na = 'a.txt'\n")
+    with pytest.raises(ConfigError, match="unknown key study.'repeat'"):
+        load_study(bad)
+    bad.write_text("[study]\nname = 'x'\n")
+    with pytest.raises(ConfigError, match="at least one entry in \\[datasets\\]"):
+        load_study(bad)
+
+
+def test_study_cli(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text(f"[datasets]\nd = '{DATA / 'udhr_cmn_hans.txt'}'\n[grid]\n'scorer.name' = ['mdl', 'repair']\n")
+    assert main(["study", str(path), "--out", str(tmp_path / "r")]) == 0
+    assert "2 rows, 0 failed" in capsys.readouterr().err
+    assert (tmp_path / "r" / "results.md").exists()
