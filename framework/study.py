@@ -227,7 +227,7 @@ def write_results(rows: list[dict], out_dir: Path) -> None:
     try:
         plot_factors(rows, out_dir / "factor.png")
     except ImportError:
-        pass
+        print("chunkpress: matplotlib is not installed; no plots (pip install chunkpress[plots])", file=sys.stderr)
 
 
 def markdown_table(rows: list[dict]) -> str:
