@@ -81,3 +81,15 @@ def test_study_cli(tmp_path, capsys):
     assert main(["study", str(path), "--out", str(tmp_path / "r")]) == 0
     assert "2 rows, 0 failed" in capsys.readouterr().err
     assert (tmp_path / "r" / "results.md").exists()
+
+
+def test_trace_plots(tmp_path, registry):
+    from chunkpress.pipeline import Pipeline
+    from chunkpress.plots import plot_factor_vs_size, plot_stacked_parts
+
+    data = (DATA / "udhr_arb.txt").read_bytes()
+    trace = Pipeline.from_config(registry=registry).fit(data).trace
+    plot_stacked_parts(trace, tmp_path / "s.png", "udhr")
+    plot_factor_vs_size({"udhr": (trace, len(data)), "half": (trace[: len(trace) // 2], len(data))}, tmp_path / "f.png")
+    for name in ("s.png", "f.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
