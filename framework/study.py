@@ -149,8 +149,18 @@ def _versions(registry: Registry, config) -> dict:
     return out
 
 
-def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repeat: int, registry: Registry) -> dict:
-    """One row: learn, encode, decode, verify, measure. Failures go into the row."""
+def _fit_key(config) -> str:
+    """What determines the learned dictionary: everything but the coder."""
+    d = config.to_dict()
+    d.pop("coder")
+    return json.dumps(d, sort_keys=True)
+
+
+def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repeat: int, registry: Registry,
+                fits: dict | None = None) -> dict:
+    """One row: learn, encode, decode, verify, measure. Failures go into the row. ``fits``
+    caches learned dictionaries per repeat: variants that differ only in their coder share one
+    (their rows report the learning time it took)."""
     from chunkpress.pipeline import Pipeline, decompress, inspect
 
     row = {c: "" for c in COLUMNS}
@@ -164,9 +174,15 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
                    versions=json.dumps(_versions(registry, config), sort_keys=True))
         pipe = Pipeline(config, registry)
         tracemalloc.start()
-        t = time.perf_counter()
-        result = pipe.fit(data, trace=False)
-        row["learn_seconds"] = time.perf_counter() - t
+        key = (_fit_key(config), repeat)
+        if fits is not None and key in fits:
+            result, row["learn_seconds"] = fits[key]
+        else:
+            t = time.perf_counter()
+            result = pipe.fit(data, trace=False)
+            row["learn_seconds"] = time.perf_counter() - t
+            if fits is not None:
+                fits[key] = (result, row["learn_seconds"])
         t = time.perf_counter()
         archive = pipe.encode(result.rules, result.symbols, data)
         row["encode_seconds"] = time.perf_counter() - t
@@ -205,9 +221,10 @@ def run_study(study: Study, out_dir: str | Path, registry: Registry | None = Non
             data = path.read_bytes()
         except OSError as exc:
             raise ConfigError(f"study {study.name}: cannot read dataset {dataset!r} ({path}): {exc.strerror}") from None
+        fits: dict = {}
         for variant in study.variants:
             for repeat in range(study.repeats):
-                row = run_variant(study, dataset, data, variant, repeat, registry)
+                row = run_variant(study, dataset, data, variant, repeat, registry, fits)
                 rows.append(row)
                 if progress is not None:
                     status = f"ERROR {row['error']}" if row["error"] else f"factor {row['factor']:.3f}, {row['learn_seconds']:.1f}s"

@@ -12,6 +12,7 @@ string frame to N ranks.
 
 from __future__ import annotations
 
+import bz2
 import lzma
 import zlib
 
@@ -26,22 +27,23 @@ from chunkpress.limits import check_allocation, memory_limit
 from chunkpress.rewriting import BYTE_SYMBOLS
 
 
-def rank_table(symbols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(symbol ids by descending frequency, rank of each symbol in ``symbols``)."""
+def rank_table(symbols: np.ndarray, by_frequency: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(symbol ids by descending frequency, rank of each symbol in ``symbols``). With
+    ``by_frequency=False`` the table keeps id order: the ablation without reordering."""
     if symbols.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     ids, inverse, counts = np.unique(symbols, return_inverse=True, return_counts=True)
-    order = np.lexsort((ids, -counts))
+    order = np.lexsort((ids, -counts)) if by_frequency else np.arange(ids.size)
     rank_of = np.empty(ids.size, dtype=np.int64)
     rank_of[order] = np.arange(ids.size)
     return ids[order], rank_of[inverse]
 
 
-def split_model(rules, symbols) -> tuple[bytes, bytes]:
+def split_model(rules, symbols, by_frequency: bool = True) -> tuple[bytes, bytes]:
     """The two uncompressed frames: model (R, U, N, rules, rank table) and string (ranks)."""
     rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
     symbols = np.asarray(symbols, dtype=np.int64)
-    table, ranks = rank_table(symbols)
+    table, ranks = rank_table(symbols, by_frequency)
     head = encode_varints([len(rules), table.size, symbols.size])
     return head + encode_varints(rules.ravel()) + encode_varints(table), encode_varints(ranks)
 
@@ -69,8 +71,10 @@ def join_model(model: bytes, string: bytes):
 class VarintCoder:
     """Shared frame layout; subclasses say how a frame is compressed."""
 
+    by_frequency = True
+
     def encode(self, rules, symbols) -> bytes:
-        model, string = split_model(rules, symbols)
+        model, string = split_model(rules, symbols, self.by_frequency)
         first = self.compress(model)
         return encode_varints([len(first)]) + first + self.compress(string)
 
@@ -95,25 +99,40 @@ def _level(low, high):
     return [attrs.validators.instance_of(int), attrs.validators.ge(low), attrs.validators.le(high)]
 
 
+#: ``order = "id"`` writes the tokens in id order instead of frequency order (seed 3's
+#: ablation). The decoder reads the table either way, so the byte format is the same.
+_ORDER = attrs.field(default="frequency", validator=attrs.validators.in_(("frequency", "id")))
+
+
 @attrs.frozen(kw_only=True)
 class ZstdParams:
     level: int = attrs.field(default=19, validator=_level(1, 22))
+    order: str = _ORDER
 
 
 @attrs.frozen(kw_only=True)
 class ZlibParams:
     level: int = attrs.field(default=9, validator=_level(0, 9))
+    order: str = _ORDER
 
 
 @attrs.frozen(kw_only=True)
 class LzmaParams:
     preset: int = attrs.field(default=9, validator=_level(0, 9))
     extreme: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    order: str = _ORDER
+
+
+@attrs.frozen(kw_only=True)
+class Bz2Params:
+    level: int = attrs.field(default=9, validator=_level(1, 9))
+    order: str = _ORDER
 
 
 class VarintZstd(VarintCoder):
     def __init__(self, params: ZstdParams):
         self.level = params.level
+        self.by_frequency = params.order == "frequency"
 
     def compress(self, data: bytes) -> bytes:
         return zstandard.ZstdCompressor(level=self.level).compress(data)
@@ -136,6 +155,7 @@ class VarintZstd(VarintCoder):
 class VarintZlib(VarintCoder):
     def __init__(self, params: ZlibParams):
         self.level = params.level
+        self.by_frequency = params.order == "frequency"
 
     def compress(self, data: bytes) -> bytes:
         return zlib.compress(data, self.level)
@@ -154,6 +174,7 @@ class VarintZlib(VarintCoder):
 class VarintLzma(VarintCoder):
     def __init__(self, params: LzmaParams):
         self.preset = params.preset | (lzma.PRESET_EXTREME if params.extreme else 0)
+        self.by_frequency = params.order == "frequency"
 
     def compress(self, data: bytes) -> bytes:
         return lzma.compress(data, format=lzma.FORMAT_XZ, preset=self.preset)
@@ -167,6 +188,25 @@ class VarintLzma(VarintCoder):
             return out
         except lzma.LZMAError as exc:
             raise FormatError(f"corrupt xz frame: {exc}") from None
+
+
+class VarintBz2(VarintCoder):
+    def __init__(self, params: Bz2Params):
+        self.level = params.level
+        self.by_frequency = params.order == "frequency"
+
+    def compress(self, data: bytes) -> bytes:
+        return bz2.compress(data, self.level)
+
+    def decompress(self, frame: bytes) -> bytes:
+        d = bz2.BZ2Decompressor()
+        try:
+            out = d.decompress(frame, memory_limit())
+        except (OSError, ValueError, EOFError) as exc:
+            raise FormatError(f"corrupt bz2 frame: {exc}") from None
+        if not d.eof or d.unused_data:
+            raise FormatError("bz2 frame is truncated or has trailing bytes")
+        return out
 
 
 @chunkpress.hookimpl
@@ -186,5 +226,10 @@ def register_coders():
             name="varint-lzma", codec_id="chunkpress.varint-lzma.v1", factory=VarintLzma,
             params=LzmaParams, version="1",
             summary="frequency-ordered ranks as LEB128 varints, then xz (preset 9e)",
+        ),
+        chunkpress.CoderInfo(
+            name="varint-bz2", codec_id="chunkpress.varint-bz2.v1", factory=VarintBz2,
+            params=Bz2Params, version="1",
+            summary="frequency-ordered ranks as LEB128 varints, then bzip2 (level 9)",
         ),
     ]

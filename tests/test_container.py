@@ -38,7 +38,7 @@ def test_extended_archive_other_codecs(registry, coder):
 def test_header_is_canonical_json(archive):
     header, payload, size = unpack(archive)
     assert archive.startswith(MAGIC + b"\x01")
-    assert header.codec == "chunkpress.varint-zstd.v1" and header.params == {"level": 19}
+    assert header.codec == "chunkpress.varint-zstd.v1" and header.params == {"level": 19, "order": "frequency"}
     assert header.length == len(read("udhr_arb.txt"))
     assert json.loads(header.to_bytes()) == {"blake2b": header.blake2b, "codec": header.codec, "length": header.length, "params": header.params}
 

@@ -61,6 +61,9 @@ def test_reduced_study_end_to_end(tmp_path, registry):
     assert {r["variant"] for r in good} >= {"repair, coder=combinatorial, pretokenizer=gpt2", "zstd alone"}
     zstd = [r for r in good if r["variant"] == "zstd alone"]
     assert all(r["rules"] == "0" and float(r["dictionary_bytes"]) == 0 for r in zstd)
+    # variants that differ only in their coder share one learned dictionary
+    same_fit = [r for r in good if r["dataset"] == "arabic" and r["repeat"] == "0" and r["pretokenizer"] == "none"]
+    assert len({r["learn_seconds"] for r in same_fit if r["rules"] != "0"}) == 1
     md = (tmp_path / "out" / "results.md").read_text()
     assert "| arabic | zstd alone |" in md and "failed: ConfigError" in md
 
