@@ -123,7 +123,9 @@ def load_study(path: str | Path) -> Study:
             raise ConfigError(f"{path}: grid.{key!r} must be a non-empty list")
     variants = []
     keys = list(grid)
-    for combo in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
+    # without a grid, the base alone is a variant only when no variants are listed
+    combos = itertools.product(*(grid[k] for k in keys)) if keys else ([()] if not raw.get("variants") else [])
+    for combo in combos:
         overrides = dict(zip(keys, combo))
         variants.append(Variant(name=_label(overrides, base), config=_merge(base, overrides)))
     for extra in raw.get("variants", []):
