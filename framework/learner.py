@@ -74,10 +74,15 @@ def fit(
     breaks: np.ndarray | None = None,
     trace: bool = True,
     progress: Callable[[int, int, float], None] | None = None,
+    weights: np.ndarray | None = None,
 ) -> FitResult:
-    """Grow a dictionary on ``data`` (bytes or uint8 array) and return rules, string and trace."""
+    """Grow a dictionary on ``data`` (bytes or uint8 array) and return rules, string and trace.
+    ``weights`` (rewriters that support them) counts each position that many times."""
     started = time.perf_counter()
-    rewriter.load(as_symbols(data), breaks)
+    if weights is None:
+        rewriter.load(as_symbols(data), breaks)
+    else:
+        rewriter.load(as_symbols(data), breaks, weights)
     index = PairIndex(scorer, limits.min_count)
     counts = rewriter.symbol_counts()
     index.update(*rewriter.pairs(), counts=counts)

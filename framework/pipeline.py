@@ -48,12 +48,29 @@ class Pipeline:
     def fit(self, data, trace: bool = True, progress: Callable | None = None, breaks=None) -> FitResult:
         """Learn a dictionary on ``data``: rules, final symbols and the per-step trace.
         ``breaks`` overrides the configured pre-tokenizer's boundaries."""
+        arr = as_symbols(data)
+        rewriter = self._build("rewriter")
         if breaks is None:
-            breaks = pretoken_breaks(as_symbols(data), self.config.pretokenizer)
-        return fit(
-            as_symbols(data), self._build("scorer"), self._build("rewriter"), self.config.limits,
-            breaks=breaks, trace=trace, progress=progress,
-        )
+            breaks = pretoken_breaks(arr, self.config.pretokenizer)
+            if breaks is not None and "weights" in signature(rewriter.load).parameters:
+                return self._fit_distinct_words(arr, breaks, rewriter, trace, progress)
+        return fit(arr, self._build("scorer"), rewriter, self.config.limits, breaks=breaks, trace=trace, progress=progress)
+
+    def _fit_distinct_words(self, arr, breaks, rewriter, trace, progress) -> FitResult:
+        """Train on each distinct pre-token once, weighted by its count: no pair crosses a
+        pre-token, so the counts, rules and trace are those of the whole text (as HF tokenizers
+        trains BPE), at the cost of the distinct words only."""
+        from chunkpress.expand import symbol_lengths
+        from chunkpress.tokenizer import DistinctWords
+
+        words = DistinctWords(arr, breaks)
+        result = fit(words.buf, self._build("scorer"), rewriter, self.config.limits, breaks=words.breaks,
+                     trace=trace, progress=progress, weights=words.position_weights())
+        # symbols never cross a word, so their byte offsets land on every word start
+        ends = np.cumsum(symbol_lengths(result.rules)[result.symbols])
+        seg_start = np.searchsorted(ends, words.offsets[:-1], side="right")
+        seg_len = np.diff(np.concatenate([seg_start, [result.symbols.size]]))
+        return attrs.evolve(result, symbols=words.assemble(result.symbols, seg_start, seg_len))
 
     def encode(self, rules: np.ndarray, symbols: np.ndarray, original: bytes) -> bytes:
         """Archive bytes for an already fitted (rules, symbols) of ``original``."""

@@ -162,6 +162,35 @@ def _merge_short_words(buf, offsets, keys, vals, out, out_len):
         out_len[u] = length
 
 
+class DistinctWords:
+    """A text cut at pre-token boundaries, as its distinct words: ``buf`` holds each distinct
+    word once (word u at offsets[u]:offsets[u+1], with ``breaks`` between words), ``counts[u]``
+    how often it occurs, and ``ids[t]`` which distinct word token t is."""
+
+    def __init__(self, arr: np.ndarray, breaks: np.ndarray):
+        cuts = np.flatnonzero(breaks[:-1]) + 1
+        starts = np.concatenate([[0], cuts]).astype(np.int64)
+        ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
+        self.ids, first = _distinct_tokens(arr, starts, ends)
+        lengths = ends[first] - starts[first]
+        self.buf = np.empty(int(lengths.sum()), dtype=np.uint8)
+        _gather(arr, starts, ends, first, self.buf)
+        self.offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        self.breaks = np.zeros(self.buf.size, dtype=bool)
+        self.breaks[self.offsets[1:-1] - 1] = True
+        self.counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
+
+    def position_weights(self) -> np.ndarray:
+        """Each byte of ``buf`` weighted by its word's count."""
+        return np.repeat(self.counts, np.diff(self.offsets))
+
+    def assemble(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray) -> np.ndarray:
+        """The full text's symbols: word u's symbols are word_symbols[seg_start[u]:+seg_len[u]]."""
+        out = np.empty(int(seg_len[self.ids].sum()), dtype=np.int64)
+        _assemble(self.ids, seg_start, seg_len, word_symbols, out)
+        return out
+
+
 class Tokenizer:
     """A learned dictionary used as a tokenizer: rules (R x 2) plus the pre-tokenizer it was
     trained with."""
@@ -210,25 +239,16 @@ class Tokenizer:
         breaks = pretoken_breaks(arr, self.pretokenizer)
         if breaks is None:
             return self._replay(arr)
-        cuts = np.flatnonzero(breaks[:-1]) + 1
-        starts = np.concatenate([[0], cuts]).astype(np.int64)
-        ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
-        ids, first = _distinct_tokens(arr, starts, ends)
-        lengths = ends[first] - starts[first]
-        buf = np.empty(int(lengths.sum()), dtype=np.uint8)
-        _gather(arr, starts, ends, first, buf)
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        words = DistinctWords(arr, breaks)
+        buf, offsets = words.buf, words.offsets
         symbols = np.empty(buf.size, dtype=np.int64)  # word u's symbols start at offsets[u]
-        seg_len = np.empty(first.size, dtype=np.int64)
+        seg_len = np.empty(offsets.size - 1, dtype=np.int64)
         _merge_short_words(buf, offsets, *self._ranks(), symbols, seg_len)
         for u in np.flatnonzero(seg_len < 0):  # long words: replay with the linked rewriter
             word = self._replay(buf[offsets[u] : offsets[u + 1]])
             symbols[offsets[u] : offsets[u] + word.size] = word
             seg_len[u] = word.size
-        seg_start = offsets[:-1]
-        out = np.empty(int(seg_len[ids].sum()), dtype=np.int64)
-        _assemble(ids, seg_start, seg_len, symbols, out)
-        return out
+        return words.assemble(symbols, offsets[:-1], seg_len)
 
     def decode(self, ids) -> bytes:
         ids = np.asarray(ids, dtype=np.int64)

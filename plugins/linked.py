@@ -7,7 +7,7 @@ its sites: at each, the pairs of a small region (the site, its neighbours, and t
 symbols touching them, whose left-to-right pairing may shift) are uncounted, the string is
 rewritten, and the region is counted again. All of it runs in numba kernels.
 
-Memory: 26 bytes per input symbol plus about 60 bytes per distinct pair.
+Memory: 26 bytes per input symbol (34 with weights) plus about 64 bytes per distinct pair.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _touch(slot, cnt, cmark, oldcnt, changed, meta):
 
 
 @numba.njit(cache=True, inline="always")
-def _uncount(q, onext, oprev, oslot, head, cnt, cmark, oldcnt, changed, meta):
+def _uncount(q, onext, oprev, oslot, head, cnt, cmark, oldcnt, changed, meta, weight, nsites):
     slot = oslot[q]
     _touch(slot, cnt, cmark, oldcnt, changed, meta)
     a = oprev[q]
@@ -48,11 +48,13 @@ def _uncount(q, onext, oprev, oslot, head, cnt, cmark, oldcnt, changed, meta):
     if b != EMPTY:
         oprev[b] = a
     oslot[q] = EMPTY
-    cnt[slot] -= 1
+    cnt[slot] -= weight[q] if weight.size else 1
+    nsites[slot] -= 1
 
 
 @numba.njit(cache=True, inline="always")
-def _count(q, x, y, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt, changed, meta):
+def _count(q, x, y, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt, changed, meta,
+           weight, nsites):
     slot = find_or_insert(hkeys, hvals, meta, ps0, ps1, x, y)
     _touch(slot, cnt, cmark, oldcnt, changed, meta)
     h = head[slot]
@@ -62,12 +64,13 @@ def _count(q, x, y, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmar
         oprev[h] = q
     head[slot] = q
     oslot[q] = slot
-    cnt[slot] += 1
+    cnt[slot] += weight[q] if weight.size else 1
+    nsites[slot] += 1
 
 
 @numba.njit(cache=True)
 def _region(start, after, add, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
-            cmark, oldcnt, changed, meta):
+            cmark, oldcnt, changed, meta, weight, nsites):
     """Uncount (add=False) or count (add=True) the pairs from run start ``start`` up to the
     node ``after`` (exclusive; -1 = end of list). A pair (x, x) counts at even run offsets."""
     q = start
@@ -81,21 +84,21 @@ def _region(start, after, add, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0,
         if x != y or off % 2 == 0:
             if add:
                 _count(q, x, y, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
-                       cmark, oldcnt, changed, meta)
+                       cmark, oldcnt, changed, meta, weight, nsites)
             else:
-                _uncount(q, onext, oprev, oslot, head, cnt, cmark, oldcnt, changed, meta)
+                _uncount(q, onext, oprev, oslot, head, cnt, cmark, oldcnt, changed, meta, weight, nsites)
         off = off + 1 if x == y else 0
         q = r
 
 
 @numba.njit(cache=True)
 def count_all(sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark,
-              oldcnt, changed, meta):
+              oldcnt, changed, meta, weight, nsites):
     """Count every pair of a freshly loaded string (each list segment from its first node)."""
     for q in range(sym.size):
         if prv[q] == EMPTY:
             _region(q, EMPTY, True, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head,
-                    cnt, cmark, oldcnt, changed, meta)
+                    cnt, cmark, oldcnt, changed, meta, weight, nsites)
 
 
 @numba.njit(cache=True, inline="always")
@@ -112,7 +115,7 @@ def _unlink(j, sym, nxt, prv):
 
 @numba.njit(cache=True)
 def merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark,
-          oldcnt, changed, meta, counts, sites):
+          oldcnt, changed, meta, weight, nsites, counts, sites):
     """Replace every counted occurrence of (a, b) by z, left to right. Returns the site count;
     the slots whose count changed are in ``changed[:meta[_N_CHANGED]]``."""
     meta[_EPOCH] += 1
@@ -156,11 +159,12 @@ def merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, h
             while after != EMPTY and sym[after] == s:
                 after = nxt[after]
         _region(start, after, False, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head,
-                cnt, cmark, oldcnt, changed, meta)
+                cnt, cmark, oldcnt, changed, meta, weight, nsites)
+        w = weight[i] if weight.size else 1  # every node of a word carries the word's count
         if a != b:
             sym[i] = z
             _unlink(j, sym, nxt, prv)
-            replaced += 1
+            replaced += w
         else:
             end = nxt[last]
             q = i
@@ -170,10 +174,10 @@ def merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, h
                     break
                 sym[q] = z
                 _unlink(r, sym, nxt, prv)
-                replaced += 1
+                replaced += w
                 q = nxt[q]
         _region(start, after, True, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head,
-                cnt, cmark, oldcnt, changed, meta)
+                cnt, cmark, oldcnt, changed, meta, weight, nsites)
     counts[a] -= replaced
     counts[b] -= replaced
     counts[z] = replaced
@@ -210,7 +214,7 @@ STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
 def run_compiled(
     kind, batch, rules_done, max_rules, stop_below, floor, want_trace, acc,
     sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt,
-    changed, meta, counts, sites,
+    changed, meta, weight, nsites, counts, sites,
     x_hkeys, x_hvals, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
     groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
     rules_out, trace_out,
@@ -262,13 +266,13 @@ def run_compiled(
             return done, STOP_FOUND
         if done == batch:
             return done, BATCH_DONE
-        room = 3 * best_k + 8
+        a = x_ps0[slot]
+        b = x_ps1[slot]
+        room = 3 * nsites[find_slot(hkeys, hvals, a, b)] + 8  # sites, not the (weighted) count
         if (meta[N_SLOTS] + room > ps0.size or 2 * (meta[HASH_USED] + room) > hkeys.size
                 or meta[N_SLOTS] + room > x_ps0.size or 2 * (x_meta[HASH_USED] + room) > x_hkeys.size
                 or m + 1 > counts.size):
             return done, NEED_ROOM
-        a = x_ps0[slot]
-        b = x_ps1[slot]
         if want_trace:
             if m <= EXACT_SUM_LIMIT:
                 acc[0] = string_log_sum(counts, m)
@@ -287,7 +291,7 @@ def run_compiled(
         old_a = counts[a]
         old_b = counts[b]
         merge(a, b, m, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
-              cmark, oldcnt, changed, meta, counts, sites)
+              cmark, oldcnt, changed, meta, weight, nsites, counts, sites)
         if want_trace:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         cs0, cs1, ck = changed_pairs(changed, meta[_N_CHANGED], cnt, oldcnt, ps0, ps1)
@@ -316,7 +320,7 @@ def run_compiled(
 @numba.njit(cache=True)
 def replay(rules, start, record, n_out, sum_out, acc,
            sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt,
-           changed, meta, counts, sites):
+           changed, meta, weight, nsites, counts, sites):
     """Apply rules[start:] in order (rule i makes symbol 256 + i), each by left-to-right
     replacement of its counted occurrences: exactly what training did, at a cost proportional to
     the sites. With ``record``, n_out[i] / sum_out[i] get N and sum lf(k_j) before rule i (acc[0]
@@ -331,14 +335,14 @@ def replay(rules, start, record, n_out, sum_out, acc,
         slot = find_slot(hkeys, hvals, a, b)
         if slot == EMPTY or cnt[slot] == 0:
             continue
-        room = 3 * cnt[slot] + 8
+        room = 3 * nsites[slot] + 8
         if meta[N_SLOTS] + room > ps0.size or 2 * (meta[HASH_USED] + room) > hkeys.size:
             return i
         old_a = counts[a]
         old_b = counts[b]
         z = 256 + i
         merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
-              cmark, oldcnt, changed, meta, counts, sites)
+              cmark, oldcnt, changed, meta, weight, nsites, counts, sites)
         if record:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
     return rules.shape[0]
@@ -349,12 +353,14 @@ class LinkedRewriter(Rewriter):
 
     _SLOT_FIELDS = (("ps0", np.int32, 0), ("ps1", np.int32, 0), ("head", np.int32, EMPTY),
                     ("cnt", np.int64, 0), ("cmark", np.int64, 0), ("oldcnt", np.int64, 0),
-                    ("changed", np.int32, 0))
+                    ("changed", np.int32, 0), ("nsites", np.int32, 0))
 
     def __init__(self, params=None):
         self.load(np.zeros(0, dtype=np.uint8))
 
-    def load(self, data, breaks=None):
+    def load(self, data, breaks=None, weights=None):
+        """Load a string; ``weights[i]`` (optional) counts position i that many times, so a list
+        of distinct words, each weighted by its count, trains like the whole text."""
         n = len(data)
         self.sym = np.asarray(data).astype(np.int32)
         self.nxt = np.arange(1, n + 1, dtype=np.int32)
@@ -369,9 +375,14 @@ class LinkedRewriter(Rewriter):
         self.oprev = np.full(n, EMPTY, dtype=np.int32)
         self.oslot = np.full(n, EMPTY, dtype=np.int32)
         self.sites = np.zeros(n // 2 + 1, dtype=np.int32)
-        self.counts = np.bincount(self.sym, minlength=BYTE_SYMBOLS).astype(np.int64)
+        if weights is None:
+            self.weight = np.zeros(0, dtype=np.int64)
+            self.counts = np.bincount(self.sym, minlength=BYTE_SYMBOLS).astype(np.int64)
+        else:
+            self.weight = np.ascontiguousarray(weights, dtype=np.int64)
+            self.counts = np.bincount(self.sym, weights=self.weight, minlength=BYTE_SYMBOLS).astype(np.int64)
         self.meta = np.zeros(5, dtype=np.int64)
-        self.meta[_LENGTH] = n
+        self.meta[_LENGTH] = n if weights is None else int(self.weight.sum())
         cap = min(max(n, 16), 1 << 17)
         for name, dtype, fill in self._SLOT_FIELDS:
             setattr(self, name, np.full(cap, fill, dtype=dtype))
@@ -383,7 +394,7 @@ class LinkedRewriter(Rewriter):
     def _kernel_state(self):
         return (self.sym, self.nxt, self.prv, self.onext, self.oprev, self.oslot, self.hkeys,
                 self.hvals, self.ps0, self.ps1, self.head, self.cnt, self.cmark, self.oldcnt,
-                self.changed, self.meta)
+                self.changed, self.meta, self.weight, self.nsites)
 
     def _reserve(self, n_new: int) -> None:
         need = int(self.meta[N_SLOTS]) + n_new
@@ -419,7 +430,7 @@ class LinkedRewriter(Rewriter):
 
     def apply(self, s0, s1):
         slot = find_slot(self.hkeys, self.hvals, s0, s1)
-        k = int(self.cnt[slot]) if slot >= 0 else 0
+        k = int(self.nsites[slot]) if slot >= 0 else 0
         self._reserve(3 * k + 8)
         z = self.next_symbol
         self.next_symbol += 1
@@ -453,7 +464,7 @@ class LinkedRewriter(Rewriter):
             if status == STOP_FOUND:
                 return
             if status == NEED_ROOM:
-                top = int(index.k01[: int(index.meta[N_SLOTS])].max(initial=0))
+                top = int(self.nsites[: int(self.meta[N_SLOTS])].max(initial=0))
                 self._reserve(3 * top + 8)
                 self._reserve_symbols(self.next_symbol + 1)
 
@@ -472,7 +483,7 @@ class LinkedRewriter(Rewriter):
             if i >= r:
                 break
             slot = find_slot(self.hkeys, self.hvals, rules[i, 0], rules[i, 1])
-            self._reserve(3 * int(self.cnt[slot]) + 8)
+            self._reserve(3 * int(self.nsites[slot]) + 8)
         self.next_symbol = BYTE_SYMBOLS + r
         if record:
             n_out[r] = self.length

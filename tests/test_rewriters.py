@@ -127,3 +127,20 @@ def test_word_level_rules_stay_inside_words(registry, alice):
         chunk = expand(result.rules, [256 + r])
         assert any(chunk in w for w in words), chunk  # every chunk is part of one pre-token
     assert expand(result.rules, result.symbols) == alice
+
+
+@pytest.mark.parametrize("scorer,limit", [("repair", 1500), ("mdl", None), ("spmi", 800), ("pmi", 200)])
+@pytest.mark.parametrize("pre", ["gpt2", "whitespace"])
+def test_distinct_word_training_equals_whole_text(registry, alice, scorer, limit, pre):
+    """Training on each distinct pre-token once, weighted by its count, is training on the text."""
+    from chunkpress.pipeline import Pipeline
+    from chunkpress.pretokenize import pretoken_breaks
+
+    data = alice + read("udhr_arb.txt")
+    pipe = Pipeline.from_config(registry=registry, scorer=scorer, pretokenizer=pre,
+                                limits={"max_rules": limit} if limit else {})
+    weighted = pipe.fit(data)
+    arr = np.frombuffer(data, np.uint8)
+    whole = fit(arr, registry.get("scorer", scorer).build(), ScanRewriter() if scorer == "pmi" else LinkedRewriter(),
+                pipe.config.limits, breaks=pretoken_breaks(arr, pre))
+    assert_identical(weighted, whole)
