@@ -15,6 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from chunkpress.lists import list_add, list_remove
 from chunkpress.pairtable import EMPTY as _EMPTY
 from chunkpress.pairtable import HASH_USED as _HASH_USED
 from chunkpress.pairtable import N_SLOTS as _N_SLOTS
@@ -89,18 +90,26 @@ def _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1):
     groot[g] = slot if r == _EMPTY else _link(r, slot, child, sib, prev, bval, ps0, ps1)
 
 
+@numba.njit(cache=True, inline="always")
+def _cut(slot, child, sib, prev):
+    """Detach a non-root node (with its subtree) from its parent or left sibling."""
+    p = prev[slot]
+    if child[p] == slot:
+        child[p] = sib[slot]
+    else:
+        sib[p] = sib[slot]
+    if sib[slot] != _EMPTY:
+        prev[sib[slot]] = p
+    sib[slot] = _EMPTY
+    prev[slot] = _EMPTY
+
+
 @numba.njit(cache=True)
 def _heap_remove(g, slot, groot, child, sib, prev, bval, ps0, ps1, scratch):
     if groot[g] == slot:
         groot[g] = _merge_children(child[slot], child, sib, prev, bval, ps0, ps1, scratch)
     else:
-        p = prev[slot]
-        if child[p] == slot:
-            child[p] = sib[slot]
-        else:
-            sib[p] = sib[slot]
-        if sib[slot] != _EMPTY:
-            prev[sib[slot]] = p
+        _cut(slot, child, sib, prev)
         sub = _merge_children(child[slot], child, sib, prev, bval, ps0, ps1, scratch)
         if sub != _EMPTY:
             groot[g] = _link(groot[g], sub, child, sib, prev, bval, ps0, ps1)
@@ -132,26 +141,6 @@ def _group_drop(g, gsize, gactive, gpos, meta):
         meta[_N_ACTIVE] -= 1
 
 
-@numba.njit(cache=True, inline="always")
-def _list_add(slot, sym, head, nxt, prv):
-    h = head[sym]
-    nxt[slot] = h
-    prv[slot] = _EMPTY
-    if h != _EMPTY:
-        prv[h] = slot
-    head[sym] = slot
-
-
-@numba.njit(cache=True, inline="always")
-def _list_remove(slot, sym, head, nxt, prv):
-    if prv[slot] != _EMPTY:
-        nxt[prv[slot]] = nxt[slot]
-    else:
-        head[sym] = nxt[slot]
-    if nxt[slot] != _EMPTY:
-        prv[nxt[slot]] = prv[slot]
-
-
 @numba.njit(cache=True)
 def ingest(
     cs0, cs1, ck01, touched, split, uses_parts, floor,
@@ -176,11 +165,11 @@ def ingest(
             _group_drop(old, gsize, gactive, gpos, meta)
         if uses_parts and split:
             if old < floor <= new:
-                _list_add(slot, ps0[slot], lhead, lnext, lprev)
-                _list_add(slot, ps1[slot], rhead, rnext, rprev)
+                list_add(slot, ps0[slot], lhead, lnext, lprev)
+                list_add(slot, ps1[slot], rhead, rnext, rprev)
             elif new < floor <= old:
-                _list_remove(slot, ps0[slot], lhead, lnext, lprev)
-                _list_remove(slot, ps1[slot], rhead, rnext, rprev)
+                list_remove(slot, ps0[slot], lhead, lnext, lprev)
+                list_remove(slot, ps1[slot], rhead, rnext, rprev)
         k01[slot] = new
         if mark[slot] != epoch:
             mark[slot] = epoch
@@ -229,15 +218,7 @@ def insert_scored(slots, losses, n_moved, meta, ps0, ps1, k01, bval, child, sib,
         elif value < bval[slot]:
             bval[slot] = value
             if groot[g] != slot:
-                p = prev[slot]
-                if child[p] == slot:
-                    child[p] = sib[slot]
-                else:
-                    sib[p] = sib[slot]
-                if sib[slot] != _EMPTY:
-                    prev[sib[slot]] = p
-                sib[slot] = _EMPTY
-                prev[slot] = _EMPTY
+                _cut(slot, child, sib, prev)
                 groot[g] = _link(groot[g], slot, child, sib, prev, bval, ps0, ps1)
         elif value > bval[slot]:
             _heap_remove(g, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)

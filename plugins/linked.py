@@ -18,6 +18,7 @@ import numpy as np
 import chunkpress
 from chunkpress import compiled_losses as cl
 from chunkpress import index as ix
+from chunkpress.lists import list_add, list_remove
 from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
 from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, rehash, table_size_for
 from chunkpress.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
@@ -39,14 +40,7 @@ def _touch(slot, cnt, cmark, oldcnt, changed, meta):
 def _uncount(q, onext, oprev, oslot, head, cnt, cmark, oldcnt, changed, meta, weight, nsites):
     slot = oslot[q]
     _touch(slot, cnt, cmark, oldcnt, changed, meta)
-    a = oprev[q]
-    b = onext[q]
-    if a != EMPTY:
-        onext[a] = b
-    else:
-        head[slot] = b
-    if b != EMPTY:
-        oprev[b] = a
+    list_remove(q, slot, head, onext, oprev)
     oslot[q] = EMPTY
     cnt[slot] -= weight[q] if weight.size else 1
     nsites[slot] -= 1
@@ -57,12 +51,7 @@ def _count(q, x, y, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmar
            weight, nsites):
     slot = find_or_insert(hkeys, hvals, meta, ps0, ps1, x, y)
     _touch(slot, cnt, cmark, oldcnt, changed, meta)
-    h = head[slot]
-    onext[q] = h
-    oprev[q] = EMPTY
-    if h != EMPTY:
-        oprev[h] = q
-    head[slot] = q
+    list_add(q, slot, head, onext, oprev)
     oslot[q] = slot
     cnt[slot] += weight[q] if weight.size else 1
     nsites[slot] += 1

@@ -7,18 +7,12 @@ frame. Codecs ``chunkpress.raw-{zlib,lzma,zstd,bz2}.v1``.
 
 from __future__ import annotations
 
-import bz2
-import lzma
-import zlib
-
 import attrs
 import numpy as np
-import zstandard
 
 import chunkpress
-from chunkpress.errors import FormatError
+from chunkpress import frames
 from chunkpress.expand import expand
-from chunkpress.limits import check_allocation, memory_limit
 
 
 def _level(low, high, default):
@@ -49,80 +43,37 @@ class Bz2Level:
 class RawCoder:
     """Expand to bytes, then compress; decode returns no rules and the bytes as symbols."""
 
+    backend = ""
+
+    def __init__(self, params):
+        self.level = params.level if hasattr(params, "level") else params.preset
+        self.extreme = getattr(params, "extreme", False)
+
     def encode(self, rules, symbols) -> bytes:
-        return self.compress(expand(rules, symbols))
+        return frames.compress(self.backend, expand(rules, symbols), self.level, self.extreme)
 
     def decode(self, payload: bytes):
-        data = self.decompress(bytes(payload))
+        data = frames.decompress(self.backend, bytes(payload))
         return np.zeros((0, 2), dtype=np.int64), np.frombuffer(data, dtype=np.uint8).astype(np.int64)
 
     def describe(self, payload: bytes) -> dict:
         return {"dictionary_bytes": 0, "string_bytes": len(payload)}
 
 
-def _stream(decompressor, payload, name):
-    try:
-        out = decompressor.decompress(payload, memory_limit())
-    except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as exc:
-        raise FormatError(f"corrupt {name} payload: {exc}") from None
-    if not decompressor.eof or decompressor.unused_data:
-        raise FormatError(f"{name} payload is truncated or has trailing bytes")
-    return out
-
-
 class RawZlib(RawCoder):
-    def __init__(self, params: ZlibLevel):
-        self.level = params.level
-
-    def compress(self, data):
-        return zlib.compress(data, self.level)
-
-    def decompress(self, payload):
-        return _stream(zlib.decompressobj(), payload, "zlib")
+    backend = "zlib"
 
 
 class RawLzma(RawCoder):
-    def __init__(self, params: LzmaPreset):
-        self.preset = params.preset | (lzma.PRESET_EXTREME if params.extreme else 0)
-
-    def compress(self, data):
-        return lzma.compress(data, format=lzma.FORMAT_XZ, preset=self.preset)
-
-    def decompress(self, payload):
-        return _stream(lzma.LZMADecompressor(format=lzma.FORMAT_XZ), payload, "xz")
+    backend = "lzma"
 
 
 class RawBz2(RawCoder):
-    def __init__(self, params: Bz2Level):
-        self.level = params.level
-
-    def compress(self, data):
-        return bz2.compress(data, self.level)
-
-    def decompress(self, payload):
-        return _stream(bz2.BZ2Decompressor(), payload, "bz2")
+    backend = "bz2"
 
 
 class RawZstd(RawCoder):
-    def __init__(self, params: ZstdLevel):
-        self.level = params.level
-
-    def compress(self, data):
-        return zstandard.ZstdCompressor(level=self.level).compress(data)
-
-    def decompress(self, payload):
-        try:
-            size = zstandard.frame_content_size(payload)
-            if size < 0:
-                raise FormatError("zstd frame does not record its content size")
-            check_allocation(f"a zstd frame of {size:,} bytes", size)
-            d = zstandard.ZstdDecompressor().decompressobj()
-            out = d.decompress(payload)
-        except zstandard.ZstdError as exc:
-            raise FormatError(f"corrupt zstd payload: {exc}") from None
-        if not d.eof or d.unused_data or len(out) != size:
-            raise FormatError("zstd payload is truncated or has trailing bytes")
-        return out
+    backend = "zstd"
 
 
 @chunkpress.hookimpl

@@ -12,18 +12,14 @@ string frame to N ranks.
 
 from __future__ import annotations
 
-import bz2
-import lzma
-import zlib
-
 import attrs
 import numpy as np
-import zstandard
 
 import chunkpress
+from chunkpress import frames
 from chunkpress.errors import FormatError
 from chunkpress.leb128 import decode_varints, encode_varints
-from chunkpress.limits import check_allocation, memory_limit
+from chunkpress.limits import check_allocation
 from chunkpress.rewriting import BYTE_SYMBOLS
 
 
@@ -129,84 +125,35 @@ class Bz2Params:
     order: str = _ORDER
 
 
-class VarintZstd(VarintCoder):
-    def __init__(self, params: ZstdParams):
-        self.level = params.level
+class _Backend(VarintCoder):
+    backend = ""
+
+    def __init__(self, params):
+        self.level = params.level if hasattr(params, "level") else params.preset
+        self.extreme = getattr(params, "extreme", False)
         self.by_frequency = params.order == "frequency"
 
     def compress(self, data: bytes) -> bytes:
-        return zstandard.ZstdCompressor(level=self.level).compress(data)
+        return frames.compress(self.backend, data, self.level, self.extreme)
 
     def decompress(self, frame: bytes) -> bytes:
-        try:
-            size = zstandard.frame_content_size(frame)
-            if size < 0:
-                raise FormatError("zstd frame does not record its content size")
-            check_allocation(f"a zstd frame of {size:,} bytes", size)
-            d = zstandard.ZstdDecompressor().decompressobj()
-            out = d.decompress(frame)
-            if not d.eof or d.unused_data or len(out) != size:
-                raise FormatError("zstd frame is truncated, has trailing bytes or a wrong size")
-            return out
-        except zstandard.ZstdError as exc:
-            raise FormatError(f"corrupt zstd frame: {exc}") from None
+        return frames.decompress(self.backend, frame)
 
 
-class VarintZlib(VarintCoder):
-    def __init__(self, params: ZlibParams):
-        self.level = params.level
-        self.by_frequency = params.order == "frequency"
-
-    def compress(self, data: bytes) -> bytes:
-        return zlib.compress(data, self.level)
-
-    def decompress(self, frame: bytes) -> bytes:
-        try:
-            d = zlib.decompressobj()
-            out = d.decompress(frame, memory_limit())
-            if not d.eof or d.unused_data:
-                raise FormatError("zlib frame is truncated or has trailing bytes")
-            return out
-        except zlib.error as exc:
-            raise FormatError(f"corrupt zlib frame: {exc}") from None
+class VarintZstd(_Backend):
+    backend = "zstd"
 
 
-class VarintLzma(VarintCoder):
-    def __init__(self, params: LzmaParams):
-        self.preset = params.preset | (lzma.PRESET_EXTREME if params.extreme else 0)
-        self.by_frequency = params.order == "frequency"
-
-    def compress(self, data: bytes) -> bytes:
-        return lzma.compress(data, format=lzma.FORMAT_XZ, preset=self.preset)
-
-    def decompress(self, frame: bytes) -> bytes:
-        try:
-            d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
-            out = d.decompress(frame, memory_limit())
-            if not d.eof or d.unused_data:
-                raise FormatError("xz frame is truncated or has trailing bytes")
-            return out
-        except lzma.LZMAError as exc:
-            raise FormatError(f"corrupt xz frame: {exc}") from None
+class VarintZlib(_Backend):
+    backend = "zlib"
 
 
-class VarintBz2(VarintCoder):
-    def __init__(self, params: Bz2Params):
-        self.level = params.level
-        self.by_frequency = params.order == "frequency"
+class VarintLzma(_Backend):
+    backend = "lzma"
 
-    def compress(self, data: bytes) -> bytes:
-        return bz2.compress(data, self.level)
 
-    def decompress(self, frame: bytes) -> bytes:
-        d = bz2.BZ2Decompressor()
-        try:
-            out = d.decompress(frame, memory_limit())
-        except (OSError, ValueError, EOFError) as exc:
-            raise FormatError(f"corrupt bz2 frame: {exc}") from None
-        if not d.eof or d.unused_data:
-            raise FormatError("bz2 frame is truncated or has trailing bytes")
-        return out
+class VarintBz2(_Backend):
+    backend = "bz2"
 
 
 @chunkpress.hookimpl

@@ -1,0 +1,52 @@
+"""General-purpose compressors behind one interface, with safe decompression.
+
+Coders that put bytes through zstd, zlib, xz or bzip2 (the varint and raw families) share
+these: every frame must decode completely, with no trailing bytes, and no frame may expand past
+the memory limit (zstd frames are checked by their declared size before decoding).
+"""
+
+from __future__ import annotations
+
+import bz2
+import lzma
+import zlib
+
+import zstandard
+
+from chunkpress.errors import FormatError
+from chunkpress.limits import check_allocation, memory_limit
+
+
+def compress(backend: str, data: bytes, level: int, extreme: bool = False) -> bytes:
+    if backend == "zstd":
+        return zstandard.ZstdCompressor(level=level).compress(data)
+    if backend == "zlib":
+        return zlib.compress(data, level)
+    if backend == "lzma":
+        return lzma.compress(data, format=lzma.FORMAT_XZ, preset=level | (lzma.PRESET_EXTREME if extreme else 0))
+    if backend == "bz2":
+        return bz2.compress(data, level)
+    raise ValueError(f"unknown backend {backend!r}")
+
+
+def decompress(backend: str, frame: bytes) -> bytes:
+    """The frame's content; FormatError if it is corrupt, truncated, extended or too large."""
+    try:
+        if backend == "zstd":
+            size = zstandard.frame_content_size(frame)
+            if size < 0:
+                raise FormatError("zstd frame does not record its content size")
+            check_allocation(f"a zstd frame of {size:,} bytes", size)
+            d = zstandard.ZstdDecompressor().decompressobj()
+            out = d.decompress(frame)
+            complete = d.eof and not d.unused_data and len(out) == size
+        else:
+            d = {"zlib": zlib.decompressobj, "bz2": bz2.BZ2Decompressor,
+                 "lzma": lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ)}[backend]()
+            out = d.decompress(frame, memory_limit())
+            complete = d.eof and not d.unused_data
+    except (zstandard.ZstdError, zlib.error, lzma.LZMAError, OSError, EOFError, ValueError) as exc:
+        raise FormatError(f"corrupt {backend} frame: {exc}") from None
+    if not complete:
+        raise FormatError(f"{backend} frame is truncated, has trailing bytes or is larger than allowed")
+    return out
