@@ -35,12 +35,27 @@ def log_factorial_scalar(n):
 
 @numba.njit(cache=True, inline="always")
 def bit_length_scalar(x):
-    """Number of bits of a non-negative integer (0 for 0)."""
+    """Number of bits of a non-negative integer (0 for 0), by binary search on the shifts."""
     n = 0
-    while x > 0:
+    if x >= 1 << 32:
+        x >>= 32
+        n += 32
+    if x >= 1 << 16:
+        x >>= 16
+        n += 16
+    if x >= 1 << 8:
+        x >>= 8
+        n += 8
+    if x >= 1 << 4:
+        x >>= 4
+        n += 4
+    if x >= 1 << 2:
+        x >>= 2
+        n += 2
+    if x >= 2:
         x >>= 1
         n += 1
-    return n
+    return n + x
 
 
 @numba.njit(cache=True, inline="always")

@@ -219,6 +219,7 @@ def run_compiled(
     merge creates a pair more frequent than itself), else the minimum over k01 groups of
     loss_a + the group's minimum loss_b, the lower k01 on a tie."""
     parts = np.zeros(5, dtype=np.int64)
+    consts = np.zeros(4)
     done = 0
     scores = np.zeros(0)
     touched = np.zeros(2, dtype=np.int64)
@@ -240,12 +241,13 @@ def run_compiled(
                 slot = groot[top]
                 best_loss = -float(top)
         else:
+            cl.step_constants(kind, n, m, consts)
             for i in range(x_meta[ix._N_ACTIVE]):
                 g = gactive[i]
                 if g < floor:
                     continue
                 r = groot[g]
-                total = cl.loss_a(kind, n, m, g) + x_bval[r]
+                total = cl.loss_a_given(kind, n, m, g, consts) + x_bval[r]
                 if slot == -1 or total < best_loss or (total == best_loss and g < best_k):
                     slot = r
                     best_loss = total
