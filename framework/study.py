@@ -21,6 +21,10 @@ A study is data (TOML)::
     "coder.name" = "raw-zstd"
     "limits.max_rules" = 0
 
+    [[variants]]                       # reuse a learned dictionary (a rules file from train)
+    name = "wiki dictionary"
+    rules = "wiki.rules"
+
 Every archive is decoded and compared with the input before its row counts. A failed variant
 is reported in its row (``error``) and the study goes on. Results are tidy long rows (one per
 dataset x variant x repeat), written as CSV and JSON lines; the Markdown table and the PNG plot
@@ -131,7 +135,11 @@ def load_study(path: str | Path) -> Study:
     for extra in raw.get("variants", []):
         extra = dict(extra)
         name = extra.pop("name", None) or _label(extra, base)
-        variants.append(Variant(name=name, config=_merge(base, extra)))
+        rules = extra.pop("rules", None)
+        config = _merge(base, extra)
+        if rules is not None:
+            config["rules"] = str((path.parent / rules).resolve())
+        variants.append(Variant(name=name, config=config))
     repeats = head.get("repeats", 1)
     if not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"{path}: study.repeats must be a positive integer")
@@ -168,7 +176,9 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
     row = {c: "" for c in COLUMNS}
     row.update(study=study.name, dataset=dataset, variant=variant.name, repeat=repeat, original_bytes=len(data))
     try:
-        config = config_from_dict(variant.config, registry, where=f"variant {variant.name!r}")
+        raw_config = dict(variant.config)
+        rules_path = raw_config.pop("rules", None)
+        config = config_from_dict(raw_config, registry, where=f"variant {variant.name!r}")
         canonical = json.dumps(config.to_dict(), sort_keys=True)
         row.update(scorer=config.scorer.name, rewriter=config.rewriter.name, coder=config.coder.name,
                    pretokenizer=config.pretokenizer, config=canonical,
@@ -176,8 +186,17 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
                    versions=json.dumps(_versions(registry, config), sort_keys=True))
         pipe = Pipeline(config, registry)
         tracemalloc.start()
-        key = (_fit_key(config), repeat)
-        if fits is not None and key in fits:
+        key = (_fit_key(config) + str(rules_path), repeat)
+        if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
+            from chunkpress.learner import FitResult
+            from chunkpress.tokenizer import Tokenizer
+
+            t = time.perf_counter()
+            tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes())
+            symbols = tokenizer.encode(data)
+            row["learn_seconds"] = time.perf_counter() - t
+            result = FitResult(rules=tokenizer.rules, symbols=symbols, trace=None, stop_reason="rules file", seconds=0.0)
+        elif fits is not None and key in fits:
             result, row["learn_seconds"] = fits[key]
         else:
             t = time.perf_counter()

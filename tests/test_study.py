@@ -96,3 +96,16 @@ def test_trace_plots(tmp_path, registry):
     plot_factor_vs_size({"udhr": (trace, len(data)), "half": (trace[: len(trace) // 2], len(data))}, tmp_path / "f.png")
     for name in ("s.png", "f.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_study_variant_reuses_a_rules_file(tmp_path, registry):
+    from chunkpress.pipeline import Pipeline
+    from chunkpress.rulesfile import dump_rules
+
+    result = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 300}).fit((DATA / "alice29.txt").read_bytes())
+    (tmp_path / "alice.rules").write_bytes(dump_rules(result.rules, {}))
+    study = tmp_path / "s.toml"
+    study.write_text(f"[datasets]\nzh = '{DATA / 'udhr_cmn_hans.txt'}'\n[[variants]]\nname = 'alice dictionary'\nrules = 'alice.rules'\n")
+    rows = run_study(load_study(study), tmp_path / "out", registry, progress=None)
+    assert len(rows) == 1 and not rows[0]["error"] and rows[0]["verified"]
+    assert rows[0]["rules"] == 300  # the archive carries the reused dictionary
