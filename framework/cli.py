@@ -91,9 +91,11 @@ def cmd_compress(args) -> int:
         raise InputError("the output would overwrite the input")
     check_writable(out, args.force)
     tokenizer = _tokenizer(args.rules) if args.rules else None
+    if args.rules_ref and tokenizer is None:
+        raise InputError("--rules-ref needs --rules")
     data = read_input(args.input)
-    if tokenizer is not None:  # reuse a learned dictionary: no learning, the archive holds the rules
-        archive = pipe.encode(tokenizer.rules, tokenizer.encode(data), data)
+    if tokenizer is not None:  # reuse a learned dictionary: no learning
+        archive = pipe.encode(tokenizer.rules, tokenizer.encode(data), data, reference=args.rules_ref)
     else:
         progress = Progress("compress")
         archive = pipe.compress(data, progress=progress)
@@ -111,7 +113,8 @@ def cmd_decompress(args) -> int:
     if args.input != "-" and _same_file(args.input, out):
         raise InputError("the output would overwrite the input")
     check_writable(out, args.force)
-    data = decompress(read_input(args.input))
+    rules = _tokenizer(args.rules).rules if args.rules else None
+    data = decompress(read_input(args.input), rules=rules)
     write_output(out, data, args.force)
     return 0
 
@@ -287,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
     p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--rules", help="reuse this learned dictionary (a rules file) instead of learning one")
+    p.add_argument("--rules-ref", action="store_true",
+                   help="with --rules: store a reference (hash and size) instead of the rules; "
+                        "decompress then needs --rules")
     _add_pipeline_options(p)
     p.set_defaults(func=cmd_compress)
 
@@ -294,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="archive ('-' for stdin)")
     p.add_argument("-o", "--output", help="output path (default: INPUT without .cpz; '-' for stdout)")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+    p.add_argument("--rules", help="the rules file an archive made with --rules-ref references")
     p.set_defaults(func=cmd_decompress)
 
     p = sub.add_parser("train", help="learn a dictionary; save the rules and/or the trace")

@@ -7,7 +7,8 @@ Layout::
     hlen      varint    length of the header
     header    hlen bytes of canonical JSON (sorted keys, no spaces):
                 {"codec": codec id, "params": coder params, "length": original bytes,
-                 "blake2b": hex BLAKE2b-128 of the original}
+                 "blake2b": hex BLAKE2b-128 of the original,
+                 "rules": {"blake2b", "count"} only when the dictionary is referenced}
     payload   the coder's bytes
     check     4 bytes   BLAKE2b-32 of everything before it
 
@@ -43,15 +44,28 @@ def checksum(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def rules_digest(rules) -> str:
+    """BLAKE2b-128 of a dictionary's rules (int64 little-endian): what a reference names."""
+    import numpy as np
+
+    return hashlib.blake2b(np.ascontiguousarray(rules, dtype="<i8").tobytes(), digest_size=16).hexdigest()
+
+
 @attrs.frozen(kw_only=True)
 class Header:
     codec: str
     params: dict
     length: int
     blake2b: str
+    #: Set when the archive references an external dictionary instead of holding it:
+    #: {"blake2b": rules_digest(rules), "count": number of rules}.
+    rules: dict | None = None
 
     def to_bytes(self) -> bytes:
-        return json.dumps(attrs.asdict(self), sort_keys=True, separators=(",", ":")).encode()
+        fields = attrs.asdict(self)
+        if fields["rules"] is None:
+            del fields["rules"]
+        return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
 
 
 def pack(header: Header, payload: bytes) -> bytes:
@@ -84,6 +98,8 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
         or not isinstance(header.length, int)
         or not 0 <= header.length <= MAX_LENGTH
         or not isinstance(header.blake2b, str)
+        or not (header.rules is None or (isinstance(header.rules, dict) and set(header.rules) == {"blake2b", "count"}
+                                         and isinstance(header.rules["count"], int) and 0 <= header.rules["count"] < 1 << 31))
     ):
         raise FormatError("corrupt archive header: a field has the wrong type or range")
     return header, archive[pos + hlen :], pos + hlen + CHECK_BYTES

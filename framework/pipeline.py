@@ -18,7 +18,7 @@ import numpy as np
 
 from chunkpress import container
 from chunkpress.config import PipelineConfig, build_params, default_config, load_config
-from chunkpress.errors import ChunkpressError, FormatError
+from chunkpress.errors import ChunkpressError, ConfigError, FormatError
 from chunkpress.expand import expand
 from chunkpress.learner import FitResult, fit
 from chunkpress.limits import BYTES_PER_SYMBOL, check_allocation
@@ -72,16 +72,29 @@ class Pipeline:
         seg_len = np.diff(np.concatenate([seg_start, [result.symbols.size]]))
         return attrs.evolve(result, symbols=words.assemble(result.symbols, seg_start, seg_len))
 
-    def encode(self, rules: np.ndarray, symbols: np.ndarray, original: bytes) -> bytes:
-        """Archive bytes for an already fitted (rules, symbols) of ``original``."""
-        coder = self._infos["coder"]
+    def encode(self, rules: np.ndarray, symbols: np.ndarray, original: bytes, reference: bool = False) -> bytes:
+        """Archive bytes for an already fitted (rules, symbols) of ``original``. With
+        ``reference`` the archive names the dictionary (hash and size) instead of holding it,
+        and decompressing needs the same rules."""
+        info = self._infos["coder"]
+        coder = self._build("coder")
+        ref = None
+        if reference:
+            if "dictionary_size" not in signature(coder.encode).parameters:
+                raise ConfigError(f"coder {info.name!r} cannot reference an external dictionary; use combinatorial or varint-*")
+            ref = {"blake2b": container.rules_digest(rules), "count": len(rules)}
         header = container.Header(
-            codec=coder.codec_id,
+            codec=info.codec_id,
             params=attrs.asdict(self.config.coder.params),
             length=len(original),
             blake2b=container.checksum(bytes(original)),
+            rules=ref,
         )
-        return container.pack(header, self._build("coder").encode(rules, symbols))
+        if reference:
+            payload = coder.encode(np.zeros((0, 2), dtype=np.int64), symbols, dictionary_size=256 + len(rules))
+        else:
+            payload = coder.encode(rules, symbols)
+        return container.pack(header, payload)
 
     def compress(self, data, progress: Callable | None = None) -> bytes:
         data = bytes(data)
@@ -101,19 +114,32 @@ def _coder_for(header: container.Header, registry: Registry):
     return info.build(params)
 
 
-def decode_archive(archive: bytes, registry: Registry | None = None):
-    """(header, rules, symbols) of an archive, validated."""
+def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None):
+    """(header, rules, symbols) of an archive, validated. ``rules``: the dictionary an archive
+    references (FormatError if it is needed and missing or not the one named)."""
     registry = registry or default_registry()
     header, payload, _ = container.unpack(archive)
+    kwargs = {}
+    if header.rules is not None:
+        if rules is None:
+            raise FormatError(
+                f"this archive references a dictionary of {header.rules['count']:,} rules "
+                f"(blake2b {header.rules['blake2b']}); pass it with --rules"
+            )
+        rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
+        if len(rules) != header.rules["count"] or container.rules_digest(rules) != header.rules["blake2b"]:
+            raise FormatError(f"the rules given are not the dictionary this archive references (blake2b {header.rules['blake2b']})")
+        kwargs["dictionary_size"] = 256 + len(rules)
     # the output and at most one 8-byte symbol per output byte: refuse before allocating
     check_allocation(f"{header.length:,} bytes of output", (1 + BYTES_PER_SYMBOL) * header.length + len(payload))
     coder = _coder_for(header, registry)
     try:
         if "max_symbols" in signature(coder.decode).parameters:
             # each symbol stands for at least one byte: the header's length bounds the string
-            rules, symbols = coder.decode(payload, max_symbols=header.length)
-        else:
-            rules, symbols = coder.decode(payload)
+            kwargs["max_symbols"] = header.length
+        stored, symbols = coder.decode(payload, **kwargs)
+        if header.rules is None:
+            rules = stored
     except ChunkpressError:
         raise
     except MemoryError:
@@ -123,9 +149,10 @@ def decode_archive(archive: bytes, registry: Registry | None = None):
     return header, np.asarray(rules, dtype=np.int64).reshape(-1, 2), np.asarray(symbols, dtype=np.int64)
 
 
-def decompress(archive: bytes, registry: Registry | None = None) -> bytes:
-    """The original bytes of an archive; FormatError if anything does not verify."""
-    header, rules, symbols = decode_archive(archive, registry)
+def decompress(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> bytes:
+    """The original bytes of an archive; FormatError if anything does not verify. ``rules``:
+    the dictionary, for archives that reference one."""
+    header, rules, symbols = decode_archive(archive, registry, rules)
     data = expand(rules, symbols, max_length=header.length)
     if container.checksum(data) != header.blake2b:
         raise FormatError("checksum mismatch: the archive is corrupt")
@@ -137,6 +164,10 @@ def inspect(archive: bytes, registry: Registry | None = None) -> dict:
     registry = registry or default_registry()
     header, payload, header_bytes = container.unpack(archive)
     coder = _coder_for(header, registry)
+    if header.rules is not None:  # the payload alone cannot be decoded: describe the header
+        return {"codec": header.codec, "params": header.params, "original_bytes": header.length,
+                "archive_bytes": len(archive), "header_bytes": header_bytes, "payload_bytes": len(payload),
+                "referenced_rules": header.rules["count"], "rules_blake2b": header.rules["blake2b"]}
     _, rules, symbols = decode_archive(archive, registry)
     info = {
         "codec": header.codec,

@@ -313,13 +313,15 @@ class CombinatorialCoder:
     def __init__(self, params=None):
         pass
 
-    def encode(self, rules, symbols) -> bytes:
-        return self._encode(rules, symbols)[0]
+    def encode(self, rules, symbols, dictionary_size: int | None = None) -> bytes:
+        """``dictionary_size``: the string uses an external dictionary of that size (``rules``
+        is then empty): the counts and the string are coded over it."""
+        return self._encode(rules, symbols, dictionary_size)[0]
 
-    def _encode(self, rules, symbols):
+    def _encode(self, rules, symbols, dictionary_size=None):
         rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbols = np.ascontiguousarray(symbols, dtype=np.int64)
-        m = BYTE_SYMBOLS + len(rules)
+        m = BYTE_SYMBOLS + len(rules) if dictionary_size is None else int(dictionary_size)
         if symbols.size and (symbols.min() < 0 or symbols.max() >= m):
             raise ValueError("the string uses a symbol outside the dictionary")
         # generous bound: no coded decision costs more than 8 bytes
@@ -330,7 +332,7 @@ class CombinatorialCoder:
         # past the end), so a canonical payload never ends in one
         return out[1:size].tobytes().rstrip(b"\x00"), marks
 
-    def decode(self, payload: bytes, max_symbols: int | None = None):
+    def decode(self, payload: bytes, max_symbols: int | None = None, dictionary_size: int | None = None):
         buf = np.frombuffer(b"\x00" + bytes(payload), dtype=np.uint8)
         st = np.zeros(5, dtype=np.uint64)
         r = decode_header(buf, st)
@@ -343,11 +345,14 @@ class CombinatorialCoder:
         if n < 0 or n > limit:
             raise FormatError(f"corrupt combinatorial payload: string length {n} beyond the limit {limit}")
         symbols = np.zeros(n, dtype=np.int64)
-        used = decode_string(buf, st, BYTE_SYMBOLS + r, symbols)
+        m = BYTE_SYMBOLS + r if dictionary_size is None else int(dictionary_size)
+        if dictionary_size is not None and r:
+            raise FormatError("combinatorial payload holds rules although the dictionary is external")
+        used = decode_string(buf, st, m, symbols)
         # the encoding is canonical: a payload is valid only if it is exactly what the encoder
         # writes for what it decodes to (this refuses appended or altered trailing bytes,
         # which the decoder's 7-byte lookahead would otherwise absorb)
-        if used < buf.size or self.encode(rules, symbols) != bytes(payload):
+        if used < buf.size or self.encode(rules, symbols, dictionary_size) != bytes(payload):
             raise FormatError("combinatorial payload is not canonical (trailing or altered bytes)")
         return rules, symbols
 

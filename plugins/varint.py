@@ -44,7 +44,7 @@ def split_model(rules, symbols, by_frequency: bool = True) -> tuple[bytes, bytes
     return head + encode_varints(rules.ravel()) + encode_varints(table), encode_varints(ranks)
 
 
-def join_model(model: bytes, string: bytes):
+def join_model(model: bytes, string: bytes, dictionary_size: int | None = None):
     """Inverse of :func:`split_model`, validating every count against the bytes present."""
     (r, u, n), pos = decode_varints(model, 3)
     check_allocation(f"a string of {n:,} symbols", 8 * int(n))
@@ -53,7 +53,7 @@ def join_model(model: bytes, string: bytes):
     if pos != len(model):
         raise FormatError("model frame has trailing bytes")
     rules = flat.reshape(-1, 2)
-    m = BYTE_SYMBOLS + int(r)
+    m = BYTE_SYMBOLS + int(r) if dictionary_size is None else int(dictionary_size)
     if table.size and (table.min() < 0 or table.max() >= m or np.unique(table).size != table.size):
         raise FormatError("rank table holds an invalid or repeated symbol")
     ranks, end = decode_varints(string, int(n))
@@ -69,7 +69,8 @@ class VarintCoder:
 
     by_frequency = True
 
-    def encode(self, rules, symbols) -> bytes:
+    def encode(self, rules, symbols, dictionary_size: int | None = None) -> bytes:
+        """``dictionary_size``: the string uses an external dictionary (``rules`` is empty)."""
         model, string = split_model(rules, symbols, self.by_frequency)
         first = self.compress(model)
         return encode_varints([len(first)]) + first + self.compress(string)
@@ -80,9 +81,9 @@ class VarintCoder:
             raise FormatError("payload truncated: model frame extends past the end")
         return payload[pos : pos + size], payload[pos + size :]
 
-    def decode(self, payload: bytes):
+    def decode(self, payload: bytes, dictionary_size: int | None = None):
         first, second = self.frames(payload)
-        return join_model(self.decompress(first), self.decompress(second))
+        return join_model(self.decompress(first), self.decompress(second), dictionary_size)
 
     def describe(self, payload: bytes) -> dict:
         """Bytes per part as written: the model (rules + rank table) and the string."""

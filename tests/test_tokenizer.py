@@ -84,3 +84,26 @@ def test_cli_decode_rejects_bad_ids(tmp_path, capsys):
     assert main(["decode", str(bad), "--rules", str(rules), "--format", "text", "-o", str(out)]) != 0
     assert "symbol ids must lie in [0, 257)" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("coder", ["combinatorial", "varint-zstd"])
+def test_archive_referencing_a_dictionary(tmp_path, trained, alice, capsys, coder):
+    pre, result = trained
+    rules = tmp_path / "a.rules"
+    rules.write_bytes(dump_rules(result.rules, {"config": {"pretokenizer": {"name": pre}}}))
+    other = tmp_path / "other.rules"
+    other.write_bytes(dump_rules(result.rules[:-1], {"config": {"pretokenizer": {"name": pre}}}))
+    text = tmp_path / "t.txt"
+    text.write_bytes(alice[:30000])
+    held, ref = tmp_path / "held.cpz", tmp_path / "ref.cpz"
+    assert main(["compress", str(text), "--rules", str(rules), "--coder", coder, "-o", str(held)]) == 0
+    assert main(["compress", str(text), "--rules", str(rules), "--rules-ref", "--coder", coder, "-o", str(ref)]) == 0
+    assert ref.stat().st_size < held.stat().st_size  # the dictionary is not in the archive
+    capsys.readouterr()
+    out = tmp_path / "out.txt"
+    assert main(["decompress", str(ref), "-o", str(out)]) == 4
+    assert "references a dictionary of 1,500 rules" in capsys.readouterr().err and not out.exists()
+    assert main(["decompress", str(ref), "--rules", str(other), "-o", str(out)]) == 4
+    assert "not the dictionary this archive references" in capsys.readouterr().err and not out.exists()
+    assert main(["decompress", str(ref), "--rules", str(rules), "-o", str(out)]) == 0
+    assert out.read_bytes() == text.read_bytes()
