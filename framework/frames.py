@@ -50,3 +50,19 @@ def decompress(backend: str, frame: bytes) -> bytes:
     if not complete:
         raise FormatError(f"{backend} frame is truncated, has trailing bytes or is larger than allowed")
     return out
+
+
+class Compressor:
+    """A backend with its settings taken from a coder's params (``level`` or ``preset``, and
+    ``extreme`` for xz): what the varint and raw coder families put their bytes through."""
+
+    def __init__(self, backend: str, params):
+        self.backend = backend
+        self.level = params.level if hasattr(params, "level") else params.preset
+        self.extreme = getattr(params, "extreme", False)
+
+    def compress(self, data: bytes) -> bytes:
+        return compress(self.backend, data, self.level, self.extreme)
+
+    def decompress(self, frame: bytes) -> bytes:
+        return decompress(self.backend, frame)

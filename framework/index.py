@@ -323,14 +323,11 @@ class PairIndex:
             self.lhead = grown(self.lhead, size, _EMPTY)
             self.rhead = grown(self.rhead, size, _EMPTY)
 
-    def reserve_like(self, n_slots: int, hash_size: int, n_symbols: int) -> None:
-        """Grow to at least ``n_slots`` slots, a ``hash_size`` table and ``n_symbols`` symbol ids
-        (the rewriter's sizes: the index never holds more pairs than the rewriter has seen)."""
+    def reserve_like(self, n_slots: int, n_symbols: int) -> None:
+        """Room for as many pairs as the rewriter has slots (slots and hash table, as _reserve
+        sizes them) and for ``n_symbols`` symbol ids: the index never holds more pairs than the
+        rewriter has seen, so the compiled loop's capacity checks on the rewriter cover it."""
         self._reserve(max(n_slots - int(self.meta[_N_SLOTS]), 0), 0, n_symbols - 1)
-        if hash_size > self.hkeys.size:
-            self.hkeys = np.full(hash_size, _EMPTY, dtype=np.int64)
-            self.hvals = np.zeros(hash_size, dtype=np.int32)
-            rehash(self.hkeys, self.hvals, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
         if self._out.size < self.ps0.size:
             self._out = np.zeros(self.ps0.size, dtype=np.int64)
 
@@ -413,10 +410,7 @@ class PairIndex:
         kk, k0, k1, same = self.k01[slots], counts[a], counts[b], a == b
         if self.split:
             loss_b = np.asarray(self.scorer.loss_b(kk, k0, k1, same), dtype=np.float64)
-            losses = np.empty(slots.size)
-            for g in np.unique(kk):  # within a group the reference adds loss_a to the min loss_b
-                in_g = kk == g
-                losses[in_g] = self.scorer.loss_a(N, m, np.array([g]))[0] + loss_b[in_g]
+            losses = np.asarray(self.scorer.loss_a(N, m, kk), dtype=np.float64) + loss_b
             order = np.lexsort((b, a, loss_b, kk, losses))
         else:
             losses = np.asarray(self.scorer.loss(N, m, kk, k0, k1, same), dtype=np.float64)

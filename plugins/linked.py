@@ -442,7 +442,7 @@ class LinkedRewriter(Rewriter):
         while True:
             rules = np.zeros((batch, 2), dtype=np.int64)
             trace_out = np.zeros((batch if trace else 1, 12))
-            index.reserve_like(self.ps0.size, self.hkeys.size, self.counts.size)
+            index.reserve_like(self.ps0.size, self.counts.size)
             started = time.perf_counter()
             steps, status = run_compiled(
                 code, batch, rules_done, -1 if max_rules is None else max_rules, stop_below,

@@ -46,14 +46,13 @@ class RawCoder:
     backend = ""
 
     def __init__(self, params):
-        self.level = params.level if hasattr(params, "level") else params.preset
-        self.extreme = getattr(params, "extreme", False)
+        self.codec = frames.Compressor(self.backend, params)
 
     def encode(self, rules, symbols) -> bytes:
-        return frames.compress(self.backend, expand(rules, symbols), self.level, self.extreme)
+        return self.codec.compress(expand(rules, symbols))
 
     def decode(self, payload: bytes):
-        data = frames.decompress(self.backend, bytes(payload))
+        data = self.codec.decompress(bytes(payload))
         return np.zeros((0, 2), dtype=np.int64), np.frombuffer(data, dtype=np.uint8).astype(np.int64)
 
     def describe(self, payload: bytes) -> dict:

@@ -130,15 +130,14 @@ class _Backend(VarintCoder):
     backend = ""
 
     def __init__(self, params):
-        self.level = params.level if hasattr(params, "level") else params.preset
-        self.extreme = getattr(params, "extreme", False)
+        self.codec = frames.Compressor(self.backend, params)
         self.by_frequency = params.order == "frequency"
 
     def compress(self, data: bytes) -> bytes:
-        return frames.compress(self.backend, data, self.level, self.extreme)
+        return self.codec.compress(data)
 
     def decompress(self, frame: bytes) -> bytes:
-        return frames.decompress(self.backend, frame)
+        return self.codec.decompress(frame)
 
 
 class VarintZstd(_Backend):
