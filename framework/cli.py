@@ -8,8 +8,6 @@ import os
 import sys
 import time
 
-import attrs
-
 import chunkpress
 from chunkpress.errors import ChunkpressError, InputError
 from chunkpress.fileio import check_writable, read_input, write_output
@@ -162,8 +160,6 @@ def cmd_train(args) -> int:
 
 
 def cmd_encode(args) -> int:
-    import numpy as np
-
     tokenizer = _tokenizer(args.rules)
     out = args.output or ("-" if args.input == "-" else args.input + ".ids")
     check_writable(out, args.force)

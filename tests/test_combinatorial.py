@@ -97,8 +97,6 @@ def test_corrupt_payloads_never_give_wrong_output(registry, alice):
 
 
 def test_claimed_length_bounds_the_string(registry):
-    import json
-
     from chunkpress.container import Header, pack, unpack
 
     archive = Pipeline.from_config(registry=registry, limits={"max_rules": 0}).compress(b"a" * 5000)

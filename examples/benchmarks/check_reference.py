@@ -14,8 +14,6 @@ import argparse
 import sys
 import time
 
-import numpy as np
-
 from chunkpress.pipeline import Pipeline
 from chunkpress.traceio import read_trace_csv
 
