@@ -19,7 +19,7 @@ from chunkpress.lists import list_add, list_remove
 from chunkpress.pairtable import EMPTY as _EMPTY
 from chunkpress.pairtable import HASH_USED as _HASH_USED
 from chunkpress.pairtable import N_SLOTS as _N_SLOTS
-from chunkpress.pairtable import find_or_insert, grown, rehash
+from chunkpress.pairtable import find_or_insert, grown, new_table, rehash
 from chunkpress.scoring import Scorer
 
 # further meta fields after the pair table's
@@ -144,10 +144,31 @@ def _group_drop(g, gsize, gactive, gpos, meta):
 @numba.njit(cache=True)
 def ingest(
     cs0, cs1, ck01, touched, split, uses_parts, floor,
-    hkeys, hvals, meta, ps0, ps1, k01, bval, child, sib, prev, mark,
+    table, meta, ps0, ps1, k01, bval, child, sib, prev, mark,
     groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
 ):
-    """Apply new joint counts and list every pair that needs a new loss_b in ``out``.
+    """:func:`ingest_slots` for pairs given as (s0, s1): finds or adds their slots first."""
+    slots = np.empty(cs0.size, dtype=np.int64)
+    for i in range(cs0.size):
+        slot = find_or_insert(table, meta, cs0[i], cs1[i])
+        ps0[slot] = cs0[i]
+        ps1[slot] = cs1[i]
+        slots[i] = slot
+    return ingest_slots(
+        slots, ck01, touched, split, uses_parts, floor, meta, ps0, ps1, k01, bval, child, sib,
+        prev, mark, groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev,
+        scratch, out,
+    )
+
+
+@numba.njit(cache=True)
+def ingest_slots(
+    slots, ck01, touched, split, uses_parts, floor,
+    meta, ps0, ps1, k01, bval, child, sib, prev, mark,
+    groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
+):
+    """Apply new joint counts ``ck01`` to the pairs at ``slots`` and list every pair that needs
+    a new loss_b in ``out``.
 
     Pairs whose k01 changed leave their group's heap (they will be inserted into their new
     group). Pairs that only contain a touched symbol stay in their heap for now and are listed
@@ -156,8 +177,8 @@ def ingest(
     meta[_EPOCH] += 1
     epoch = meta[_EPOCH]
     n_out = 0
-    for i in range(cs0.size):
-        slot = find_or_insert(hkeys, hvals, meta, ps0, ps1, cs0[i], cs1[i])
+    for i in range(slots.size):
+        slot = slots[i]
         old = k01[slot]
         new = ck01[i]
         if old >= 1 and mark[slot] != epoch and split:
@@ -278,8 +299,7 @@ class PairIndex:
         self.split = bool(scorer.splits)
         self.uses_parts = bool(scorer.uses_parts)
         self.meta = np.zeros(4, dtype=np.int64)
-        self.hkeys = np.full(1 << 12, _EMPTY, dtype=np.int64)
-        self.hvals = np.zeros(1 << 12, dtype=np.int32)
+        self.table = new_table(1 << 11)
         cap = 1 << 11
         self.ps0 = np.zeros(cap, dtype=np.int32)
         self.ps1 = np.zeros(cap, dtype=np.int32)
@@ -297,7 +317,9 @@ class PairIndex:
         self._out = np.zeros(cap, dtype=np.int64)
 
     # -- capacity ------------------------------------------------------------------------------
-    def _reserve(self, n_new: int, max_k: int, max_sym: int) -> None:
+    def _reserve(self, n_new: int, max_k: int, max_sym: int, table_rows: int | None = None) -> None:
+        """Room for ``n_new`` more pairs, k01 up to ``max_k`` and symbols up to ``max_sym``; the
+        hash table gets ``table_rows`` rows if given, else grows with the pairs."""
         need = int(self.meta[_N_SLOTS]) + n_new
         cap = self.ps0.size
         if need > cap:
@@ -305,13 +327,13 @@ class PairIndex:
             for name in self._SLOT_ARRAYS:
                 a = getattr(self, name)
                 setattr(self, name, grown(a, new_cap, 0 if a.dtype != np.int32 or name in ("ps0", "ps1") else _EMPTY))
-        if 2 * (int(self.meta[_HASH_USED]) + n_new) > self.hkeys.size:
-            size = self.hkeys.size
-            while 2 * (int(self.meta[_HASH_USED]) + n_new) > size:
-                size *= 2
-            self.hkeys = np.full(size, _EMPTY, dtype=np.int64)
-            self.hvals = np.zeros(size, dtype=np.int32)
-            rehash(self.hkeys, self.hvals, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
+        if table_rows is not None:
+            if table_rows > self.table.shape[0]:
+                self.table = new_table(0, minimum=table_rows)
+                rehash(self.table, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
+        elif 2 * (int(self.meta[_HASH_USED]) + n_new) > self.table.shape[0]:
+            self.table = new_table(int(self.meta[_HASH_USED]) + n_new, minimum=2 * self.table.shape[0])
+            rehash(self.table, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
         if max_k >= self.groot.size:
             size = max(max_k + 1, 2 * self.groot.size)
             self.groot = grown(self.groot, size, _EMPTY)
@@ -323,17 +345,17 @@ class PairIndex:
             self.lhead = grown(self.lhead, size, _EMPTY)
             self.rhead = grown(self.rhead, size, _EMPTY)
 
-    def reserve_like(self, n_slots: int, n_symbols: int) -> None:
-        """Room for as many pairs as the rewriter has slots (slots and hash table, as _reserve
-        sizes them) and for ``n_symbols`` symbol ids: the index never holds more pairs than the
-        rewriter has seen, so the compiled loop's capacity checks on the rewriter cover it."""
-        self._reserve(max(n_slots - int(self.meta[_N_SLOTS]), 0), 0, n_symbols - 1)
+    def reserve_like(self, n_slots: int, n_symbols: int, table_rows: int) -> None:
+        """Room for as many pairs as the rewriter has slots, a hash table as large as its, and
+        ``n_symbols`` symbol ids: the index never holds more pairs than the rewriter has seen,
+        so the compiled loop's capacity checks on the rewriter cover it."""
+        self._reserve(max(n_slots - int(self.meta[_N_SLOTS]), 0), 0, n_symbols - 1, table_rows)
         if self._out.size < self.ps0.size:
             self._out = np.zeros(self.ps0.size, dtype=np.int64)
 
     def kernel_state(self):
         """The arrays of the index, in the order the compiled loops take them."""
-        return (self.hkeys, self.hvals, self.meta, self.ps0, self.ps1, self.k01, self.bval,
+        return (self.table, self.meta, self.ps0, self.ps1, self.k01, self.bval,
                 self.child, self.sib, self.prev, self.mark, self.groot, self.gsize, self.gactive,
                 self.gpos, self.lhead, self.lnext, self.lprev, self.rhead, self.rnext, self.rprev,
                 self.scratch, self._out)
@@ -354,7 +376,7 @@ class PairIndex:
             self._out = np.zeros(self.ps0.size, dtype=np.int64)
         n, n_moved = ingest(
             s0, s1, k01, touched, self.split, self.uses_parts, self.floor,
-            self.hkeys, self.hvals, self.meta, self.ps0, self.ps1, self.k01, self.bval,
+            self.table, self.meta, self.ps0, self.ps1, self.k01, self.bval,
             self.child, self.sib, self.prev, self.mark,
             self.groot, self.gsize, self.gactive, self.gpos,
             self.lhead, self.lnext, self.lprev, self.rhead, self.rnext, self.rprev,

@@ -1,6 +1,7 @@
 """An open-addressing hash table from a pair (s0, s1) to a dense slot number, for numba kernels.
 
-Slots are handed out in insertion order and never freed, so slot-indexed arrays (counts,
+Each entry is one 16-byte row ``[key, slot]`` of an int64 array, so a probe costs one cache
+miss. Slots are handed out in insertion order and never freed, so slot-indexed arrays (counts,
 occurrence heads, heap links) stay valid; callers keep the load factor at or below 1/2.
 """
 
@@ -12,6 +13,7 @@ import numpy as np
 EMPTY = -1
 # fields of the ``meta`` array shared with the callers
 N_SLOTS, HASH_USED = 0, 1
+_KEY, _SLOT = 0, 1
 
 
 @numba.njit(cache=True, inline="always")
@@ -20,66 +22,65 @@ def _hash(key, mask):
     return (h ^ (h >> 31)) & mask
 
 
-@numba.njit(cache=True)
-def find_slot(hkeys, hvals, s0, s1):
+@numba.njit(cache=True, inline="always")
+def find_slot(table, s0, s1):
     """Slot of (s0, s1), or -1 when the pair was never inserted."""
     key = (np.int64(s0) << 32) | np.int64(s1)
-    mask = hkeys.size - 1
+    mask = table.shape[0] - 1
     i = _hash(key, mask)
     while True:
-        k = hkeys[i]
+        k = table[i, _KEY]
         if k == key:
-            return hvals[i]
+            return table[i, _SLOT]
         if k == EMPTY:
             return -1
         i = (i + 1) & mask
 
 
-@numba.njit(cache=True)
-def find_or_insert(hkeys, hvals, meta, ps0, ps1, s0, s1):
-    """Slot of (s0, s1), inserting the pair (and recording s0, s1 at its slot) if new."""
+@numba.njit(cache=True, inline="always")
+def find_or_insert(table, meta, s0, s1):
+    """Slot of (s0, s1), handing out the next slot number if the pair is new (the caller
+    records s0 and s1 for its slot)."""
     key = (np.int64(s0) << 32) | np.int64(s1)
-    mask = hkeys.size - 1
+    mask = table.shape[0] - 1
     i = _hash(key, mask)
     while True:
-        k = hkeys[i]
+        k = table[i, _KEY]
         if k == key:
-            return hvals[i]
+            return table[i, _SLOT]
         if k == EMPTY:
             slot = meta[N_SLOTS]
             meta[N_SLOTS] += 1
             meta[HASH_USED] += 1
-            hkeys[i] = key
-            hvals[i] = slot
-            ps0[slot] = s0
-            ps1[slot] = s1
+            table[i, _KEY] = key
+            table[i, _SLOT] = slot
             return slot
         i = (i + 1) & mask
 
 
 @numba.njit(cache=True)
-def rehash(hkeys, hvals, ps0, ps1, n_slots):
-    """Fill an empty (all -1) table with every slot's key."""
-    mask = hkeys.size - 1
+def rehash(table, ps0, ps1, n_slots):
+    """Fill an empty table (see :func:`new_table`) with every slot's key."""
+    mask = table.shape[0] - 1
     for slot in range(n_slots):
         key = (np.int64(ps0[slot]) << 32) | np.int64(ps1[slot])
         i = _hash(key, mask)
-        while hkeys[i] != EMPTY:
+        while table[i, _KEY] != EMPTY:
             i = (i + 1) & mask
-        hkeys[i] = key
-        hvals[i] = slot
+        table[i, _KEY] = key
+        table[i, _SLOT] = slot
 
 
-def table_size_for(n_keys: int, minimum: int = 1 << 10) -> int:
-    """A power of two at least twice ``n_keys``."""
+def new_table(n_keys: int, minimum: int = 1 << 10) -> np.ndarray:
+    """An empty table with room for ``n_keys`` at load factor <= 1/2 (a power of two)."""
     size = minimum
     while size < 2 * n_keys:
         size *= 2
-    return size
+    return np.full((size, 2), EMPTY, dtype=np.int64)
 
 
 def grown(a: np.ndarray, size: int, fill) -> np.ndarray:
-    """A copy of ``a`` extended to ``size`` entries with ``fill``."""
-    out = np.full(size, fill, dtype=a.dtype)
-    out[: a.size] = a
+    """A copy of ``a`` extended to ``size`` entries (rows) with ``fill``."""
+    out = np.full((size,) + a.shape[1:], fill, dtype=a.dtype)
+    out[: a.shape[0]] = a
     return out

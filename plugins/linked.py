@@ -7,7 +7,7 @@ its sites: at each, the pairs of a small region (the site, its neighbours, and t
 symbols touching them, whose left-to-right pairing may shift) are uncounted, the string is
 rewritten, and the region is counted again. All of it runs in numba kernels.
 
-Memory: 26 bytes per input symbol (34 with weights) plus about 64 bytes per distinct pair.
+Memory: 26 bytes per input symbol (34 with weights) plus about 100 bytes per distinct pair.
 """
 
 from __future__ import annotations
@@ -18,155 +18,175 @@ import numpy as np
 import chunkpress
 from chunkpress import compiled_losses as cl
 from chunkpress import index as ix
-from chunkpress.lists import list_add, list_remove
 from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
-from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, rehash, table_size_for
+from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, new_table, rehash
 from chunkpress.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
 
-# meta fields after the pair table's
-_EPOCH, _N_CHANGED, _LENGTH = 2, 3, 4
+# The kernels are memory-bound (a merge site touches a handful of nodes and pairs scattered over
+# the string), so each node and each pair is one record: one cache miss instead of one per field.
+#: fields of a node record (int32): symbol, string links, occurrence-list links, its pair's slot
+SYM, NXT, PRV, ONEXT, OPREV, OSLOT = range(6)
+NODE_FIELDS = 6
+#: fields of a pair record (int64, 64 bytes): count, count before this merge, epoch of the last
+#: touch, occurrence-list head, sites (unweighted count), the pair itself, and its slot in the
+#: candidate index of the fused loop (saves the index a hash lookup per changed pair)
+CNT, OLDCNT, CMARK, HEAD, NSITES, PS0, PS1, XSLOT = range(8)
+PAIR_FIELDS = 8
+_PAIR_FILL = np.array([0, 0, 0, EMPTY, 0, 0, 0, EMPTY], dtype=np.int64)
+
+# meta fields after the pair table's; _ROOM: new pairs the next merge may need room for
+_EPOCH, _N_CHANGED, _LENGTH, _ROOM = 2, 3, 4, 5
 
 
 @numba.njit(cache=True, inline="always")
-def _touch(slot, cnt, cmark, oldcnt, changed, meta):
-    if cmark[slot] != meta[_EPOCH]:
-        cmark[slot] = meta[_EPOCH]
-        oldcnt[slot] = cnt[slot]
+def _touch(slot, pairs, changed, meta):
+    if pairs[slot, CMARK] != meta[_EPOCH]:
+        pairs[slot, CMARK] = meta[_EPOCH]
+        pairs[slot, OLDCNT] = pairs[slot, CNT]
         changed[meta[_N_CHANGED]] = slot
         meta[_N_CHANGED] += 1
 
 
 @numba.njit(cache=True, inline="always")
-def _uncount(q, onext, oprev, oslot, head, cnt, cmark, oldcnt, changed, meta, weight, nsites):
-    slot = oslot[q]
-    _touch(slot, cnt, cmark, oldcnt, changed, meta)
-    list_remove(q, slot, head, onext, oprev)
-    oslot[q] = EMPTY
-    cnt[slot] -= weight[q] if weight.size else 1
-    nsites[slot] -= 1
+def _uncount(q, node, pairs, changed, meta, weight, merged):
+    """Take the pair at node q out of its count and occurrence list. The merged pair's list is
+    dropped whole at the end of the merge, so its sites skip the unlinking."""
+    slot = node[q, OSLOT]
+    _touch(slot, pairs, changed, meta)
+    if slot != merged:
+        p = node[q, OPREV]
+        n = node[q, ONEXT]
+        if p != EMPTY:
+            node[p, ONEXT] = n
+        else:
+            pairs[slot, HEAD] = n
+        if n != EMPTY:
+            node[n, OPREV] = p
+    node[q, OSLOT] = EMPTY
+    pairs[slot, CNT] -= weight[q] if weight.size else 1
+    pairs[slot, NSITES] -= 1
 
 
 @numba.njit(cache=True, inline="always")
-def _count(q, x, y, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt, changed, meta,
-           weight, nsites):
-    slot = find_or_insert(hkeys, hvals, meta, ps0, ps1, x, y)
-    _touch(slot, cnt, cmark, oldcnt, changed, meta)
-    list_add(q, slot, head, onext, oprev)
-    oslot[q] = slot
-    cnt[slot] += weight[q] if weight.size else 1
-    nsites[slot] += 1
+def _count(q, x, y, node, table, pairs, changed, meta, weight):
+    slot = find_or_insert(table, meta, x, y)
+    pairs[slot, PS0] = x
+    pairs[slot, PS1] = y
+    _touch(slot, pairs, changed, meta)
+    h = pairs[slot, HEAD]
+    node[q, ONEXT] = h
+    node[q, OPREV] = EMPTY
+    if h != EMPTY:
+        node[h, OPREV] = q
+    pairs[slot, HEAD] = q
+    node[q, OSLOT] = slot
+    pairs[slot, CNT] += weight[q] if weight.size else 1
+    pairs[slot, NSITES] += 1
 
 
 @numba.njit(cache=True)
-def _region(start, after, add, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
-            cmark, oldcnt, changed, meta, weight, nsites):
+def _region(start, after, add, merged, node, table, pairs, changed, meta, weight):
     """Uncount (add=False) or count (add=True) the pairs from run start ``start`` up to the
     node ``after`` (exclusive; -1 = end of list). A pair (x, x) counts at even run offsets."""
     q = start
     off = 0
     while True:
-        r = nxt[q]
+        r = node[q, NXT]
         if r == EMPTY or r == after:
             return
-        x = sym[q]
-        y = sym[r]
+        x = node[q, SYM]
+        y = node[r, SYM]
         if x != y or off % 2 == 0:
             if add:
-                _count(q, x, y, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
-                       cmark, oldcnt, changed, meta, weight, nsites)
+                _count(q, x, y, node, table, pairs, changed, meta, weight)
             else:
-                _uncount(q, onext, oprev, oslot, head, cnt, cmark, oldcnt, changed, meta, weight, nsites)
+                _uncount(q, node, pairs, changed, meta, weight, merged)
         off = off + 1 if x == y else 0
         q = r
 
 
 @numba.njit(cache=True)
-def count_all(sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark,
-              oldcnt, changed, meta, weight, nsites):
+def count_all(node, table, pairs, changed, meta, weight):
     """Count every pair of a freshly loaded string (each list segment from its first node)."""
-    for q in range(sym.size):
-        if prv[q] == EMPTY:
-            _region(q, EMPTY, True, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head,
-                    cnt, cmark, oldcnt, changed, meta, weight, nsites)
+    for q in range(node.shape[0]):
+        if node[q, PRV] == EMPTY:
+            _region(q, EMPTY, True, EMPTY, node, table, pairs, changed, meta, weight)
 
 
 @numba.njit(cache=True, inline="always")
-def _unlink(j, sym, nxt, prv):
-    p = prv[j]
-    n = nxt[j]
-    nxt[p] = n
+def _unlink(j, node):
+    p = node[j, PRV]
+    n = node[j, NXT]
+    node[p, NXT] = n
     if n != EMPTY:
-        prv[n] = p
-    sym[j] = EMPTY
-    nxt[j] = EMPTY
-    prv[j] = EMPTY
+        node[n, PRV] = p
+    node[j, SYM] = EMPTY
+    node[j, NXT] = EMPTY
+    node[j, PRV] = EMPTY
 
 
 @numba.njit(cache=True)
-def merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark,
-          oldcnt, changed, meta, weight, nsites, counts, sites):
-    """Replace every counted occurrence of (a, b) by z, left to right. Returns the site count;
-    the slots whose count changed are in ``changed[:meta[_N_CHANGED]]``."""
+def merge(a, b, z, node, table, pairs, changed, meta, weight, counts, sites):
+    """Replace every counted occurrence of (a, b) by z, left to right. Returns the number of
+    replacements (weighted); the slots whose count changed are in ``changed[:meta[_N_CHANGED]]``."""
     meta[_EPOCH] += 1
     meta[_N_CHANGED] = 0
-    slot_ab = find_slot(hkeys, hvals, a, b)
+    slot_ab = find_slot(table, a, b)
     if slot_ab == EMPTY:
         return 0
     n = 0
-    q = head[slot_ab]
+    q = pairs[slot_ab, HEAD]
     while q != EMPTY:
         sites[n] = q
         n += 1
-        q = onext[q]
+        q = node[q, ONEXT]
     order = np.sort(sites[:n])
     replaced = 0
     for t in range(n):
         i = order[t]
-        if sym[i] != a:
+        if node[i, SYM] != a or node[i, OSLOT] != slot_ab:
             continue
-        j = nxt[i]
-        if j == EMPTY or sym[j] != b or oslot[i] != slot_ab:
-            continue
+        j = node[i, NXT]
         # region start: the first node of the run that holds the left neighbour
-        left = prv[i]
+        left = node[i, PRV]
         start = i
         if left != EMPTY:
             start = left
-            s = sym[left]
-            while prv[start] != EMPTY and sym[prv[start]] == s:
-                start = prv[start]
+            s = node[left, SYM]
+            while node[start, PRV] != EMPTY and node[node[start, PRV], SYM] == s:
+                start = node[start, PRV]
         # the rewritten part ends at j, or for (a, a) at the end of the run of a's
         last = j
         if a == b:
             last = i
-            while nxt[last] != EMPTY and sym[nxt[last]] == a:
-                last = nxt[last]
+            while node[last, NXT] != EMPTY and node[node[last, NXT], SYM] == a:
+                last = node[last, NXT]
         # region end: past the run that holds the right neighbour
-        after = nxt[last]
+        after = node[last, NXT]
         if after != EMPTY:
-            s = sym[after]
-            while after != EMPTY and sym[after] == s:
-                after = nxt[after]
-        _region(start, after, False, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head,
-                cnt, cmark, oldcnt, changed, meta, weight, nsites)
+            s = node[after, SYM]
+            while after != EMPTY and node[after, SYM] == s:
+                after = node[after, NXT]
+        _region(start, after, False, slot_ab, node, table, pairs, changed, meta, weight)
         w = weight[i] if weight.size else 1  # every node of a word carries the word's count
         if a != b:
-            sym[i] = z
-            _unlink(j, sym, nxt, prv)
+            node[i, SYM] = z
+            _unlink(j, node)
             replaced += w
         else:
-            end = nxt[last]
+            end = node[last, NXT]
             q = i
             while q != end:
-                r = nxt[q]
+                r = node[q, NXT]
                 if r == end:
                     break
-                sym[q] = z
-                _unlink(r, sym, nxt, prv)
+                node[q, SYM] = z
+                _unlink(r, node)
                 replaced += w
-                q = nxt[q]
-        _region(start, after, True, sym, nxt, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head,
-                cnt, cmark, oldcnt, changed, meta, weight, nsites)
+                q = node[q, NXT]
+        _region(start, after, True, EMPTY, node, table, pairs, changed, meta, weight)
+    # every occurrence of (a, b) was replaced (a merge cannot make a new one), so its list is empty
+    pairs[slot_ab, HEAD] = EMPTY
     counts[a] -= replaced
     counts[b] -= replaced
     counts[z] = replaced
@@ -175,11 +195,11 @@ def merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, h
 
 
 @numba.njit(cache=True)
-def changed_pairs(changed, n_changed, cnt, oldcnt, ps0, ps1):
+def changed_pairs(changed, n_changed, pairs):
     """(s0, s1, new count) of the touched slots whose count really changed."""
     keep = 0
     for t in range(n_changed):
-        if cnt[changed[t]] != oldcnt[changed[t]]:
+        if pairs[changed[t], CNT] != pairs[changed[t], OLDCNT]:
             keep += 1
     s0 = np.empty(keep, dtype=np.int64)
     s1 = np.empty(keep, dtype=np.int64)
@@ -187,10 +207,10 @@ def changed_pairs(changed, n_changed, cnt, oldcnt, ps0, ps1):
     i = 0
     for t in range(n_changed):
         slot = changed[t]
-        if cnt[slot] != oldcnt[slot]:
-            s0[i] = ps0[slot]
-            s1[i] = ps1[slot]
-            k[i] = cnt[slot]
+        if pairs[slot, CNT] != pairs[slot, OLDCNT]:
+            s0[i] = pairs[slot, PS0]
+            s1[i] = pairs[slot, PS1]
+            k[i] = pairs[slot, CNT]
             i += 1
     return s0, s1, k
 
@@ -202,9 +222,8 @@ STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
 @numba.njit(cache=True)
 def run_compiled(
     kind, batch, rules_done, max_rules, stop_below, floor, want_trace, acc,
-    sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt,
-    changed, meta, weight, nsites, counts, sites,
-    x_hkeys, x_hvals, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
+    node, table, pairs, changed, meta, weight, counts, sites,
+    x_table, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
     groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
     rules_out, trace_out,
 ):
@@ -259,10 +278,11 @@ def run_compiled(
             return done, BATCH_DONE
         a = x_ps0[slot]
         b = x_ps1[slot]
-        room = 3 * nsites[find_slot(hkeys, hvals, a, b)] + 8  # sites, not the (weighted) count
-        if (meta[N_SLOTS] + room > ps0.size or 2 * (meta[HASH_USED] + room) > hkeys.size
-                or meta[N_SLOTS] + room > x_ps0.size or 2 * (x_meta[HASH_USED] + room) > x_hkeys.size
+        room = 3 * pairs[find_slot(table, a, b), NSITES] + 8  # sites, not the (weighted) count
+        if (meta[N_SLOTS] + room > pairs.shape[0] or 2 * (meta[HASH_USED] + room) > table.shape[0]
+                or meta[N_SLOTS] + room > x_ps0.size or 2 * (x_meta[HASH_USED] + room) > x_table.shape[0]
                 or m + 1 > counts.size):
+            meta[_ROOM] = room
             return done, NEED_ROOM
         if want_trace:
             if m <= EXACT_SUM_LIMIT:
@@ -281,16 +301,31 @@ def run_compiled(
             trace_out[done, 11] = n
         old_a = counts[a]
         old_b = counts[b]
-        merge(a, b, m, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
-              cmark, oldcnt, changed, meta, weight, nsites, counts, sites)
+        merge(a, b, m, node, table, pairs, changed, meta, weight, counts, sites)
         if want_trace:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
-        cs0, cs1, ck = changed_pairs(changed, meta[_N_CHANGED], cnt, oldcnt, ps0, ps1)
+        # the changed pairs, by their index slots (found once per pair, then kept in its record)
+        n_ch = meta[_N_CHANGED]
+        cslots = np.empty(n_ch, dtype=np.int64)
+        ck = np.empty(n_ch, dtype=np.int64)
+        keep = 0
+        for t in range(n_ch):
+            rs = changed[t]
+            if pairs[rs, CNT] != pairs[rs, OLDCNT]:
+                x = pairs[rs, XSLOT]
+                if x == EMPTY:
+                    x = find_or_insert(x_table, x_meta, pairs[rs, PS0], pairs[rs, PS1])
+                    x_ps0[x] = pairs[rs, PS0]
+                    x_ps1[x] = pairs[rs, PS1]
+                    pairs[rs, XSLOT] = x
+                cslots[keep] = x
+                ck[keep] = pairs[rs, CNT]
+                keep += 1
         touched[0] = a
         touched[1] = b
-        n_out, n_moved = ix.ingest(
-            cs0, cs1, ck, touched, True, split, floor,
-            x_hkeys, x_hvals, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
+        n_out, n_moved = ix.ingest_slots(
+            cslots[:keep], ck[:keep], touched, True, split, floor,
+            x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
             groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
         )
         if scores.size < n_out:
@@ -310,8 +345,7 @@ def run_compiled(
 
 @numba.njit(cache=True)
 def replay(rules, start, record, n_out, sum_out, acc,
-           sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt, cmark, oldcnt,
-           changed, meta, weight, nsites, counts, sites):
+           node, table, pairs, changed, meta, weight, counts, sites):
     """Apply rules[start:] in order (rule i makes symbol 256 + i), each by left-to-right
     replacement of its counted occurrences: exactly what training did, at a cost proportional to
     the sites. With ``record``, n_out[i] / sum_out[i] get N and sum lf(k_j) before rule i (acc[0]
@@ -323,28 +357,33 @@ def replay(rules, start, record, n_out, sum_out, acc,
         if record:
             n_out[i] = meta[_LENGTH]
             sum_out[i] = acc[0]
-        slot = find_slot(hkeys, hvals, a, b)
-        if slot == EMPTY or cnt[slot] == 0:
+        slot = find_slot(table, a, b)
+        if slot == EMPTY or pairs[slot, CNT] == 0:
             continue
-        room = 3 * nsites[slot] + 8
-        if meta[N_SLOTS] + room > ps0.size or 2 * (meta[HASH_USED] + room) > hkeys.size:
+        room = 3 * pairs[slot, NSITES] + 8
+        if meta[N_SLOTS] + room > pairs.shape[0] or 2 * (meta[HASH_USED] + room) > table.shape[0]:
             return i
         old_a = counts[a]
         old_b = counts[b]
         z = 256 + i
-        merge(a, b, z, sym, nxt, prv, onext, oprev, oslot, hkeys, hvals, ps0, ps1, head, cnt,
-              cmark, oldcnt, changed, meta, weight, nsites, counts, sites)
+        merge(a, b, z, node, table, pairs, changed, meta, weight, counts, sites)
         if record:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
     return rules.shape[0]
 
 
+def _pair_records(rows: int, old: np.ndarray | None = None) -> np.ndarray:
+    """Pair records for ``rows`` slots: a copy of ``old``, then empty records."""
+    out = np.empty((rows, PAIR_FIELDS), dtype=np.int64)
+    n = 0 if old is None else old.shape[0]
+    if n:
+        out[:n] = old
+    out[n:] = _PAIR_FILL
+    return out
+
+
 class LinkedRewriter(Rewriter):
     """Incremental rewriter; same semantics as ``scan``, cost proportional to the sites."""
-
-    _SLOT_FIELDS = (("ps0", np.int32, 0), ("ps1", np.int32, 0), ("head", np.int32, EMPTY),
-                    ("cnt", np.int64, 0), ("cmark", np.int64, 0), ("oldcnt", np.int64, 0),
-                    ("changed", np.int32, 0), ("nsites", np.int32, 0))
 
     def __init__(self, params=None):
         self.load(np.zeros(0, dtype=np.uint8))
@@ -353,50 +392,46 @@ class LinkedRewriter(Rewriter):
         """Load a string; ``weights[i]`` (optional) counts position i that many times, so a list
         of distinct words, each weighted by its count, trains like the whole text."""
         n = len(data)
-        self.sym = np.asarray(data).astype(np.int32)
-        self.nxt = np.arange(1, n + 1, dtype=np.int32)
-        self.prv = np.arange(-1, n - 1, dtype=np.int32)
+        node = np.full((n, NODE_FIELDS), EMPTY, dtype=np.int32)
+        node[:, SYM] = np.asarray(data)
+        node[:, NXT] = np.arange(1, n + 1, dtype=np.int32)
+        node[:, PRV] = np.arange(-1, n - 1, dtype=np.int32)
         if n:
-            self.nxt[-1] = EMPTY
+            node[-1, NXT] = EMPTY
         if breaks is not None:
             cut = np.flatnonzero(np.asarray(breaks, dtype=bool)[: max(n - 1, 0)])
-            self.nxt[cut] = EMPTY
-            self.prv[cut + 1] = EMPTY
-        self.onext = np.full(n, EMPTY, dtype=np.int32)
-        self.oprev = np.full(n, EMPTY, dtype=np.int32)
-        self.oslot = np.full(n, EMPTY, dtype=np.int32)
+            node[cut, NXT] = EMPTY
+            node[cut + 1, PRV] = EMPTY
+        self.node = node
         self.sites = np.zeros(n // 2 + 1, dtype=np.int32)
         if weights is None:
             self.weight = np.zeros(0, dtype=np.int64)
-            self.counts = np.bincount(self.sym, minlength=BYTE_SYMBOLS).astype(np.int64)
+            self.counts = np.bincount(node[:, SYM], minlength=BYTE_SYMBOLS).astype(np.int64)
         else:
             self.weight = np.ascontiguousarray(weights, dtype=np.int64)
-            self.counts = np.bincount(self.sym, weights=self.weight, minlength=BYTE_SYMBOLS).astype(np.int64)
-        self.meta = np.zeros(5, dtype=np.int64)
+            self.counts = np.bincount(node[:, SYM], weights=self.weight, minlength=BYTE_SYMBOLS).astype(np.int64)
+        self.meta = np.zeros(6, dtype=np.int64)
         self.meta[_LENGTH] = n if weights is None else int(self.weight.sum())
         cap = min(max(n, 16), 1 << 17)
-        for name, dtype, fill in self._SLOT_FIELDS:
-            setattr(self, name, np.full(cap, fill, dtype=dtype))
-        self.hkeys = np.full(table_size_for(cap), EMPTY, dtype=np.int64)
-        self.hvals = np.zeros(self.hkeys.size, dtype=np.int32)
+        self.pair_records = _pair_records(cap)
+        self._index_bound = None  # the index whose slots the XSLOT fields name
+        self.changed = np.zeros(cap, dtype=np.int32)
+        self.table = new_table(cap)
         self.next_symbol = BYTE_SYMBOLS
         count_all(*self._kernel_state())
 
     def _kernel_state(self):
-        return (self.sym, self.nxt, self.prv, self.onext, self.oprev, self.oslot, self.hkeys,
-                self.hvals, self.ps0, self.ps1, self.head, self.cnt, self.cmark, self.oldcnt,
-                self.changed, self.meta, self.weight, self.nsites)
+        return (self.node, self.table, self.pair_records, self.changed, self.meta, self.weight)
 
     def _reserve(self, n_new: int) -> None:
         need = int(self.meta[N_SLOTS]) + n_new
-        if need > self.ps0.size:
-            size = max(need, 2 * self.ps0.size)
-            for name, _dtype, fill in self._SLOT_FIELDS:
-                setattr(self, name, grown(getattr(self, name), size, fill))
-        if 2 * (int(self.meta[HASH_USED]) + n_new) > self.hkeys.size:
-            self.hkeys = np.full(table_size_for(int(self.meta[HASH_USED]) + n_new), EMPTY, dtype=np.int64)
-            self.hvals = np.zeros(self.hkeys.size, dtype=np.int32)
-            rehash(self.hkeys, self.hvals, self.ps0, self.ps1, int(self.meta[N_SLOTS]))
+        if need > self.pair_records.shape[0]:
+            size = max(need, 2 * self.pair_records.shape[0])
+            self.pair_records = _pair_records(size, self.pair_records)
+            self.changed = grown(self.changed, size, 0)
+        if 2 * (int(self.meta[HASH_USED]) + n_new) > self.table.shape[0]:
+            self.table = new_table(int(self.meta[HASH_USED]) + n_new)
+            rehash(self.table, self.pair_records[:, PS0], self.pair_records[:, PS1], int(self.meta[N_SLOTS]))
 
     @property
     def length(self):
@@ -406,31 +441,31 @@ class LinkedRewriter(Rewriter):
         return self.counts
 
     def pairs(self):
-        n = int(self.meta[N_SLOTS])
-        live = np.flatnonzero(self.cnt[:n] > 0)
-        return (self.ps0[live].astype(np.int64), self.ps1[live].astype(np.int64),
-                self.cnt[live].astype(np.int64))
+        records = self.pair_records[: int(self.meta[N_SLOTS])]
+        live = np.flatnonzero(records[:, CNT] > 0)
+        return records[live, PS0], records[live, PS1], records[live, CNT]
 
     def symbols(self):
-        return self.sym[self.sym >= 0]
+        sym = self.node[:, SYM]
+        return sym[sym >= 0]
 
     def _reserve_symbols(self, z: int) -> None:
         """Make symbol id ``z`` addressable in the counts."""
         if z >= self.counts.size:
             self.counts = grown(self.counts, max(2 * self.counts.size, z + 1), 0)
 
+    def _sites_of(self, s0: int, s1: int) -> int:
+        slot = find_slot(self.table, s0, s1)
+        return int(self.pair_records[slot, NSITES]) if slot >= 0 else 0
+
     def apply(self, s0, s1):
-        slot = find_slot(self.hkeys, self.hvals, s0, s1)
-        k = int(self.nsites[slot]) if slot >= 0 else 0
-        self._reserve(3 * k + 8)
+        self._reserve(3 * self._sites_of(s0, s1) + 8)
         z = self.next_symbol
         self.next_symbol += 1
         self._reserve_symbols(z)
         sites = merge(s0, s1, z, *self._kernel_state(), self.counts, self.sites)
-        a, b, k01 = changed_pairs(self.changed, int(self.meta[_N_CHANGED]), self.cnt, self.oldcnt,
-                                  self.ps0, self.ps1)
+        a, b, k01 = changed_pairs(self.changed, int(self.meta[_N_CHANGED]), self.pair_records)
         return MergeReport(symbol=z, sites=int(sites), s0=a, s1=b, k01=k01)
-
 
     def run_compiled(self, kind: str, index, rules_done: int, max_rules, stop_below: int,
                      trace: bool, acc: np.ndarray, batch: int = 1 << 12):
@@ -439,10 +474,13 @@ class LinkedRewriter(Rewriter):
         import time
 
         code = cl.KINDS[kind]
+        if self._index_bound is not index:
+            self.pair_records[:, XSLOT] = EMPTY
+            self._index_bound = index
         while True:
             rules = np.zeros((batch, 2), dtype=np.int64)
             trace_out = np.zeros((batch if trace else 1, 12))
-            index.reserve_like(self.ps0.size, self.counts.size)
+            index.reserve_like(self.pair_records.shape[0], self.counts.size, self.table.shape[0])
             started = time.perf_counter()
             steps, status = run_compiled(
                 code, batch, rules_done, -1 if max_rules is None else max_rules, stop_below,
@@ -455,8 +493,7 @@ class LinkedRewriter(Rewriter):
             if status == STOP_FOUND:
                 return
             if status == NEED_ROOM:
-                top = int(self.nsites[: int(self.meta[N_SLOTS])].max(initial=0))
-                self._reserve(3 * top + 8)
+                self._reserve(int(self.meta[_ROOM]))
                 self._reserve_symbols(self.next_symbol + 1)
 
     def replay(self, rules: np.ndarray, record: bool = False):
@@ -473,8 +510,7 @@ class LinkedRewriter(Rewriter):
             i = replay(rules, i, record, n_out, sum_out, acc, *self._kernel_state(), self.counts, self.sites)
             if i >= r:
                 break
-            slot = find_slot(self.hkeys, self.hvals, rules[i, 0], rules[i, 1])
-            self._reserve(3 * int(self.nsites[slot]) + 8)
+            self._reserve(3 * self._sites_of(rules[i, 0], rules[i, 1]) + 8)
         self.next_symbol = BYTE_SYMBOLS + r
         if record:
             n_out[r] = self.length
