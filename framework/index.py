@@ -15,7 +15,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from chunkpress.lists import list_add, list_remove
 from chunkpress.pairtable import EMPTY as _EMPTY
 from chunkpress.pairtable import HASH_USED as _HASH_USED
 from chunkpress.pairtable import N_SLOTS as _N_SLOTS
@@ -26,99 +25,118 @@ from chunkpress.scoring import Scorer
 _N_ACTIVE, _EPOCH = 2, 3
 
 
-# ---- pairing heaps, one per k01 group, over slot-indexed arrays --------------------------------
+#: One record per pair (64 bytes, one cache line): the heap and list operations touch a few
+#: fields of many scattered pairs, so keeping a pair's fields together saves a miss per field.
+#: bval: loss_b; k01: joint count (its group); mark: epoch of the last listing; ps0/ps1: the
+#: pair; child/sib/prev: pairing-heap links; lnext/lprev, rnext/rprev: the per-symbol lists
+#: (pairs by left and by right symbol).
+RECORD = np.dtype([
+    ("bval", np.float64), ("k01", np.int64), ("mark", np.int64),
+    ("ps0", np.int32), ("ps1", np.int32), ("child", np.int32), ("sib", np.int32), ("prev", np.int32),
+    ("lnext", np.int32), ("lprev", np.int32), ("rnext", np.int32), ("rprev", np.int32), ("pad", np.int32),
+])
+_FILL = np.array([(0.0, 0, 0, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY, 0)], dtype=RECORD)
+
+
+def new_records(size: int) -> np.ndarray:
+    """Empty records for ``size`` slots."""
+    return grown(np.empty(0, dtype=RECORD), size, _FILL)
+
+
+# ---- pairing heaps, one per k01 group, over the records ----------------------------------------
 
 
 @numba.njit(cache=True, inline="always")
-def _less(x, y, bval, ps0, ps1):
-    bx = bval[x]
-    by = bval[y]
+def _less(x, y, rec):
+    bx = rec[x].bval
+    by = rec[y].bval
     if bx != by:
         return bx < by
-    if ps0[x] != ps0[y]:
-        return ps0[x] < ps0[y]
-    return ps1[x] < ps1[y]
+    if rec[x].ps0 != rec[y].ps0:
+        return rec[x].ps0 < rec[y].ps0
+    return rec[x].ps1 < rec[y].ps1
 
 
 @numba.njit(cache=True, inline="always")
-def _link(a, b, child, sib, prev, bval, ps0, ps1):
+def _link(a, b, rec):
     """Meld two roots; returns the new root."""
-    if _less(b, a, bval, ps0, ps1):
+    if _less(b, a, rec):
         a, b = b, a
-    first = child[a]
-    sib[b] = first
+    first = rec[a].child
+    rec[b].sib = first
     if first != _EMPTY:
-        prev[first] = b
-    prev[b] = a
-    child[a] = b
+        rec[first].prev = b
+    rec[b].prev = a
+    rec[a].child = b
     return a
 
 
 @numba.njit(cache=True)
-def _merge_children(first, child, sib, prev, bval, ps0, ps1, scratch):
+def _merge_children(first, rec, scratch):
     """Two-pass merge of a sibling list; returns the root of the result (or -1)."""
     if first == _EMPTY:
         return _EMPTY
     n = 0
     x = first
     while x != _EMPTY:
-        y = sib[x]
-        prev[x] = _EMPTY
-        sib[x] = _EMPTY
+        y = rec[x].sib
+        rec[x].prev = _EMPTY
+        rec[x].sib = _EMPTY
         if y == _EMPTY:
             scratch[n] = x
             n += 1
             break
-        nxt = sib[y]
-        prev[y] = _EMPTY
-        sib[y] = _EMPTY
-        scratch[n] = _link(x, y, child, sib, prev, bval, ps0, ps1)
+        nxt = rec[y].sib
+        rec[y].prev = _EMPTY
+        rec[y].sib = _EMPTY
+        scratch[n] = _link(x, y, rec)
         n += 1
         x = nxt
     root = scratch[n - 1]
     for i in range(n - 2, -1, -1):
-        root = _link(scratch[i], root, child, sib, prev, bval, ps0, ps1)
+        root = _link(scratch[i], root, rec)
     return root
 
 
 @numba.njit(cache=True)
-def _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1):
-    child[slot] = _EMPTY
-    sib[slot] = _EMPTY
-    prev[slot] = _EMPTY
+def _heap_insert(g, slot, groot, rec):
+    rec[slot].child = _EMPTY
+    rec[slot].sib = _EMPTY
+    rec[slot].prev = _EMPTY
     r = groot[g]
-    groot[g] = slot if r == _EMPTY else _link(r, slot, child, sib, prev, bval, ps0, ps1)
+    groot[g] = slot if r == _EMPTY else _link(r, slot, rec)
 
 
 @numba.njit(cache=True, inline="always")
-def _cut(slot, child, sib, prev):
+def _cut(slot, rec):
     """Detach a non-root node (with its subtree) from its parent or left sibling."""
-    p = prev[slot]
-    if child[p] == slot:
-        child[p] = sib[slot]
+    p = rec[slot].prev
+    s = rec[slot].sib
+    if rec[p].child == slot:
+        rec[p].child = s
     else:
-        sib[p] = sib[slot]
-    if sib[slot] != _EMPTY:
-        prev[sib[slot]] = p
-    sib[slot] = _EMPTY
-    prev[slot] = _EMPTY
+        rec[p].sib = s
+    if s != _EMPTY:
+        rec[s].prev = p
+    rec[slot].sib = _EMPTY
+    rec[slot].prev = _EMPTY
 
 
 @numba.njit(cache=True)
-def _heap_remove(g, slot, groot, child, sib, prev, bval, ps0, ps1, scratch):
+def _heap_remove(g, slot, groot, rec, scratch):
     if groot[g] == slot:
-        groot[g] = _merge_children(child[slot], child, sib, prev, bval, ps0, ps1, scratch)
+        groot[g] = _merge_children(rec[slot].child, rec, scratch)
     else:
-        _cut(slot, child, sib, prev)
-        sub = _merge_children(child[slot], child, sib, prev, bval, ps0, ps1, scratch)
+        _cut(slot, rec)
+        sub = _merge_children(rec[slot].child, rec, scratch)
         if sub != _EMPTY:
-            groot[g] = _link(groot[g], sub, child, sib, prev, bval, ps0, ps1)
-    child[slot] = _EMPTY
-    sib[slot] = _EMPTY
-    prev[slot] = _EMPTY
+            groot[g] = _link(groot[g], sub, rec)
+    rec[slot].child = _EMPTY
+    rec[slot].sib = _EMPTY
+    rec[slot].prev = _EMPTY
 
 
-# ---- groups and per-symbol adjacency -----------------------------------------------------------
+# ---- groups and per-symbol lists ---------------------------------------------------------------
 
 
 @numba.njit(cache=True, inline="always")
@@ -141,32 +159,60 @@ def _group_drop(g, gsize, gactive, gpos, meta):
         meta[_N_ACTIVE] -= 1
 
 
+@numba.njit(cache=True, inline="always")
+def _lists_add(slot, rec, lhead, rhead):
+    """Put a pair first on its left symbol's and its right symbol's list."""
+    h = lhead[rec[slot].ps0]
+    rec[slot].lnext = h
+    rec[slot].lprev = _EMPTY
+    if h != _EMPTY:
+        rec[h].lprev = slot
+    lhead[rec[slot].ps0] = slot
+    h = rhead[rec[slot].ps1]
+    rec[slot].rnext = h
+    rec[slot].rprev = _EMPTY
+    if h != _EMPTY:
+        rec[h].rprev = slot
+    rhead[rec[slot].ps1] = slot
+
+
+@numba.njit(cache=True, inline="always")
+def _lists_remove(slot, rec, lhead, rhead):
+    p = rec[slot].lprev
+    n = rec[slot].lnext
+    if p != _EMPTY:
+        rec[p].lnext = n
+    else:
+        lhead[rec[slot].ps0] = n
+    if n != _EMPTY:
+        rec[n].lprev = p
+    p = rec[slot].rprev
+    n = rec[slot].rnext
+    if p != _EMPTY:
+        rec[p].rnext = n
+    else:
+        rhead[rec[slot].ps1] = n
+    if n != _EMPTY:
+        rec[n].rprev = p
+
+
 @numba.njit(cache=True)
-def ingest(
-    cs0, cs1, ck01, touched, split, uses_parts, floor,
-    table, meta, ps0, ps1, k01, bval, child, sib, prev, mark,
-    groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
-):
+def ingest(cs0, cs1, ck01, touched, split, uses_parts, floor, table, meta, rec,
+           groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
     """:func:`ingest_slots` for pairs given as (s0, s1): finds or adds their slots first."""
     slots = np.empty(cs0.size, dtype=np.int64)
     for i in range(cs0.size):
         slot = find_or_insert(table, meta, cs0[i], cs1[i])
-        ps0[slot] = cs0[i]
-        ps1[slot] = cs1[i]
+        rec[slot].ps0 = cs0[i]
+        rec[slot].ps1 = cs1[i]
         slots[i] = slot
-    return ingest_slots(
-        slots, ck01, touched, split, uses_parts, floor, meta, ps0, ps1, k01, bval, child, sib,
-        prev, mark, groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev,
-        scratch, out,
-    )
+    return ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
+                        groot, gsize, gactive, gpos, lhead, rhead, scratch, out)
 
 
 @numba.njit(cache=True)
-def ingest_slots(
-    slots, ck01, touched, split, uses_parts, floor,
-    meta, ps0, ps1, k01, bval, child, sib, prev, mark,
-    groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
-):
+def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
+                 groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
     """Apply new joint counts ``ck01`` to the pairs at ``slots`` and list every pair that needs
     a new loss_b in ``out``.
 
@@ -179,21 +225,19 @@ def ingest_slots(
     n_out = 0
     for i in range(slots.size):
         slot = slots[i]
-        old = k01[slot]
+        old = rec[slot].k01
         new = ck01[i]
-        if old >= 1 and mark[slot] != epoch and split:
-            _heap_remove(old, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)
+        if old >= 1 and rec[slot].mark != epoch and split:
+            _heap_remove(old, slot, groot, rec, scratch)
             _group_drop(old, gsize, gactive, gpos, meta)
         if uses_parts and split:
             if old < floor <= new:
-                list_add(slot, ps0[slot], lhead, lnext, lprev)
-                list_add(slot, ps1[slot], rhead, rnext, rprev)
+                _lists_add(slot, rec, lhead, rhead)
             elif new < floor <= old:
-                list_remove(slot, ps0[slot], lhead, lnext, lprev)
-                list_remove(slot, ps1[slot], rhead, rnext, rprev)
-        k01[slot] = new
-        if mark[slot] != epoch:
-            mark[slot] = epoch
+                _lists_remove(slot, rec, lhead, rhead)
+        rec[slot].k01 = new
+        if rec[slot].mark != epoch:
+            rec[slot].mark = epoch
             if new >= 1:
                 out[n_out] = slot
                 n_out += 1
@@ -210,45 +254,49 @@ def ingest_slots(
     n_moved = n_out
     if uses_parts and split:
         for t in touched:
-            for side in range(2):
-                slot = lhead[t] if side == 0 else rhead[t]
-                while slot != _EMPTY:
-                    nxt = lnext[slot] if side == 0 else rnext[slot]
-                    if mark[slot] != epoch:
-                        mark[slot] = epoch
-                        out[n_out] = slot
-                        n_out += 1
-                    slot = nxt
+            slot = lhead[t]
+            while slot != _EMPTY:
+                if rec[slot].mark != epoch:
+                    rec[slot].mark = epoch
+                    out[n_out] = slot
+                    n_out += 1
+                slot = rec[slot].lnext
+            slot = rhead[t]
+            while slot != _EMPTY:
+                if rec[slot].mark != epoch:
+                    rec[slot].mark = epoch
+                    out[n_out] = slot
+                    n_out += 1
+                slot = rec[slot].rnext
     return n_out, n_moved
 
 
 @numba.njit(cache=True)
-def insert_scored(slots, losses, n_moved, meta, ps0, ps1, k01, bval, child, sib, prev, groot,
-                  gsize, gactive, gpos, scratch):
+def insert_scored(slots, losses, n_moved, meta, rec, groot, gsize, gactive, gpos, scratch):
     """Give rescored pairs their new loss_b. The first ``n_moved`` are out of any heap and go
     into the heap of their k01 group; the others are in their heap already: a smaller loss is
     a decrease-key (cut and meld, O(1)), a larger one a remove and insert."""
     for i in range(slots.size):
         slot = slots[i]
-        g = k01[slot]
+        g = rec[slot].k01
         value = losses[i]
         if i < n_moved:
-            bval[slot] = value
-            _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1)
+            rec[slot].bval = value
+            _heap_insert(g, slot, groot, rec)
             _group_add(g, gsize, gactive, gpos, meta)
-        elif value < bval[slot]:
-            bval[slot] = value
+        elif value < rec[slot].bval:
+            rec[slot].bval = value
             if groot[g] != slot:
-                _cut(slot, child, sib, prev)
-                groot[g] = _link(groot[g], slot, child, sib, prev, bval, ps0, ps1)
-        elif value > bval[slot]:
-            _heap_remove(g, slot, groot, child, sib, prev, bval, ps0, ps1, scratch)
-            bval[slot] = value
-            _heap_insert(g, slot, groot, child, sib, prev, bval, ps0, ps1)
+                _cut(slot, rec)
+                groot[g] = _link(groot[g], slot, rec)
+        elif value > rec[slot].bval:
+            _heap_remove(g, slot, groot, rec, scratch)
+            rec[slot].bval = value
+            _heap_insert(g, slot, groot, rec)
 
 
 @numba.njit(cache=True)
-def best_of_groups(groups, loss_a, min_count, groot, bval):
+def best_of_groups(groups, loss_a, min_count, groot, rec):
     """Slot of the best pair and its loss: min over groups of loss_a + min loss_b; on equal
     loss the lower k01 wins. Returns (-1, inf) when no group qualifies."""
     best_slot = -1
@@ -259,7 +307,7 @@ def best_of_groups(groups, loss_a, min_count, groot, bval):
         if g < min_count:
             continue
         r = groot[g]
-        total = loss_a[i] + bval[r]
+        total = loss_a[i] + rec[r].bval
         if best_slot == -1 or total < best_loss or (total == best_loss and g < best_k):
             best_slot = r
             best_loss = total
@@ -268,7 +316,7 @@ def best_of_groups(groups, loss_a, min_count, groot, bval):
 
 
 @numba.njit(cache=True)
-def best_of_all(slots, losses, k01, ps0, ps1):
+def best_of_all(slots, losses, rec):
     """Lexicographic argmin of (loss, k01, s0, s1) over the given slots."""
     best = -1
     for i in range(slots.size):
@@ -278,9 +326,10 @@ def best_of_all(slots, losses, k01, ps0, ps1):
             continue
         b = slots[best]
         li, lb = losses[i], losses[best]
+        x, y = rec[s], rec[b]
         if li < lb or (
             li == lb
-            and (k01[s] < k01[b] or (k01[s] == k01[b] and (ps0[s] < ps0[b] or (ps0[s] == ps0[b] and ps1[s] < ps1[b]))))
+            and (x.k01 < y.k01 or (x.k01 == y.k01 and (x.ps0 < y.ps0 or (x.ps0 == y.ps0 and x.ps1 < y.ps1))))
         ):
             best = i
     return best
@@ -288,9 +337,6 @@ def best_of_all(slots, losses, k01, ps0, ps1):
 
 class PairIndex:
     """Incremental best-pair finder over a scorer (see the module docstring)."""
-
-    _SLOT_ARRAYS = ("ps0", "ps1", "k01", "bval", "child", "sib", "prev", "mark",
-                    "lnext", "lprev", "rnext", "rprev", "scratch")
 
     def __init__(self, scorer: Scorer, min_count: int = 1):
         self.scorer = scorer
@@ -301,13 +347,8 @@ class PairIndex:
         self.meta = np.zeros(4, dtype=np.int64)
         self.table = new_table(1 << 11)
         cap = 1 << 11
-        self.ps0 = np.zeros(cap, dtype=np.int32)
-        self.ps1 = np.zeros(cap, dtype=np.int32)
-        self.k01 = np.zeros(cap, dtype=np.int64)
-        self.bval = np.zeros(cap, dtype=np.float64)
-        self.mark = np.zeros(cap, dtype=np.int64)
-        for name in ("child", "sib", "prev", "lnext", "lprev", "rnext", "rprev", "scratch"):
-            setattr(self, name, np.full(cap, _EMPTY, dtype=np.int32))
+        self.rec = new_records(cap)
+        self.scratch = np.full(cap, _EMPTY, dtype=np.int32)
         self.groot = np.full(16, _EMPTY, dtype=np.int32)
         self.gsize = np.zeros(16, dtype=np.int64)
         self.gactive = np.zeros(16, dtype=np.int64)
@@ -316,24 +357,27 @@ class PairIndex:
         self.rhead = np.full(512, _EMPTY, dtype=np.int32)
         self._out = np.zeros(cap, dtype=np.int64)
 
+    @property
+    def n_slots(self) -> int:
+        return int(self.meta[_N_SLOTS])
+
     # -- capacity ------------------------------------------------------------------------------
     def _reserve(self, n_new: int, max_k: int, max_sym: int, table_rows: int | None = None) -> None:
         """Room for ``n_new`` more pairs, k01 up to ``max_k`` and symbols up to ``max_sym``; the
         hash table gets ``table_rows`` rows if given, else grows with the pairs."""
-        need = int(self.meta[_N_SLOTS]) + n_new
-        cap = self.ps0.size
+        need = self.n_slots + n_new
+        cap = self.rec.size
         if need > cap:
             new_cap = max(need, 2 * cap)
-            for name in self._SLOT_ARRAYS:
-                a = getattr(self, name)
-                setattr(self, name, grown(a, new_cap, 0 if a.dtype != np.int32 or name in ("ps0", "ps1") else _EMPTY))
-        if table_rows is not None:
-            if table_rows > self.table.shape[0]:
-                self.table = new_table(0, minimum=table_rows)
-                rehash(self.table, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
-        elif 2 * (int(self.meta[_HASH_USED]) + n_new) > self.table.shape[0]:
-            self.table = new_table(int(self.meta[_HASH_USED]) + n_new, minimum=2 * self.table.shape[0])
-            rehash(self.table, self.ps0, self.ps1, int(self.meta[_N_SLOTS]))
+            self.rec = grown(self.rec, new_cap, _FILL)
+            self.scratch = grown(self.scratch, new_cap, _EMPTY)
+            self._out = grown(self._out, new_cap, 0)
+        grow_table = (table_rows is not None and table_rows > self.table.shape[0]) or (
+            table_rows is None and 2 * (int(self.meta[_HASH_USED]) + n_new) > self.table.shape[0])
+        if grow_table:
+            rows = table_rows if table_rows is not None else 2 * self.table.shape[0]
+            self.table = new_table(int(self.meta[_HASH_USED]) + n_new if table_rows is None else 0, minimum=rows)
+            rehash(self.table, self.rec["ps0"], self.rec["ps1"], self.n_slots)
         if max_k >= self.groot.size:
             size = max(max_k + 1, 2 * self.groot.size)
             self.groot = grown(self.groot, size, _EMPTY)
@@ -349,16 +393,12 @@ class PairIndex:
         """Room for as many pairs as the rewriter has slots, a hash table as large as its, and
         ``n_symbols`` symbol ids: the index never holds more pairs than the rewriter has seen,
         so the compiled loop's capacity checks on the rewriter cover it."""
-        self._reserve(max(n_slots - int(self.meta[_N_SLOTS]), 0), 0, n_symbols - 1, table_rows)
-        if self._out.size < self.ps0.size:
-            self._out = np.zeros(self.ps0.size, dtype=np.int64)
+        self._reserve(max(n_slots - self.n_slots, 0), 0, n_symbols - 1, table_rows)
 
     def kernel_state(self):
         """The arrays of the index, in the order the compiled loops take them."""
-        return (self.table, self.meta, self.ps0, self.ps1, self.k01, self.bval,
-                self.child, self.sib, self.prev, self.mark, self.groot, self.gsize, self.gactive,
-                self.gpos, self.lhead, self.lnext, self.lprev, self.rhead, self.rnext, self.rprev,
-                self.scratch, self._out)
+        return (self.table, self.meta, self.rec, self.groot, self.gsize, self.gactive, self.gpos,
+                self.lhead, self.rhead, self.scratch, self._out)
 
     # -- updates -------------------------------------------------------------------------------
     def update(self, s0, s1, k01, counts: np.ndarray, touched=()) -> None:
@@ -372,24 +412,19 @@ class PairIndex:
         touched = np.ascontiguousarray(touched, dtype=np.int64)
         max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
         self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
-        if self._out.size < self.ps0.size:
-            self._out = np.zeros(self.ps0.size, dtype=np.int64)
         n, n_moved = ingest(
-            s0, s1, k01, touched, self.split, self.uses_parts, self.floor,
-            self.table, self.meta, self.ps0, self.ps1, self.k01, self.bval,
-            self.child, self.sib, self.prev, self.mark,
-            self.groot, self.gsize, self.gactive, self.gpos,
-            self.lhead, self.lnext, self.lprev, self.rhead, self.rnext, self.rprev,
+            s0, s1, k01, touched, self.split, self.uses_parts, self.floor, self.table, self.meta,
+            self.rec, self.groot, self.gsize, self.gactive, self.gpos, self.lhead, self.rhead,
             self.scratch, self._out,
         )
         if not self.split or n == 0:
             return
         slots = self._out[:n].copy()
-        a, b = self.ps0[slots], self.ps1[slots]
-        losses = self.scorer.loss_b(self.k01[slots], counts[a], counts[b], a == b)
+        r = self.rec[slots]
+        a, b = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64)
+        losses = self.scorer.loss_b(r["k01"], counts[a], counts[b], a == b)
         insert_scored(
-            slots, np.ascontiguousarray(losses, dtype=np.float64), n_moved, self.meta, self.ps0,
-            self.ps1, self.k01, self.bval, self.child, self.sib, self.prev,
+            slots, np.ascontiguousarray(losses, dtype=np.float64), n_moved, self.meta, self.rec,
             self.groot, self.gsize, self.gactive, self.gpos, self.scratch,
         )
 
@@ -401,35 +436,35 @@ class PairIndex:
             if groups.size == 0:
                 return None
             loss_a = np.ascontiguousarray(self.scorer.loss_a(N, m, groups), dtype=np.float64)
-            slot, loss = best_of_groups(groups, loss_a, self.floor, self.groot, self.bval)
+            slot, loss = best_of_groups(groups, loss_a, self.floor, self.groot, self.rec)
             if slot < 0:
                 return None
         else:
-            n_slots = int(self.meta[_N_SLOTS])
-            slots = np.flatnonzero(self.k01[:n_slots] >= self.min_count)
+            slots = np.flatnonzero(self.rec["k01"][: self.n_slots] >= self.min_count)
             if slots.size == 0:
                 return None
-            a, b = self.ps0[slots], self.ps1[slots]
-            k = self.k01[slots]
+            r = self.rec[slots]
+            a, b, k = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64), r["k01"]
             losses = np.ascontiguousarray(
                 self.scorer.loss(N, m, k, counts[a], counts[b], a == b), dtype=np.float64
             )
-            i = best_of_all(slots, losses, self.k01, self.ps0, self.ps1)
+            i = best_of_all(slots, losses, self.rec)
             slot, loss = slots[i], losses[i]
-        return int(self.ps0[slot]), int(self.ps1[slot]), int(self.k01[slot]), float(loss)
+        r = self.rec[slot]
+        return int(r["ps0"]), int(r["ps1"]), int(r["k01"]), float(loss)
 
     def settle(self, best, N: int, m: int, counts: np.ndarray):
         """The exact best candidate when the run stops: ``best`` compared with the pairs below
         the scorer's ``min_merge_count``, which were not kept up to date while merging."""
         if self.floor <= self.min_count:
             return best
-        n_slots = int(self.meta[_N_SLOTS])
-        k = self.k01[:n_slots]
+        k = self.rec["k01"][: self.n_slots]
         slots = np.flatnonzero((k >= self.min_count) & (k < self.floor))
         if slots.size == 0:
             return best
-        a, b = self.ps0[slots], self.ps1[slots]
-        kk, k0, k1, same = self.k01[slots], counts[a], counts[b], a == b
+        r = self.rec[slots]
+        a, b = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64)
+        kk, k0, k1, same = r["k01"], counts[a], counts[b], a == b
         if self.split:
             loss_b = np.asarray(self.scorer.loss_b(kk, k0, k1, same), dtype=np.float64)
             losses = np.asarray(self.scorer.loss_a(N, m, kk), dtype=np.float64) + loss_b

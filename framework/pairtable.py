@@ -80,7 +80,20 @@ def new_table(n_keys: int, minimum: int = 1 << 10) -> np.ndarray:
 
 
 def grown(a: np.ndarray, size: int, fill) -> np.ndarray:
-    """A copy of ``a`` extended to ``size`` entries (rows) with ``fill``."""
-    out = np.full((size,) + a.shape[1:], fill, dtype=a.dtype)
-    out[: a.shape[0]] = a
+    """``a`` extended to ``size`` entries (rows), the new ones set to ``fill`` (a value or one
+    row). Resized in place (realloc) where numpy can: large arrays then grow without a copy and
+    without faulting in their old pages again, which dominates growth on big inputs. Only for
+    arrays that own their data and have no views alive."""
+    n = a.shape[0]
+    if a.flags.owndata and a.base is None:
+        a.resize((size,) + a.shape[1:], refcheck=False)
+        out = a
+    else:
+        out = np.empty((size,) + a.shape[1:], dtype=a.dtype)
+        out[:n] = a
+    if out.dtype.names:  # records: fill through a plain integer view (much faster)
+        words = out.view(np.int64).reshape(size, -1)
+        words[n:] = np.asarray(fill, dtype=out.dtype).reshape(1).view(np.int64)
+    else:
+        out[n:] = fill
     return out

@@ -68,8 +68,29 @@ def _uncount(q, node, pairs, changed, meta, weight, merged):
 
 
 @numba.njit(cache=True, inline="always")
-def _count(q, x, y, node, table, pairs, changed, meta, weight):
+def _pair_slot(x, y, z, zcache, table, meta):
+    """Slot of (x, y). Pairs with the new symbol z go through ``zcache`` first: a merge's sites
+    mostly share a few neighbours, and a row of this small array is cheaper than a probe of the
+    large hash table. Rows are valid for the merge (epoch) that wrote them."""
+    if y == z:
+        col = 0
+        key = x
+    elif x == z:
+        col = 2
+        key = y
+    else:
+        return find_or_insert(table, meta, x, y)
+    if zcache[key, col] == meta[_EPOCH]:
+        return zcache[key, col + 1]
     slot = find_or_insert(table, meta, x, y)
+    zcache[key, col] = meta[_EPOCH]
+    zcache[key, col + 1] = slot
+    return slot
+
+
+@numba.njit(cache=True, inline="always")
+def _count(q, x, y, z, zcache, node, table, pairs, changed, meta, weight):
+    slot = _pair_slot(x, y, z, zcache, table, meta)
     pairs[slot, PS0] = x
     pairs[slot, PS1] = y
     _touch(slot, pairs, changed, meta)
@@ -85,7 +106,7 @@ def _count(q, x, y, node, table, pairs, changed, meta, weight):
 
 
 @numba.njit(cache=True)
-def _region(start, after, add, merged, node, table, pairs, changed, meta, weight):
+def _region(start, after, add, merged, z, zcache, node, table, pairs, changed, meta, weight):
     """Uncount (add=False) or count (add=True) the pairs from run start ``start`` up to the
     node ``after`` (exclusive; -1 = end of list). A pair (x, x) counts at even run offsets."""
     q = start
@@ -98,7 +119,7 @@ def _region(start, after, add, merged, node, table, pairs, changed, meta, weight
         y = node[r, SYM]
         if x != y or off % 2 == 0:
             if add:
-                _count(q, x, y, node, table, pairs, changed, meta, weight)
+                _count(q, x, y, z, zcache, node, table, pairs, changed, meta, weight)
             else:
                 _uncount(q, node, pairs, changed, meta, weight, merged)
         off = off + 1 if x == y else 0
@@ -106,11 +127,11 @@ def _region(start, after, add, merged, node, table, pairs, changed, meta, weight
 
 
 @numba.njit(cache=True)
-def count_all(node, table, pairs, changed, meta, weight):
+def count_all(node, table, pairs, changed, meta, weight, zcache):
     """Count every pair of a freshly loaded string (each list segment from its first node)."""
     for q in range(node.shape[0]):
         if node[q, PRV] == EMPTY:
-            _region(q, EMPTY, True, EMPTY, node, table, pairs, changed, meta, weight)
+            _region(q, EMPTY, True, EMPTY, EMPTY, zcache, node, table, pairs, changed, meta, weight)
 
 
 @numba.njit(cache=True, inline="always")
@@ -126,7 +147,7 @@ def _unlink(j, node):
 
 
 @numba.njit(cache=True)
-def merge(a, b, z, node, table, pairs, changed, meta, weight, counts, sites):
+def merge(a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites):
     """Replace every counted occurrence of (a, b) by z, left to right. Returns the number of
     replacements (weighted); the slots whose count changed are in ``changed[:meta[_N_CHANGED]]``."""
     meta[_EPOCH] += 1
@@ -167,7 +188,7 @@ def merge(a, b, z, node, table, pairs, changed, meta, weight, counts, sites):
             s = node[after, SYM]
             while after != EMPTY and node[after, SYM] == s:
                 after = node[after, NXT]
-        _region(start, after, False, slot_ab, node, table, pairs, changed, meta, weight)
+        _region(start, after, False, slot_ab, z, zcache, node, table, pairs, changed, meta, weight)
         w = weight[i] if weight.size else 1  # every node of a word carries the word's count
         if a != b:
             node[i, SYM] = z
@@ -184,7 +205,7 @@ def merge(a, b, z, node, table, pairs, changed, meta, weight, counts, sites):
                 _unlink(r, node)
                 replaced += w
                 q = node[q, NXT]
-        _region(start, after, True, EMPTY, node, table, pairs, changed, meta, weight)
+        _region(start, after, True, EMPTY, z, zcache, node, table, pairs, changed, meta, weight)
     # every occurrence of (a, b) was replaced (a merge cannot make a new one), so its list is empty
     pairs[slot_ab, HEAD] = EMPTY
     counts[a] -= replaced
@@ -222,9 +243,8 @@ STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
 @numba.njit(cache=True)
 def run_compiled(
     kind, batch, rules_done, max_rules, stop_below, floor, want_trace, acc,
-    node, table, pairs, changed, meta, weight, counts, sites,
-    x_table, x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
-    groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
+    node, table, pairs, changed, meta, weight, zcache, counts, sites,
+    x_table, x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out,
     rules_out, trace_out,
 ):
     """Up to ``batch`` merges with a built-in loss (``chunkpress.compiled_losses``): selection,
@@ -266,7 +286,7 @@ def run_compiled(
                 if g < floor:
                     continue
                 r = groot[g]
-                total = cl.loss_a_given(kind, n, m, g, consts) + x_bval[r]
+                total = cl.loss_a_given(kind, n, m, g, consts) + x_rec[r].bval
                 if slot == -1 or total < best_loss or (total == best_loss and g < best_k):
                     slot = r
                     best_loss = total
@@ -276,11 +296,11 @@ def run_compiled(
             return done, STOP_FOUND
         if done == batch:
             return done, BATCH_DONE
-        a = x_ps0[slot]
-        b = x_ps1[slot]
+        a = np.int64(x_rec[slot].ps0)
+        b = np.int64(x_rec[slot].ps1)
         room = 3 * pairs[find_slot(table, a, b), NSITES] + 8  # sites, not the (weighted) count
         if (meta[N_SLOTS] + room > pairs.shape[0] or 2 * (meta[HASH_USED] + room) > table.shape[0]
-                or meta[N_SLOTS] + room > x_ps0.size or 2 * (x_meta[HASH_USED] + room) > x_table.shape[0]
+                or meta[N_SLOTS] + room > x_rec.size or 2 * (x_meta[HASH_USED] + room) > x_table.shape[0]
                 or m + 1 > counts.size):
             meta[_ROOM] = room
             return done, NEED_ROOM
@@ -301,7 +321,7 @@ def run_compiled(
             trace_out[done, 11] = n
         old_a = counts[a]
         old_b = counts[b]
-        merge(a, b, m, node, table, pairs, changed, meta, weight, counts, sites)
+        merge(a, b, m, node, table, pairs, changed, meta, weight, zcache, counts, sites)
         if want_trace:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         # the changed pairs, by their index slots (found once per pair, then kept in its record)
@@ -315,8 +335,8 @@ def run_compiled(
                 x = pairs[rs, XSLOT]
                 if x == EMPTY:
                     x = find_or_insert(x_table, x_meta, pairs[rs, PS0], pairs[rs, PS1])
-                    x_ps0[x] = pairs[rs, PS0]
-                    x_ps1[x] = pairs[rs, PS1]
+                    x_rec[x].ps0 = pairs[rs, PS0]
+                    x_rec[x].ps1 = pairs[rs, PS1]
                     pairs[rs, XSLOT] = x
                 cslots[keep] = x
                 ck[keep] = pairs[rs, CNT]
@@ -325,19 +345,18 @@ def run_compiled(
         touched[1] = b
         n_out, n_moved = ix.ingest_slots(
             cslots[:keep], ck[:keep], touched, True, split, floor,
-            x_meta, x_ps0, x_ps1, x_k01, x_bval, x_child, x_sib, x_prev, x_mark,
-            groot, gsize, gactive, gpos, lhead, lnext, lprev, rhead, rnext, rprev, scratch, out,
+            x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out,
         )
         if scores.size < n_out:
             scores = np.zeros(2 * n_out)
         if split:
             for i in range(n_out):
                 t = out[i]
-                p0 = x_ps0[t]
-                p1 = x_ps1[t]
-                scores[i] = cl.loss_b(kind, x_k01[t], counts[p0], counts[p1], p0 == p1)
-        ix.insert_scored(out[:n_out], scores, n_moved, x_meta, x_ps0, x_ps1, x_k01, x_bval,
-                         x_child, x_sib, x_prev, groot, gsize, gactive, gpos, scratch)
+                p0 = x_rec[t].ps0
+                p1 = x_rec[t].ps1
+                scores[i] = cl.loss_b(kind, x_rec[t].k01, counts[p0], counts[p1], p0 == p1)
+        ix.insert_scored(out[:n_out], scores, n_moved, x_meta, x_rec, groot, gsize, gactive,
+                         gpos, scratch)
         rules_out[done, 0] = a
         rules_out[done, 1] = b
         done += 1
@@ -345,7 +364,7 @@ def run_compiled(
 
 @numba.njit(cache=True)
 def replay(rules, start, record, n_out, sum_out, acc,
-           node, table, pairs, changed, meta, weight, counts, sites):
+           node, table, pairs, changed, meta, weight, zcache, counts, sites):
     """Apply rules[start:] in order (rule i makes symbol 256 + i), each by left-to-right
     replacement of its counted occurrences: exactly what training did, at a cost proportional to
     the sites. With ``record``, n_out[i] / sum_out[i] get N and sum lf(k_j) before rule i (acc[0]
@@ -366,20 +385,10 @@ def replay(rules, start, record, n_out, sum_out, acc,
         old_a = counts[a]
         old_b = counts[b]
         z = 256 + i
-        merge(a, b, z, node, table, pairs, changed, meta, weight, counts, sites)
+        merge(a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites)
         if record:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
     return rules.shape[0]
-
-
-def _pair_records(rows: int, old: np.ndarray | None = None) -> np.ndarray:
-    """Pair records for ``rows`` slots: a copy of ``old``, then empty records."""
-    out = np.empty((rows, PAIR_FIELDS), dtype=np.int64)
-    n = 0 if old is None else old.shape[0]
-    if n:
-        out[:n] = old
-    out[n:] = _PAIR_FILL
-    return out
 
 
 class LinkedRewriter(Rewriter):
@@ -413,21 +422,22 @@ class LinkedRewriter(Rewriter):
         self.meta = np.zeros(6, dtype=np.int64)
         self.meta[_LENGTH] = n if weights is None else int(self.weight.sum())
         cap = min(max(n, 16), 1 << 17)
-        self.pair_records = _pair_records(cap)
+        self.pair_records = grown(np.empty((0, PAIR_FIELDS), dtype=np.int64), cap, _PAIR_FILL)
         self._index_bound = None  # the index whose slots the XSLOT fields name
         self.changed = np.zeros(cap, dtype=np.int32)
         self.table = new_table(cap)
+        self.zcache = np.zeros((self.counts.size, 4), dtype=np.int64)
         self.next_symbol = BYTE_SYMBOLS
         count_all(*self._kernel_state())
 
     def _kernel_state(self):
-        return (self.node, self.table, self.pair_records, self.changed, self.meta, self.weight)
+        return (self.node, self.table, self.pair_records, self.changed, self.meta, self.weight, self.zcache)
 
     def _reserve(self, n_new: int) -> None:
         need = int(self.meta[N_SLOTS]) + n_new
         if need > self.pair_records.shape[0]:
             size = max(need, 2 * self.pair_records.shape[0])
-            self.pair_records = _pair_records(size, self.pair_records)
+            self.pair_records = grown(self.pair_records, size, _PAIR_FILL)
             self.changed = grown(self.changed, size, 0)
         if 2 * (int(self.meta[HASH_USED]) + n_new) > self.table.shape[0]:
             self.table = new_table(int(self.meta[HASH_USED]) + n_new)
@@ -453,6 +463,7 @@ class LinkedRewriter(Rewriter):
         """Make symbol id ``z`` addressable in the counts."""
         if z >= self.counts.size:
             self.counts = grown(self.counts, max(2 * self.counts.size, z + 1), 0)
+            self.zcache = grown(self.zcache, self.counts.size, 0)
 
     def _sites_of(self, s0: int, s1: int) -> int:
         slot = find_slot(self.table, s0, s1)
