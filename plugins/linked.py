@@ -19,6 +19,7 @@ import chunkpress
 from chunkpress import compiled_losses as cl
 from chunkpress import index as ix
 from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
+from chunkpress.prefetch import prefetch_row
 from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, new_table, rehash
 from chunkpress.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
 
@@ -33,6 +34,9 @@ NODE_FIELDS = 6
 CNT, OLDCNT, CMARK, HEAD, NSITES, PS0, PS1, XSLOT = range(8)
 PAIR_FIELDS = 8
 _PAIR_FILL = np.array([0, 0, 0, EMPTY, 0, 0, 0, EMPTY], dtype=np.int64)
+
+#: how many sites ahead the merge kernel asks for a node
+PREFETCH_AHEAD = 8
 
 # meta fields after the pair table's; _ROOM: new pairs the next merge may need room for
 _EPOCH, _N_CHANGED, _LENGTH, _ROOM = 2, 3, 4, 5
@@ -146,6 +150,29 @@ def _unlink(j, node):
     node[j, PRV] = EMPTY
 
 
+@numba.njit(cache=True, inline="always")
+def _prefetch_neighbour(q, node, pairs):
+    """Prefetch what uncounting the pair at node q will touch: its pair record and its
+    neighbours on the occurrence list."""
+    if q == EMPTY:
+        return
+    slot = node[q, OSLOT]
+    if slot == EMPTY:
+        return
+    prefetch_row(pairs, slot)
+    if node[q, ONEXT] != EMPTY:
+        prefetch_row(node, node[q, ONEXT])
+    if node[q, OPREV] != EMPTY:
+        prefetch_row(node, node[q, OPREV])
+
+
+@numba.njit(cache=True, inline="always")
+def _prefetch_site(i, node, pairs):
+    """Prefetch for a site whose node is (by now) cached: the pairs left and right of it."""
+    _prefetch_neighbour(node[i, PRV], node, pairs)
+    _prefetch_neighbour(node[i, NXT], node, pairs)
+
+
 @numba.njit(cache=True)
 def merge(a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites):
     """Replace every counted occurrence of (a, b) by z, left to right. Returns the number of
@@ -161,9 +188,18 @@ def merge(a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, si
         sites[n] = q
         n += 1
         q = node[q, ONEXT]
-    order = np.sort(sites[:n])
+    # Lists are mostly in reverse string order (a merge adds its new pairs left to right, each
+    # at the head), so reversing first makes the sort cheap; sorting in place allocates nothing.
+    order = sites[:n]
+    for t in range(n // 2):
+        order[t], order[n - 1 - t] = order[n - 1 - t], order[t]
+    order.sort()
     replaced = 0
     for t in range(n):
+        if t + PREFETCH_AHEAD < n:
+            prefetch_row(node, order[t + PREFETCH_AHEAD])
+        if t + PREFETCH_AHEAD // 2 < n:
+            _prefetch_site(order[t + PREFETCH_AHEAD // 2], node, pairs)
         i = order[t]
         if node[i, SYM] != a or node[i, OSLOT] != slot_ab:
             continue
@@ -261,6 +297,8 @@ def run_compiled(
     consts = np.zeros(4)
     done = 0
     scores = np.zeros(0)
+    cslots = np.zeros(0, dtype=np.int64)
+    ck = np.zeros(0, dtype=np.int64)
     touched = np.zeros(2, dtype=np.int64)
     split = kind != cl.MOST_FREQUENT
     top = 0
@@ -326,8 +364,9 @@ def run_compiled(
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         # the changed pairs, by their index slots (found once per pair, then kept in its record)
         n_ch = meta[_N_CHANGED]
-        cslots = np.empty(n_ch, dtype=np.int64)
-        ck = np.empty(n_ch, dtype=np.int64)
+        if cslots.size < n_ch:
+            cslots = np.empty(2 * n_ch, dtype=np.int64)
+            ck = np.empty(2 * n_ch, dtype=np.int64)
         keep = 0
         for t in range(n_ch):
             rs = changed[t]
@@ -338,6 +377,7 @@ def run_compiled(
                     x_rec[x].ps0 = pairs[rs, PS0]
                     x_rec[x].ps1 = pairs[rs, PS1]
                     pairs[rs, XSLOT] = x
+                prefetch_row(x_rec, x)  # ingest_slots reads it next
                 cslots[keep] = x
                 ck[keep] = pairs[rs, CNT]
                 keep += 1
