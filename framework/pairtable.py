@@ -2,7 +2,8 @@
 
 Each entry is one 16-byte row ``[key, slot]`` of an int64 array, so a probe costs one cache
 miss. Slots are handed out in insertion order and never freed, so slot-indexed arrays (counts,
-occurrence heads, heap links) stay valid; callers keep the load factor at or below 1/2.
+occurrence heads, heap links) stay valid; callers keep the load factor at or below 2/3
+(:func:`has_room`): the tables are a large part of the engine's memory.
 """
 
 from __future__ import annotations
@@ -71,10 +72,16 @@ def rehash(table, ps0, ps1, n_slots):
         table[i, _SLOT] = slot
 
 
+@numba.njit(cache=True, inline="always")
+def has_room(table, meta, n_new):
+    """Whether ``n_new`` more keys keep the load factor at or below 2/3."""
+    return 3 * (meta[HASH_USED] + n_new) <= 2 * table.shape[0]
+
+
 def new_table(n_keys: int, minimum: int = 1 << 10) -> np.ndarray:
-    """An empty table with room for ``n_keys`` at load factor <= 1/2 (a power of two)."""
+    """An empty table with room for ``n_keys`` at load factor <= 2/3 (a power of two)."""
     size = minimum
-    while size < 2 * n_keys:
+    while 2 * size < 3 * n_keys:
         size *= 2
     return np.full((size, 2), EMPTY, dtype=np.int64)
 

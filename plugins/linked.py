@@ -20,7 +20,7 @@ from chunkpress import compiled_losses as cl
 from chunkpress import index as ix
 from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
 from chunkpress.prefetch import prefetch_row
-from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, new_table, rehash
+from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, has_room, new_table, rehash
 from chunkpress.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
 
 # The kernels are memory-bound (a merge site touches a handful of nodes and pairs scattered over
@@ -28,12 +28,14 @@ from chunkpress.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
 #: fields of a node record (int32): symbol, string links, occurrence-list links, its pair's slot
 SYM, NXT, PRV, ONEXT, OPREV, OSLOT = range(6)
 NODE_FIELDS = 6
-#: fields of a pair record (int64, 64 bytes): count, count before this merge, epoch of the last
-#: touch, occurrence-list head, sites (unweighted count), the pair itself, and its slot in the
+#: a pair record (40 bytes): count, count before this merge, epoch of the last touch,
+#: occurrence-list head, sites (unweighted count), the pair itself, and its slot in the
 #: candidate index of the fused loop (saves the index a hash lookup per changed pair)
-CNT, OLDCNT, CMARK, HEAD, NSITES, PS0, PS1, XSLOT = range(8)
-PAIR_FIELDS = 8
-_PAIR_FILL = np.array([0, 0, 0, EMPTY, 0, 0, 0, EMPTY], dtype=np.int64)
+PAIR = np.dtype([
+    ("cnt", np.int64), ("oldcnt", np.int64), ("cmark", np.int32), ("head", np.int32),
+    ("nsites", np.int32), ("ps0", np.int32), ("ps1", np.int32), ("xslot", np.int32),
+])
+_PAIR_FILL = np.array([(0, 0, 0, EMPTY, 0, 0, 0, EMPTY)], dtype=PAIR)
 
 #: how many sites ahead the merge kernel asks for a node
 PREFETCH_AHEAD = 8
@@ -44,9 +46,9 @@ _EPOCH, _N_CHANGED, _LENGTH, _ROOM = 2, 3, 4, 5
 
 @numba.njit(cache=True, inline="always")
 def _touch(slot, pairs, changed, meta):
-    if pairs[slot, CMARK] != meta[_EPOCH]:
-        pairs[slot, CMARK] = meta[_EPOCH]
-        pairs[slot, OLDCNT] = pairs[slot, CNT]
+    if pairs[slot].cmark != meta[_EPOCH]:
+        pairs[slot].cmark = meta[_EPOCH]
+        pairs[slot].oldcnt = pairs[slot].cnt
         changed[meta[_N_CHANGED]] = slot
         meta[_N_CHANGED] += 1
 
@@ -63,12 +65,12 @@ def _uncount(q, node, pairs, changed, meta, weight, merged):
         if p != EMPTY:
             node[p, ONEXT] = n
         else:
-            pairs[slot, HEAD] = n
+            pairs[slot].head = n
         if n != EMPTY:
             node[n, OPREV] = p
     node[q, OSLOT] = EMPTY
-    pairs[slot, CNT] -= weight[q] if weight.size else 1
-    pairs[slot, NSITES] -= 1
+    pairs[slot].cnt -= weight[q] if weight.size else 1
+    pairs[slot].nsites -= 1
 
 
 @numba.njit(cache=True, inline="always")
@@ -95,18 +97,18 @@ def _pair_slot(x, y, z, zcache, table, meta):
 @numba.njit(cache=True, inline="always")
 def _count(q, x, y, z, zcache, node, table, pairs, changed, meta, weight):
     slot = _pair_slot(x, y, z, zcache, table, meta)
-    pairs[slot, PS0] = x
-    pairs[slot, PS1] = y
+    pairs[slot].ps0 = x
+    pairs[slot].ps1 = y
     _touch(slot, pairs, changed, meta)
-    h = pairs[slot, HEAD]
+    h = pairs[slot].head
     node[q, ONEXT] = h
     node[q, OPREV] = EMPTY
     if h != EMPTY:
         node[h, OPREV] = q
-    pairs[slot, HEAD] = q
+    pairs[slot].head = q
     node[q, OSLOT] = slot
-    pairs[slot, CNT] += weight[q] if weight.size else 1
-    pairs[slot, NSITES] += 1
+    pairs[slot].cnt += weight[q] if weight.size else 1
+    pairs[slot].nsites += 1
 
 
 @numba.njit(cache=True)
@@ -183,7 +185,7 @@ def merge(a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, si
     if slot_ab == EMPTY:
         return 0
     n = 0
-    q = pairs[slot_ab, HEAD]
+    q = pairs[slot_ab].head
     while q != EMPTY:
         sites[n] = q
         n += 1
@@ -243,7 +245,7 @@ def merge(a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, si
                 q = node[q, NXT]
         _region(start, after, True, EMPTY, z, zcache, node, table, pairs, changed, meta, weight)
     # every occurrence of (a, b) was replaced (a merge cannot make a new one), so its list is empty
-    pairs[slot_ab, HEAD] = EMPTY
+    pairs[slot_ab].head = EMPTY
     counts[a] -= replaced
     counts[b] -= replaced
     counts[z] = replaced
@@ -256,7 +258,7 @@ def changed_pairs(changed, n_changed, pairs):
     """(s0, s1, new count) of the touched slots whose count really changed."""
     keep = 0
     for t in range(n_changed):
-        if pairs[changed[t], CNT] != pairs[changed[t], OLDCNT]:
+        if pairs[changed[t]].cnt != pairs[changed[t]].oldcnt:
             keep += 1
     s0 = np.empty(keep, dtype=np.int64)
     s1 = np.empty(keep, dtype=np.int64)
@@ -264,10 +266,10 @@ def changed_pairs(changed, n_changed, pairs):
     i = 0
     for t in range(n_changed):
         slot = changed[t]
-        if pairs[slot, CNT] != pairs[slot, OLDCNT]:
-            s0[i] = pairs[slot, PS0]
-            s1[i] = pairs[slot, PS1]
-            k[i] = pairs[slot, CNT]
+        if pairs[slot].cnt != pairs[slot].oldcnt:
+            s0[i] = pairs[slot].ps0
+            s1[i] = pairs[slot].ps1
+            k[i] = pairs[slot].cnt
             i += 1
     return s0, s1, k
 
@@ -336,9 +338,9 @@ def run_compiled(
             return done, BATCH_DONE
         a = np.int64(x_rec[slot].ps0)
         b = np.int64(x_rec[slot].ps1)
-        room = 3 * pairs[find_slot(table, a, b), NSITES] + 8  # sites, not the (weighted) count
-        if (meta[N_SLOTS] + room > pairs.shape[0] or 2 * (meta[HASH_USED] + room) > table.shape[0]
-                or meta[N_SLOTS] + room > x_rec.size or 2 * (x_meta[HASH_USED] + room) > x_table.shape[0]
+        room = 3 * pairs[find_slot(table, a, b)].nsites + 8  # sites, not the (weighted) count
+        if (meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room)
+                or meta[N_SLOTS] + room > x_rec.size or not has_room(x_table, x_meta, room)
                 or m + 1 > counts.size):
             meta[_ROOM] = room
             return done, NEED_ROOM
@@ -370,16 +372,16 @@ def run_compiled(
         keep = 0
         for t in range(n_ch):
             rs = changed[t]
-            if pairs[rs, CNT] != pairs[rs, OLDCNT]:
-                x = pairs[rs, XSLOT]
+            if pairs[rs].cnt != pairs[rs].oldcnt:
+                x = pairs[rs].xslot
                 if x == EMPTY:
-                    x = find_or_insert(x_table, x_meta, pairs[rs, PS0], pairs[rs, PS1])
-                    x_rec[x].ps0 = pairs[rs, PS0]
-                    x_rec[x].ps1 = pairs[rs, PS1]
-                    pairs[rs, XSLOT] = x
+                    x = find_or_insert(x_table, x_meta, pairs[rs].ps0, pairs[rs].ps1)
+                    x_rec[x].ps0 = pairs[rs].ps0
+                    x_rec[x].ps1 = pairs[rs].ps1
+                    pairs[rs].xslot = x
                 prefetch_row(x_rec, x)  # ingest_slots reads it next
                 cslots[keep] = x
-                ck[keep] = pairs[rs, CNT]
+                ck[keep] = pairs[rs].cnt
                 keep += 1
         touched[0] = a
         touched[1] = b
@@ -417,10 +419,10 @@ def replay(rules, start, record, n_out, sum_out, acc,
             n_out[i] = meta[_LENGTH]
             sum_out[i] = acc[0]
         slot = find_slot(table, a, b)
-        if slot == EMPTY or pairs[slot, CNT] == 0:
+        if slot == EMPTY or pairs[slot].cnt == 0:
             continue
-        room = 3 * pairs[slot, NSITES] + 8
-        if meta[N_SLOTS] + room > pairs.shape[0] or 2 * (meta[HASH_USED] + room) > table.shape[0]:
+        room = 3 * pairs[slot].nsites + 8
+        if meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room):
             return i
         old_a = counts[a]
         old_b = counts[b]
@@ -433,6 +435,9 @@ def replay(rules, start, record, n_out, sum_out, acc,
 
 class LinkedRewriter(Rewriter):
     """Incremental rewriter; same semantics as ``scan``, cost proportional to the sites."""
+
+    #: pair records allocated at load (more as needed: growth is in place, doubling)
+    initial_slots = 1 << 17
 
     def __init__(self, params=None):
         self.load(np.zeros(0, dtype=np.uint8))
@@ -461,9 +466,12 @@ class LinkedRewriter(Rewriter):
             self.counts = np.bincount(node[:, SYM], weights=self.weight, minlength=BYTE_SYMBOLS).astype(np.int64)
         self.meta = np.zeros(6, dtype=np.int64)
         self.meta[_LENGTH] = n if weights is None else int(self.weight.sum())
-        cap = min(max(n, 16), 1 << 17)
-        self.pair_records = grown(np.empty((0, PAIR_FIELDS), dtype=np.int64), cap, _PAIR_FILL)
-        self._index_bound = None  # the index whose slots the XSLOT fields name
+        cap = min(max(n, 16), self.initial_slots)
+        if cap < min(n, BYTE_SYMBOLS * BYTE_SYMBOLS):  # count_all needs a slot per byte pair
+            codes = node[:-1, SYM] * BYTE_SYMBOLS + node[1:, SYM]
+            cap = max(cap, int(np.count_nonzero(np.bincount(codes))) + 16)
+        self.pair_records = grown(np.empty(0, dtype=PAIR), cap, _PAIR_FILL)
+        self._index_bound = None  # the index whose slots the xslot fields name
         self.changed = np.zeros(cap, dtype=np.int32)
         self.table = new_table(cap)
         self.zcache = np.zeros((self.counts.size, 4), dtype=np.int64)
@@ -476,12 +484,12 @@ class LinkedRewriter(Rewriter):
     def _reserve(self, n_new: int) -> None:
         need = int(self.meta[N_SLOTS]) + n_new
         if need > self.pair_records.shape[0]:
-            size = max(need, 2 * self.pair_records.shape[0])
+            size = max(need, self.pair_records.shape[0] * 3 // 2)  # in place: 1.5x wastes less
             self.pair_records = grown(self.pair_records, size, _PAIR_FILL)
             self.changed = grown(self.changed, size, 0)
-        if 2 * (int(self.meta[HASH_USED]) + n_new) > self.table.shape[0]:
+        if not has_room(self.table, self.meta, n_new):
             self.table = new_table(int(self.meta[HASH_USED]) + n_new)
-            rehash(self.table, self.pair_records[:, PS0], self.pair_records[:, PS1], int(self.meta[N_SLOTS]))
+            rehash(self.table, self.pair_records["ps0"], self.pair_records["ps1"], int(self.meta[N_SLOTS]))
 
     @property
     def length(self):
@@ -492,8 +500,8 @@ class LinkedRewriter(Rewriter):
 
     def pairs(self):
         records = self.pair_records[: int(self.meta[N_SLOTS])]
-        live = np.flatnonzero(records[:, CNT] > 0)
-        return records[live, PS0], records[live, PS1], records[live, CNT]
+        live = records[records["cnt"] > 0]
+        return live["ps0"].astype(np.int64), live["ps1"].astype(np.int64), live["cnt"]
 
     def symbols(self):
         sym = self.node[:, SYM]
@@ -507,7 +515,7 @@ class LinkedRewriter(Rewriter):
 
     def _sites_of(self, s0: int, s1: int) -> int:
         slot = find_slot(self.table, s0, s1)
-        return int(self.pair_records[slot, NSITES]) if slot >= 0 else 0
+        return int(self.pair_records[slot]["nsites"]) if slot >= 0 else 0
 
     def apply(self, s0, s1):
         self._reserve(3 * self._sites_of(s0, s1) + 8)
@@ -526,7 +534,7 @@ class LinkedRewriter(Rewriter):
 
         code = cl.KINDS[kind]
         if self._index_bound is not index:
-            self.pair_records[:, XSLOT] = EMPTY
+            self.pair_records["xslot"] = EMPTY
             self._index_bound = index
         while True:
             rules = np.zeros((batch, 2), dtype=np.int64)

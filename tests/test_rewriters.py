@@ -144,3 +144,40 @@ def test_distinct_word_training_equals_whole_text(registry, alice, scorer, limit
     whole = fit(arr, registry.get("scorer", scorer).build(), ScanRewriter() if scorer == "pmi" else LinkedRewriter(),
                 pipe.config.limits, breaks=pretoken_breaks(arr, pre))
     assert_identical(weighted, whole)
+
+
+def test_grown_keeps_data_and_fills_records():
+    from chunkpress.index import RECORD, _FILL, new_records
+    from chunkpress.pairtable import grown
+
+    owned = np.arange(5)
+    out = grown(owned, 8, -1)
+    assert out.tolist() == [0, 1, 2, 3, 4, -1, -1, -1]
+    base = np.arange(10)
+    view = base[2:6]  # not owning its data: copied, and the base is left alone
+    assert grown(view, 6, 7).tolist() == [2, 3, 4, 5, 7, 7]
+    assert base.tolist() == list(range(10))
+    rows = grown(np.arange(6).reshape(3, 2), 4, np.array([-1, -2]))
+    assert rows.tolist() == [[0, 1], [2, 3], [4, 5], [-1, -2]]
+    rec = new_records(3)
+    rec[1]["k01"] = 9
+    rec = grown(rec, 5, _FILL)
+    assert rec.dtype == RECORD and rec["k01"].tolist() == [0, 9, 0, 0, 0]
+    assert rec["child"].tolist() == [-1] * 5 and rec["bval"].tolist() == [0.0] * 5
+
+
+def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeypatch):
+    # 16 spare pair records at load, thousands of pairs later: the rewriter's records and table, the
+    # index's, and the symbol arrays all grow many times inside the fused loop and in replay
+    monkeypatch.setattr(LinkedRewriter, "initial_slots", 16)
+    data = read("alice29.txt")[:6000]
+    for scorer in ("repair", "mdl"):
+        a, b = both(registry, scorer, data, max_rules=None)
+        assert len(a.rules) > 100
+        assert_identical(a, b)
+    rw = LinkedRewriter()
+    rw.load(np.frombuffer(data, dtype=np.uint8))
+    start = rw.pair_records.shape[0]  # the distinct byte pairs of the data, plus 16
+    rw.replay(a.rules)
+    assert rw.pair_records.shape[0] >= 2 * start
+    assert np.array_equal(rw.symbols(), b.symbols)
