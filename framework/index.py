@@ -18,7 +18,7 @@ import numpy as np
 from chunkpress.pairtable import EMPTY as _EMPTY
 from chunkpress.pairtable import HASH_USED as _HASH_USED
 from chunkpress.pairtable import N_SLOTS as _N_SLOTS
-from chunkpress.pairtable import find_or_insert, grown, has_room, new_table, rehash
+from chunkpress.pairtable import find_or_insert, grow, grown, has_room, new_table, rehash
 from chunkpress.scoring import Scorer
 
 # further meta fields after the pair table's
@@ -369,9 +369,9 @@ class PairIndex:
         cap = self.rec.size
         if need > cap:
             new_cap = max(need, cap * 3 // 2)  # grows in place: 1.5x wastes less
-            self.rec = grown(self.rec, new_cap, _FILL)
-            self.scratch = grown(self.scratch, new_cap, _EMPTY)
-            self._out = grown(self._out, new_cap, 0)
+            grow(self, "rec", new_cap, _FILL)
+            grow(self, "scratch", new_cap, _EMPTY)
+            grow(self, "_out", new_cap, 0)
         grow_table = (table_rows is not None and table_rows > self.table.shape[0]) or (
             table_rows is None and not has_room(self.table, self.meta, n_new))
         if grow_table:
@@ -380,14 +380,14 @@ class PairIndex:
             rehash(self.table, self.rec["ps0"], self.rec["ps1"], self.n_slots)
         if max_k >= self.groot.size:
             size = max(max_k + 1, 2 * self.groot.size)
-            self.groot = grown(self.groot, size, _EMPTY)
-            self.gsize = grown(self.gsize, size, 0)
-            self.gactive = grown(self.gactive, size, 0)
-            self.gpos = grown(self.gpos, size, _EMPTY)
+            grow(self, "groot", size, _EMPTY)
+            grow(self, "gsize", size, 0)
+            grow(self, "gactive", size, 0)
+            grow(self, "gpos", size, _EMPTY)
         if max_sym >= self.lhead.size:
             size = max(max_sym + 1, 2 * self.lhead.size)
-            self.lhead = grown(self.lhead, size, _EMPTY)
-            self.rhead = grown(self.rhead, size, _EMPTY)
+            grow(self, "lhead", size, _EMPTY)
+            grow(self, "rhead", size, _EMPTY)
 
     def reserve_like(self, n_slots: int, n_symbols: int, table_rows: int) -> None:
         """Room for as many pairs as the rewriter has slots, a hash table as large as its, and

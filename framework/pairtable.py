@@ -87,20 +87,35 @@ def new_table(n_keys: int, minimum: int = 1 << 10) -> np.ndarray:
 
 
 def grown(a: np.ndarray, size: int, fill) -> np.ndarray:
-    """``a`` extended to ``size`` entries (rows), the new ones set to ``fill`` (a value or one
-    row). Resized in place (realloc) where numpy can: large arrays then grow without a copy and
-    without faulting in their old pages again, which dominates growth on big inputs. Only for
-    arrays that own their data and have no views alive."""
-    n = a.shape[0]
-    if a.flags.owndata and a.base is None:
-        a.resize((size,) + a.shape[1:], refcheck=False)
-        out = a
-    else:
-        out = np.empty((size,) + a.shape[1:], dtype=a.dtype)
-        out[:n] = a
-    if out.dtype.names:  # records: fill through a plain integer view (much faster)
-        words = out.view(np.int64).reshape(size, -1)
-        words[n:] = np.asarray(fill, dtype=out.dtype).reshape(1).view(np.int64)
-    else:
-        out[n:] = fill
+    """A copy of ``a`` extended to ``size`` entries (rows), the new ones set to ``fill`` (a
+    value or one record)."""
+    out = np.empty((size,) + a.shape[1:], dtype=a.dtype)
+    out[: a.shape[0]] = a
+    _fill_from(out, a.shape[0], fill)
     return out
+
+
+def grow(owner, name: str, size: int, fill) -> None:
+    """Extend the array ``owner.<name>`` to ``size`` entries (rows), the new ones set to
+    ``fill``. In place (realloc) when nothing else refers to the array, which numpy checks:
+    large arrays then grow without a copy and without faulting their old pages in again, the
+    main cost of growth on big inputs. Otherwise (a view or another reference is alive) by copy,
+    so no outside view is ever left pointing at freed memory."""
+    a = getattr(owner, name)
+    setattr(owner, name, None)
+    n = a.shape[0]
+    try:
+        a.resize((size,) + a.shape[1:], refcheck=True)
+    except ValueError:
+        a = grown(a, size, fill)
+    else:
+        _fill_from(a, n, fill)
+    setattr(owner, name, a)
+
+
+def _fill_from(a: np.ndarray, n: int, fill) -> None:
+    if a.dtype.names:  # records: fill through a plain integer view (much faster)
+        words = a.view(np.int64).reshape(a.shape[0], -1)
+        words[n:] = np.asarray(fill, dtype=a.dtype).reshape(1).view(np.int64)
+    else:
+        a[n:] = fill

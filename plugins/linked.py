@@ -20,7 +20,7 @@ from chunkpress import compiled_losses as cl
 from chunkpress import index as ix
 from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
 from chunkpress.prefetch import prefetch_row
-from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grown, has_room, new_table, rehash
+from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grow, grown, has_room, new_table, rehash
 from chunkpress.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
 
 # The kernels are memory-bound (a merge site touches a handful of nodes and pairs scattered over
@@ -485,8 +485,8 @@ class LinkedRewriter(Rewriter):
         need = int(self.meta[N_SLOTS]) + n_new
         if need > self.pair_records.shape[0]:
             size = max(need, self.pair_records.shape[0] * 3 // 2)  # in place: 1.5x wastes less
-            self.pair_records = grown(self.pair_records, size, _PAIR_FILL)
-            self.changed = grown(self.changed, size, 0)
+            grow(self, "pair_records", size, _PAIR_FILL)
+            grow(self, "changed", size, 0)
         if not has_room(self.table, self.meta, n_new):
             self.table = new_table(int(self.meta[HASH_USED]) + n_new)
             rehash(self.table, self.pair_records["ps0"], self.pair_records["ps1"], int(self.meta[N_SLOTS]))
@@ -510,8 +510,8 @@ class LinkedRewriter(Rewriter):
     def _reserve_symbols(self, z: int) -> None:
         """Make symbol id ``z`` addressable in the counts."""
         if z >= self.counts.size:
-            self.counts = grown(self.counts, max(2 * self.counts.size, z + 1), 0)
-            self.zcache = grown(self.zcache, self.counts.size, 0)
+            grow(self, "counts", max(2 * self.counts.size, z + 1), 0)
+            grow(self, "zcache", self.counts.size, 0)
 
     def _sites_of(self, s0: int, s1: int) -> int:
         slot = find_slot(self.table, s0, s1)

@@ -146,24 +146,25 @@ def test_distinct_word_training_equals_whole_text(registry, alice, scorer, limit
     assert_identical(weighted, whole)
 
 
-def test_grown_keeps_data_and_fills_records():
-    from chunkpress.index import RECORD, _FILL, new_records
-    from chunkpress.pairtable import grown
+def test_growth_keeps_data_fills_records_and_never_leaves_a_view_dangling():
+    from types import SimpleNamespace
 
-    owned = np.arange(5)
-    out = grown(owned, 8, -1)
-    assert out.tolist() == [0, 1, 2, 3, 4, -1, -1, -1]
-    base = np.arange(10)
-    view = base[2:6]  # not owning its data: copied, and the base is left alone
-    assert grown(view, 6, 7).tolist() == [2, 3, 4, 5, 7, 7]
-    assert base.tolist() == list(range(10))
-    rows = grown(np.arange(6).reshape(3, 2), 4, np.array([-1, -2]))
-    assert rows.tolist() == [[0, 1], [2, 3], [4, 5], [-1, -2]]
-    rec = new_records(3)
-    rec[1]["k01"] = 9
-    rec = grown(rec, 5, _FILL)
-    assert rec.dtype == RECORD and rec["k01"].tolist() == [0, 9, 0, 0, 0]
-    assert rec["child"].tolist() == [-1] * 5 and rec["bval"].tolist() == [0.0] * 5
+    from chunkpress.index import RECORD, _FILL, new_records
+    from chunkpress.pairtable import grow, grown
+
+    box = SimpleNamespace(a=np.arange(5))
+    grow(box, "a", 8, -1)  # nothing else refers to it: resized in place
+    assert box.a.tolist() == [0, 1, 2, 3, 4, -1, -1, -1]
+    view = box.a[:3]  # a live view: numpy refuses the in-place resize, so it is copied
+    grow(box, "a", 1 << 20, 9)
+    assert view.tolist() == [0, 1, 2] and box.a[:9].tolist() == [0, 1, 2, 3, 4, -1, -1, -1, 9]
+    assert box.a.size == 1 << 20 and not np.shares_memory(view, box.a)
+    assert grown(np.arange(6).reshape(3, 2), 4, np.array([-1, -2])).tolist() == [[0, 1], [2, 3], [4, 5], [-1, -2]]
+    box.rec = new_records(3)
+    box.rec[1]["k01"] = 9
+    grow(box, "rec", 5, _FILL)
+    assert box.rec.dtype == RECORD and box.rec["k01"].tolist() == [0, 9, 0, 0, 0]
+    assert box.rec["child"].tolist() == [-1] * 5 and box.rec["bval"].tolist() == [0.0] * 5
 
 
 def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeypatch):
