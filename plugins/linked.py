@@ -133,11 +133,53 @@ def _region(start, after, add, merged, z, zcache, node, table, pairs, changed, m
 
 
 @numba.njit(cache=True)
+def load_nodes(data, breaks, node):
+    """Fill a fresh node array in one pass: symbols, string links (cut after every position
+    ``breaks`` marks; an empty ``breaks`` marks none), no occurrences yet."""
+    n = data.size
+    for q in range(n):
+        node[q, SYM] = data[q]
+        cut_before = q == 0 or (breaks.size > 0 and breaks[q - 1])
+        cut_after = q == n - 1 or (breaks.size > 0 and breaks[q])
+        node[q, PRV] = EMPTY if cut_before else q - 1
+        node[q, NXT] = EMPTY if cut_after else q + 1
+        node[q, ONEXT] = EMPTY
+        node[q, OPREV] = EMPTY
+        node[q, OSLOT] = EMPTY
+
+
+@numba.njit(cache=True)
 def count_all(node, table, pairs, changed, meta, weight, zcache):
-    """Count every pair of a freshly loaded string (each list segment from its first node)."""
+    """Count every pair of a freshly loaded string (node order is string order): what
+    :func:`_region` does segment by segment, with byte pairs found in a direct 64K table
+    instead of the hash table."""
+    direct = np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32)
+    off = 0
     for q in range(node.shape[0]):
-        if node[q, PRV] == EMPTY:
-            _region(q, EMPTY, True, EMPTY, EMPTY, zcache, node, table, pairs, changed, meta, weight)
+        r = node[q, NXT]
+        if r == EMPTY:
+            off = 0
+            continue
+        x = node[q, SYM]
+        y = node[r, SYM]
+        if x != y or off % 2 == 0:
+            code = x * BYTE_SYMBOLS + y
+            slot = direct[code]
+            if slot == EMPTY:
+                slot = find_or_insert(table, meta, x, y)
+                direct[code] = slot
+                pairs[slot].ps0 = x
+                pairs[slot].ps1 = y
+            _touch(slot, pairs, changed, meta)
+            h = pairs[slot].head
+            node[q, ONEXT] = h
+            if h != EMPTY:
+                node[h, OPREV] = q
+            pairs[slot].head = q
+            node[q, OSLOT] = slot
+            pairs[slot].cnt += weight[q] if weight.size else 1
+            pairs[slot].nsites += 1
+        off = off + 1 if x == y else 0
 
 
 @numba.njit(cache=True, inline="always")
@@ -446,16 +488,9 @@ class LinkedRewriter(Rewriter):
         """Load a string; ``weights[i]`` (optional) counts position i that many times, so a list
         of distinct words, each weighted by its count, trains like the whole text."""
         n = len(data)
-        node = np.full((n, NODE_FIELDS), EMPTY, dtype=np.int32)
-        node[:, SYM] = np.asarray(data)
-        node[:, NXT] = np.arange(1, n + 1, dtype=np.int32)
-        node[:, PRV] = np.arange(-1, n - 1, dtype=np.int32)
-        if n:
-            node[-1, NXT] = EMPTY
-        if breaks is not None:
-            cut = np.flatnonzero(np.asarray(breaks, dtype=bool)[: max(n - 1, 0)])
-            node[cut, NXT] = EMPTY
-            node[cut + 1, PRV] = EMPTY
+        node = np.empty((n, NODE_FIELDS), dtype=np.int32)
+        cuts = np.zeros(0, dtype=np.bool_) if breaks is None else np.asarray(breaks, dtype=np.bool_)
+        load_nodes(np.asarray(data), cuts, node)
         self.node = node
         self.sites = np.zeros(n // 2 + 1, dtype=np.int32)
         if weights is None:
