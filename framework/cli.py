@@ -362,6 +362,11 @@ def main(argv=None) -> int:
     except MemoryError:
         print("chunkpress: error: out of memory", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # the reader went away (`chunkpress inspect x | head`): stop quietly, as cat does;
+        # point stdout at /dev/null so the interpreter's final flush cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

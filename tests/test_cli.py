@@ -125,3 +125,13 @@ def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "scorer    mdl" in out and "coder     varint-zstd" in out
+
+
+def test_a_reader_that_quits_early_gets_no_traceback(tmp_path):
+    # `chunkpress plugins | head -1`: the pipe closes while chunkpress still writes
+    proc = subprocess.Popen([sys.executable, "-m", "chunkpress.cli", "plugins"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 141
+    assert "Traceback" not in err and err == ""
