@@ -1,8 +1,9 @@
 """The fast rewriter: an incremental doubly-linked string with per-pair occurrence lists.
 
-The string lives in numpy arrays whose indices never move: a merge writes the new symbol at the
-left node and unlinks the right one in O(1). Every pair keeps its non-overlapping count and its
-counted occurrence positions (a list threaded through ``onext``/``oprev``). A merge visits only
+The string lives in a numpy array of node records whose indices never move: a merge writes the
+new symbol at the left node and unlinks the right one in O(1). Every pair keeps its
+non-overlapping count and its counted occurrence positions (a list threaded through the nodes'
+ONEXT/OPREV fields, headed in the pair's record). A merge visits only
 its sites: at each, the pairs of a small region (the site, its neighbours, and the runs of equal
 symbols touching them, whose left-to-right pairing may shift) are uncounted, the string is
 rewritten, and the region is counted again. All of it runs in numba kernels.
