@@ -372,12 +372,15 @@ class PairIndex:
             grow(self, "rec", new_cap, _FILL)
             grow(self, "scratch", new_cap, _EMPTY)
             grow(self, "_out", new_cap, 0)
-        grow_table = (table_rows is not None and table_rows > self.table.shape[0]) or (
-            table_rows is None and not has_room(self.table, self.meta, n_new))
-        if grow_table:
-            rows = table_rows if table_rows is not None else 2 * self.table.shape[0]
-            self.table = new_table(int(self.meta[_HASH_USED]) + n_new if table_rows is None else 0, minimum=rows)
-            rehash(self.table, self.rec["ps0"], self.rec["ps1"], self.n_slots)
+        table = None
+        if table_rows is not None:
+            if table_rows > self.table.shape[0]:
+                table = new_table(0, minimum=table_rows)
+        elif not has_room(self.table, self.meta, n_new):
+            table = new_table(int(self.meta[_HASH_USED]) + n_new, minimum=2 * self.table.shape[0])
+        if table is not None:
+            rehash(table, self.rec["ps0"], self.rec["ps1"], self.n_slots)
+            self.table = table
         if max_k >= self.groot.size:
             size = max(max_k + 1, 2 * self.groot.size)
             grow(self, "groot", size, _EMPTY)

@@ -98,8 +98,8 @@ def _pair_slot(x, y, z, zcache, table, meta):
 
 
 @numba.njit(cache=True, inline="always")
-def _count(q, x, y, z, zcache, node, table, pairs, changed, meta, weight):
-    slot = _pair_slot(x, y, z, zcache, table, meta)
+def _count(q, slot, x, y, node, pairs, changed, meta, weight):
+    """Count the pair (x, y) at node q, whose slot is ``slot``: first on its occurrence list."""
     pairs[slot].ps0 = x
     pairs[slot].ps1 = y
     _touch(slot, pairs, changed, meta)
@@ -128,7 +128,7 @@ def _region(start, after, add, merged, z, zcache, node, table, pairs, changed, m
         y = node[r, SYM]
         if x != y or off % 2 == 0:
             if add:
-                _count(q, x, y, z, zcache, node, table, pairs, changed, meta, weight)
+                _count(q, _pair_slot(x, y, z, zcache, table, meta), x, y, node, pairs, changed, meta, weight)
             else:
                 _uncount(q, node, pairs, changed, meta, weight, merged)
         off = off + 1 if x == y else 0
@@ -171,17 +171,7 @@ def count_all(node, table, pairs, changed, meta, weight, zcache):
             if slot == EMPTY:
                 slot = find_or_insert(table, meta, x, y)
                 direct[code] = slot
-                pairs[slot].ps0 = x
-                pairs[slot].ps1 = y
-            _touch(slot, pairs, changed, meta)
-            h = pairs[slot].head
-            node[q, ONEXT] = h
-            if h != EMPTY:
-                node[h, OPREV] = q
-            pairs[slot].head = q
-            node[q, OSLOT] = slot
-            pairs[slot].cnt += weight[q] if weight.size else 1
-            pairs[slot].nsites += 1
+            _count(q, slot, x, y, node, pairs, changed, meta, weight)
         off = off + 1 if x == y else 0
 
 
@@ -221,12 +211,12 @@ def _prefetch_site(i, node, pairs):
 
 
 @numba.njit(cache=True)
-def merge(a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites):
-    """Replace every counted occurrence of (a, b) by z, left to right. Returns the number of
-    replacements (weighted); the slots whose count changed are in ``changed[:meta[_N_CHANGED]]``."""
+def merge(slot_ab, a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites):
+    """Replace every counted occurrence of (a, b), whose slot is ``slot_ab`` (-1: never seen),
+    by z, left to right. Returns the number of replacements (weighted); the slots whose count
+    changed are in ``changed[:meta[_N_CHANGED]]``."""
     meta[_EPOCH] += 1
     meta[_N_CHANGED] = 0
-    slot_ab = find_slot(table, a, b)
     if slot_ab == EMPTY:
         return 0
     n = 0
@@ -383,7 +373,8 @@ def run_compiled(
             return done, BATCH_DONE
         a = np.int64(x_rec[slot].ps0)
         b = np.int64(x_rec[slot].ps1)
-        room = 3 * pairs[find_slot(table, a, b)].nsites + 8  # sites, not the (weighted) count
+        slot_ab = find_slot(table, a, b)
+        room = 3 * pairs[slot_ab].nsites + 8  # sites, not the (weighted) count
         if (meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room)
                 or meta[N_SLOTS] + room > x_rec.size or not has_room(x_table, x_meta, room)
                 or m + 1 > counts.size):
@@ -406,7 +397,7 @@ def run_compiled(
             trace_out[done, 11] = n
         old_a = counts[a]
         old_b = counts[b]
-        merge(a, b, m, node, table, pairs, changed, meta, weight, zcache, counts, sites)
+        merge(slot_ab, a, b, m, node, table, pairs, changed, meta, weight, zcache, counts, sites)
         if want_trace:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         # the changed pairs, by their index slots (found once per pair, then kept in its record)
@@ -472,7 +463,7 @@ def replay(rules, start, record, n_out, sum_out, acc,
         old_a = counts[a]
         old_b = counts[b]
         z = 256 + i
-        merge(a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites)
+        merge(slot, a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites)
         if record:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
     return rules.shape[0]
@@ -551,16 +542,16 @@ class LinkedRewriter(Rewriter):
             grow(self, "counts", max(2 * self.counts.size, z + 1), 0)
             grow(self, "zcache", self.counts.size, 0)
 
-    def _sites_of(self, s0: int, s1: int) -> int:
-        slot = find_slot(self.table, s0, s1)
+    def _sites_at(self, slot: int) -> int:
         return int(self.pair_records[slot]["nsites"]) if slot >= 0 else 0
 
     def apply(self, s0, s1):
-        self._reserve(3 * self._sites_of(s0, s1) + 8)
+        slot = find_slot(self.table, s0, s1)  # slots never move, so it survives a rehash
+        self._reserve(3 * self._sites_at(slot) + 8)
         z = self.next_symbol
         self.next_symbol += 1
         self._reserve_symbols(z)
-        sites = merge(s0, s1, z, *self._kernel_state(), self.counts, self.sites)
+        sites = merge(slot, s0, s1, z, *self._kernel_state(), self.counts, self.sites)
         a, b, k01 = changed_pairs(self.changed, int(self.meta[_N_CHANGED]), self.pair_records)
         return MergeReport(symbol=z, sites=int(sites), s0=a, s1=b, k01=k01)
 
@@ -607,7 +598,7 @@ class LinkedRewriter(Rewriter):
             i = replay(rules, i, record, n_out, sum_out, acc, *self._kernel_state(), self.counts, self.sites)
             if i >= r:
                 break
-            self._reserve(3 * self._sites_of(rules[i, 0], rules[i, 1]) + 8)
+            self._reserve(3 * self._sites_at(find_slot(self.table, rules[i, 0], rules[i, 1])) + 8)
         self.next_symbol = BYTE_SYMBOLS + r
         if record:
             n_out[r] = self.length
