@@ -227,7 +227,7 @@ def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
         slot = slots[i]
         old = rec[slot].k01
         new = ck01[i]
-        if old >= 1 and rec[slot].mark != epoch and split:
+        if old >= floor and rec[slot].mark != epoch and split:
             _heap_remove(old, slot, groot, rec, scratch)
             _group_drop(old, gsize, gactive, gpos, meta)
         if uses_parts and split:
@@ -238,10 +238,10 @@ def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
         rec[slot].k01 = new
         if rec[slot].mark != epoch:
             rec[slot].mark = epoch
-            if new >= 1:
+            if new >= floor:
                 out[n_out] = slot
                 n_out += 1
-        elif new >= 1:
+        elif new >= floor:
             # listed twice in one batch: keep one entry
             found = False
             for j in range(n_out):
@@ -272,16 +272,19 @@ def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
 
 
 @numba.njit(cache=True)
-def insert_scored(slots, losses, n_moved, meta, rec, groot, gsize, gactive, gpos, scratch):
+def insert_scored(slots, losses, n_moved, floor, meta, rec, groot, gsize, gactive, gpos, scratch):
     """Give rescored pairs their new loss_b. The first ``n_moved`` are out of any heap and go
-    into the heap of their k01 group; the others are in their heap already: a smaller loss is
-    a decrease-key (cut and meld, O(1)), a larger one a remove and insert."""
+    into the heap of their k01 group (if it is at least ``floor``); the others are in their heap
+    already: a smaller loss is a decrease-key (cut and meld, O(1)), a larger one a remove and
+    insert."""
     for i in range(slots.size):
         slot = slots[i]
         g = rec[slot].k01
         value = losses[i]
         if i < n_moved:
             rec[slot].bval = value
+            if g < floor:
+                continue
             _heap_insert(g, slot, groot, rec)
             _group_add(g, gsize, gactive, gpos, meta)
         elif value < rec[slot].bval:
@@ -333,6 +336,20 @@ def best_of_all(slots, losses, rec):
         ):
             best = i
     return best
+
+
+def lexicographic_argmin(*keys: np.ndarray) -> int:
+    """Index of the first row whose keys (in priority order) are smallest: ``np.lexsort``'s
+    first entry, by narrowing the ties key by key instead of sorting every row."""
+    rows = np.arange(keys[0].size)
+    for key in keys:
+        values = key[rows]
+        known = values[values == values]  # NaN sorts last, as in lexsort
+        if known.size:
+            rows = rows[values == known.min()]
+        if rows.size == 1:
+            break
+    return int(rows[0])
 
 
 class PairIndex:
@@ -427,7 +444,7 @@ class PairIndex:
         a, b = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64)
         losses = self.scorer.loss_b(r["k01"], counts[a], counts[b], a == b)
         insert_scored(
-            slots, np.ascontiguousarray(losses, dtype=np.float64), n_moved, self.meta, self.rec,
+            slots, np.ascontiguousarray(losses, dtype=np.float64), n_moved, self.floor, self.meta, self.rec,
             self.groot, self.gsize, self.gactive, self.gpos, self.scratch,
         )
 
@@ -465,17 +482,17 @@ class PairIndex:
         slots = np.flatnonzero((k >= self.min_count) & (k < self.floor))
         if slots.size == 0:
             return best
-        r = self.rec[slots]
-        a, b = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64)
-        kk, k0, k1, same = r["k01"], counts[a], counts[b], a == b
+        # field by field: a copy of the whole records would double the memory of this step
+        a = self.rec["ps0"][slots].astype(np.int64)
+        b = self.rec["ps1"][slots].astype(np.int64)
+        kk, k0, k1, same = k[slots], counts[a], counts[b], a == b
         if self.split:
             loss_b = np.asarray(self.scorer.loss_b(kk, k0, k1, same), dtype=np.float64)
             losses = np.asarray(self.scorer.loss_a(N, m, kk), dtype=np.float64) + loss_b
-            order = np.lexsort((b, a, loss_b, kk, losses))
+            i = lexicographic_argmin(losses, kk, loss_b, a, b)
         else:
             losses = np.asarray(self.scorer.loss(N, m, kk, k0, k1, same), dtype=np.float64)
-            order = np.lexsort((b, a, kk, losses))
-        i = order[0]
+            i = lexicographic_argmin(losses, kk, a, b)
         low = (int(a[i]), int(b[i]), int(kk[i]), float(losses[i]))
         if best is None or low[3] < best[3] or (low[3] == best[3] and low[2] < best[2]):
             return low

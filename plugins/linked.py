@@ -433,7 +433,7 @@ def run_compiled(
                 p0 = x_rec[t].ps0
                 p1 = x_rec[t].ps1
                 scores[i] = cl.loss_b(kind, x_rec[t].k01, counts[p0], counts[p1], p0 == p1)
-        ix.insert_scored(out[:n_out], scores, n_moved, x_meta, x_rec, groot, gsize, gactive,
+        ix.insert_scored(out[:n_out], scores, n_moved, floor, x_meta, x_rec, groot, gsize, gactive,
                          gpos, scratch)
         rules_out[done, 0] = a
         rules_out[done, 1] = b

@@ -14,6 +14,8 @@ class RepairScorer(SplitScorer):
     #: the fused loop finds with a pointer instead of evaluating losses.
     compiled = "most_frequent"
     stop_below = 2
+    #: a pair seen once always stops the run, so the index keeps no heap for it
+    min_merge_count = 2
 
     def __init__(self, params=None):
         pass

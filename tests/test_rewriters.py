@@ -182,3 +182,13 @@ def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeyp
     rw.replay(a.rules)
     assert rw.pair_records.shape[0] >= 2 * start
     assert np.array_equal(rw.symbols(), b.symbols)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from([-1.5, 0.0, 2.0, float("nan")]), st.integers(0, 3), st.integers(0, 3)),
+                     min_size=1, max_size=40))
+def test_lexicographic_argmin_is_lexsorts_first_row(rows):
+    from chunkpress.index import lexicographic_argmin
+
+    loss, k, s = (np.array(col) for col in zip(*rows))
+    assert lexicographic_argmin(loss, k, s) == np.lexsort((s, k, loss))[0]
