@@ -15,6 +15,8 @@ import attrs
 import numba
 import numpy as np
 
+from chunkpress.kernels import kernel
+
 from chunkpress.numerics import LOG2E, elias_delta_bits_scalar, log_factorial_scalar
 
 PART_NAMES = ("m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits")
@@ -44,7 +46,7 @@ class CodeLength:
         return {"total_bits": self.total_bits, **attrs.asdict(self)}
 
 
-@numba.njit(cache=True)
+@kernel
 def string_log_sum(counts, m):
     """sum_i lf(k_i) for i = 0 .. m-1, accumulated in the reference's order (acc = lf(k_i) + acc)."""
     acc = 0.0
@@ -55,7 +57,7 @@ def string_log_sum(counts, m):
     return acc
 
 
-@numba.njit(cache=True)
+@kernel
 def merge_sum_delta(old_a, new_a, old_b, new_b, new_z, same):
     """Change of sum_i lf(k_i) when a merge takes counts a, b to new_a, new_b and creates z."""
     d = log_factorial_scalar(new_a) - log_factorial_scalar(old_a) + log_factorial_scalar(new_z)
@@ -64,13 +66,13 @@ def merge_sum_delta(old_a, new_a, old_b, new_b, new_z, same):
     return d
 
 
-@numba.njit(cache=True)
+@kernel
 def code_length_parts(m, n, counts, out):
     """Fill ``out[0:5]`` with the five integer parts for dictionary size m and length n."""
     parts_from_sum(m, n, string_log_sum(counts, m), out)
 
 
-@numba.njit(cache=True)
+@kernel
 def parts_from_sum(m, n, log_sum, out):
     """The five parts, given ``log_sum`` = sum_i lf(k_i)."""
     r = m - 256

@@ -13,13 +13,15 @@ import math
 import numba
 import numpy as np
 
+from chunkpress.kernels import kernel
+
 from chunkpress.numerics import LOG2E, elias_delta_bits_scalar, log_factorial_scalar
 
 MOST_FREQUENT, MDL, PMI, SPMI = 0, 1, 2, 3
 KINDS = {"most_frequent": MOST_FREQUENT, "mdl": MDL, "pmi": PMI, "spmi": SPMI}
 
 
-@numba.njit(cache=True)
+@kernel
 def step_constants(kind, n, m, out):
     """The parts of loss_a that depend on (N, m) only, computed once per step for
     :func:`loss_a_given`: the same values, so the same float results."""
@@ -57,7 +59,7 @@ def loss_a(kind, n, m, k):
     return loss_a_given(kind, n, m, k, c)
 
 
-@numba.njit(cache=True)
+@kernel
 def loss_b(kind, k, k0, k1, same):
     if kind == MDL:
         if same:
@@ -73,7 +75,7 @@ def loss_b(kind, k, k0, k1, same):
     return 0.0
 
 
-@numba.njit(cache=True)
+@kernel
 def stops(kind, loss, k, stop_below):
     """The scorer's stop rule (PMI and SPMI have none)."""
     if kind == MDL:

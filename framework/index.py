@@ -19,6 +19,7 @@ from chunkpress.pairtable import EMPTY as _EMPTY
 from chunkpress.pairtable import HASH_USED as _HASH_USED
 from chunkpress.pairtable import N_SLOTS as _N_SLOTS
 from chunkpress.pairtable import find_or_insert, grow, grown, has_room, new_table, rehash
+from chunkpress.kernels import kernel
 from chunkpress.scoring import Scorer
 
 # further meta fields after the pair table's
@@ -71,7 +72,7 @@ def _link(a, b, rec):
     return a
 
 
-@numba.njit(cache=True)
+@kernel
 def _merge_children(first, rec, scratch):
     """Two-pass merge of a sibling list; returns the root of the result (or -1)."""
     if first == _EMPTY:
@@ -98,7 +99,7 @@ def _merge_children(first, rec, scratch):
     return root
 
 
-@numba.njit(cache=True)
+@kernel
 def _heap_insert(g, slot, groot, rec):
     rec[slot].child = _EMPTY
     rec[slot].sib = _EMPTY
@@ -122,7 +123,7 @@ def _cut(slot, rec):
     rec[slot].prev = _EMPTY
 
 
-@numba.njit(cache=True)
+@kernel
 def _heap_remove(g, slot, groot, rec, scratch):
     if groot[g] == slot:
         groot[g] = _merge_children(rec[slot].child, rec, scratch)
@@ -210,7 +211,7 @@ def ingest(cs0, cs1, ck01, touched, split, uses_parts, floor, table, meta, rec,
                         groot, gsize, gactive, gpos, lhead, rhead, scratch, out)
 
 
-@numba.njit(cache=True)
+@kernel
 def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
                  groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
     """Apply new joint counts ``ck01`` to the pairs at ``slots`` and list every pair that needs
@@ -271,7 +272,7 @@ def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
     return n_out, n_moved
 
 
-@numba.njit(cache=True)
+@kernel
 def insert_scored(slots, losses, n_moved, floor, meta, rec, groot, gsize, gactive, gpos, scratch):
     """Give rescored pairs their new loss_b. The first ``n_moved`` are out of any heap and go
     into the heap of their k01 group (if it is at least ``floor``); the others are in their heap
@@ -298,7 +299,7 @@ def insert_scored(slots, losses, n_moved, floor, meta, rec, groot, gsize, gactiv
             _heap_insert(g, slot, groot, rec)
 
 
-@numba.njit(cache=True)
+@kernel
 def best_of_groups(groups, loss_a, min_count, groot, rec):
     """Slot of the best pair and its loss: min over groups of loss_a + min loss_b; on equal
     loss the lower k01 wins. Returns (-1, inf) when no group qualifies."""
@@ -318,7 +319,7 @@ def best_of_groups(groups, loss_a, min_count, groot, rec):
     return best_slot, best_loss
 
 
-@numba.njit(cache=True)
+@kernel
 def best_of_all(slots, losses, rec):
     """Lexicographic argmin of (loss, k01, s0, s1) over the given slots."""
     best = -1

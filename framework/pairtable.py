@@ -11,6 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from chunkpress.kernels import kernel
+
 EMPTY = -1
 # fields of the ``meta`` array shared with the callers
 N_SLOTS, HASH_USED = 0, 1
@@ -59,7 +61,7 @@ def find_or_insert(table, meta, s0, s1):
         i = (i + 1) & mask
 
 
-@numba.njit(cache=True)
+@kernel
 def rehash(table, ps0, ps1, n_slots):
     """Fill an empty table (see :func:`new_table`) with every slot's key."""
     mask = table.shape[0] - 1

@@ -2,13 +2,17 @@
 
 The string lives in a numpy array of node records whose indices never move: a merge writes the
 new symbol at the left node and unlinks the right one in O(1). Every pair keeps its
-non-overlapping count and its counted occurrence positions (a list threaded through the nodes'
-ONEXT/OPREV fields, headed in the pair's record). A merge visits only
+non-overlapping count and a list of its occurrence positions. The lists live in one shared pool
+of (position, next) entries and are lazy: counting an occurrence appends an entry (a sequential
+write), uncounting one only marks its node, and a merge skips the stale entries it meets. So
+uncounting touches no other node (a doubly-linked list would touch two random ones), and
+entries that went stale are dropped when the pool is rebuilt from the nodes. A merge visits only
 its sites: at each, the pairs of a small region (the site, its neighbours, and the runs of equal
 symbols touching them, whose left-to-right pairing may shift) are uncounted, the string is
 rewritten, and the region is counted again. All of it runs in numba kernels.
 
-Memory: 26 bytes per input symbol (34 with weights) plus about 80 bytes per distinct pair
+Memory: 16 bytes per input symbol for the nodes (24 with weights) and 8 per pool entry (the
+pool holds 1.25 to 2 entries per live pair occurrence, at most one per symbol), plus about 80 bytes per distinct pair
 (its 40-byte record, the list of changed slots, and the hash table at load 1/3 to 2/3); the
 candidate index adds about 110 more per pair. Arrays grow in place by 1.5x.
 """
@@ -21,6 +25,7 @@ import numpy as np
 import chunkpress
 from chunkpress import compiled_losses as cl
 from chunkpress import index as ix
+from chunkpress.kernels import kernel, sort_in_place
 from chunkpress.codelength import EXACT_SUM_LIMIT, merge_sum_delta, parts_from_sum, string_log_sum
 from chunkpress.prefetch import prefetch_row
 from chunkpress.pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grow, grown, has_room, new_table, rehash
@@ -28,11 +33,15 @@ from chunkpress.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
 
 # The kernels are memory-bound (a merge site touches a handful of nodes and pairs scattered over
 # the string), so each node and each pair is one record: one cache miss instead of one per field.
-#: fields of a node record (int32): symbol, string links, occurrence-list links, its pair's slot
-SYM, NXT, PRV, ONEXT, OPREV, OSLOT = range(6)
-NODE_FIELDS = 6
+#: fields of a node record (int32): symbol, string links, and the slot of the pair counted at
+#: the node: >= 0 counted, and its pool entry is live; -(slot + 2) uncounted, but its entry is
+#: still on that slot's list (counting the same pair there again reuses it); -1 neither
+SYM, NXT, PRV, OSLOT = range(4)
+NODE_FIELDS = 4
+#: fields of a pool entry (int32): the node, the next entry of the same pair's list
+POS, LINK = 0, 1
 #: a pair record (40 bytes): count, count before this merge, epoch of the last touch,
-#: occurrence-list head, sites (unweighted count), the pair itself, and its slot in the
+#: occurrence-list head (a pool entry), sites (unweighted count), the pair itself, and its slot in the
 #: candidate index of the fused loop (saves the index a hash lookup per changed pair)
 PAIR = np.dtype([
     ("cnt", np.int64), ("oldcnt", np.int64), ("cmark", np.int32), ("head", np.int32),
@@ -43,8 +52,10 @@ _PAIR_FILL = np.array([(0, 0, 0, EMPTY, 0, 0, 0, EMPTY)], dtype=PAIR)
 #: how many sites ahead the merge kernel asks for a node
 PREFETCH_AHEAD = 8
 
-# meta fields after the pair table's; _ROOM: new pairs the next merge may need room for
-_EPOCH, _N_CHANGED, _LENGTH, _ROOM = 2, 3, 4, 5
+# meta fields after the pair table's; _ROOM: new pairs (and pool entries) the next merge may
+# need room for; _POOL_USED: entries handed out; _LIVE: nodes counted (live entries)
+_EPOCH, _N_CHANGED, _LENGTH, _ROOM, _POOL_USED, _LIVE = 2, 3, 4, 5, 6, 7
+_META_FIELDS = 8
 
 
 @numba.njit(cache=True, inline="always")
@@ -58,26 +69,29 @@ def _touch(slot, pairs, changed, meta):
 
 @numba.njit(cache=True, inline="always")
 def _uncount(q, node, pairs, changed, meta, weight, merged):
-    """Take the pair at node q out of its count and occurrence list. The merged pair's list is
-    dropped whole at the end of the merge, so its sites skip the unlinking."""
+    """Take the pair at node q out of its count. Its list entry stays, marked stale by the node
+    (the merged pair's whole list is dropped at the end of the merge)."""
     slot = node[q, OSLOT]
     _touch(slot, pairs, changed, meta)
-    if slot != merged:
-        p = node[q, OPREV]
-        n = node[q, ONEXT]
-        if p != EMPTY:
-            node[p, ONEXT] = n
-        else:
-            pairs[slot].head = n
-        if n != EMPTY:
-            node[n, OPREV] = p
-    node[q, OSLOT] = EMPTY
+    node[q, OSLOT] = EMPTY if slot == merged else -(slot + 2)
     pairs[slot].cnt -= weight[q] if weight.size else 1
     pairs[slot].nsites -= 1
+    meta[_LIVE] -= 1
 
 
 @numba.njit(cache=True, inline="always")
-def _pair_slot(x, y, z, zcache, table, meta):
+def _slot_of(x, y, table, meta, pairs):
+    """Slot of (x, y), recording the pair in a new slot's record. (Written only then: storing
+    it at every count made counting several times slower on AMD Zen, as measured.)"""
+    slot = find_or_insert(table, meta, x, y)
+    if slot == meta[N_SLOTS] - 1:
+        pairs[slot].ps0 = x
+        pairs[slot].ps1 = y
+    return slot
+
+
+@numba.njit(cache=True, inline="always")
+def _pair_slot(x, y, z, zcache, table, meta, pairs):
     """Slot of (x, y). Pairs with the new symbol z go through ``zcache`` first: a merge's sites
     mostly share a few neighbours, and a row of this small array is cheaper than a probe of the
     large hash table. Rows are valid for the merge (epoch) that wrote them."""
@@ -88,34 +102,41 @@ def _pair_slot(x, y, z, zcache, table, meta):
         col = 2
         key = y
     else:
-        return find_or_insert(table, meta, x, y)
+        return _slot_of(x, y, table, meta, pairs)
     if zcache[key, col] == meta[_EPOCH]:
         return zcache[key, col + 1]
-    slot = find_or_insert(table, meta, x, y)
+    slot = _slot_of(x, y, table, meta, pairs)
     zcache[key, col] = meta[_EPOCH]
     zcache[key, col + 1] = slot
     return slot
 
 
 @numba.njit(cache=True, inline="always")
-def _count(q, slot, x, y, node, pairs, changed, meta, weight):
-    """Count the pair (x, y) at node q, whose slot is ``slot``: first on its occurrence list."""
-    pairs[slot].ps0 = x
-    pairs[slot].ps1 = y
+def _append(q, slot, pool, pairs, meta):
+    """A new entry for node q, first on ``slot``'s list."""
+    e = meta[_POOL_USED]
+    meta[_POOL_USED] += 1
+    pool[e, POS] = q
+    pool[e, LINK] = pairs[slot].head
+    pairs[slot].head = e
+
+
+@numba.njit(cache=True, inline="always")
+def _count(q, slot, node, pool, pairs, changed, meta, weight):
+    """Count the pair (x, y) at node q, whose slot is ``slot``. A pair at a node never comes
+    back once it changed (symbols are only replaced by new ones), so the only stale entry that
+    can name q on this slot's list is its own last one, which is reused."""
     _touch(slot, pairs, changed, meta)
-    h = pairs[slot].head
-    node[q, ONEXT] = h
-    node[q, OPREV] = EMPTY
-    if h != EMPTY:
-        node[h, OPREV] = q
-    pairs[slot].head = q
+    if node[q, OSLOT] != -(slot + 2):
+        _append(q, slot, pool, pairs, meta)
     node[q, OSLOT] = slot
     pairs[slot].cnt += weight[q] if weight.size else 1
     pairs[slot].nsites += 1
+    meta[_LIVE] += 1
 
 
-@numba.njit(cache=True)
-def _region(start, after, add, merged, z, zcache, node, table, pairs, changed, meta, weight):
+@numba.njit(cache=True, inline="always")
+def _region(start, after, add, merged, z, zcache, node, pool, table, pairs, changed, meta, weight):
     """Uncount (add=False) or count (add=True) the pairs from run start ``start`` up to the
     node ``after`` (exclusive; -1 = end of list). A pair (x, x) counts at even run offsets."""
     q = start
@@ -128,14 +149,14 @@ def _region(start, after, add, merged, z, zcache, node, table, pairs, changed, m
         y = node[r, SYM]
         if x != y or off % 2 == 0:
             if add:
-                _count(q, _pair_slot(x, y, z, zcache, table, meta), x, y, node, pairs, changed, meta, weight)
+                _count(q, _pair_slot(x, y, z, zcache, table, meta, pairs), node, pool, pairs, changed, meta, weight)
             else:
                 _uncount(q, node, pairs, changed, meta, weight, merged)
         off = off + 1 if x == y else 0
         q = r
 
 
-@numba.njit(cache=True)
+@kernel
 def load_nodes(data, breaks, node):
     """Fill a fresh node array in one pass: symbols, string links (cut after every position
     ``breaks`` marks; an empty ``breaks`` marks none), no occurrences yet."""
@@ -146,17 +167,14 @@ def load_nodes(data, breaks, node):
         cut_after = q == n - 1 or (breaks.size > 0 and breaks[q])
         node[q, PRV] = EMPTY if cut_before else q - 1
         node[q, NXT] = EMPTY if cut_after else q + 1
-        node[q, ONEXT] = EMPTY
-        node[q, OPREV] = EMPTY
         node[q, OSLOT] = EMPTY
 
 
-@numba.njit(cache=True)
-def count_all(node, table, pairs, changed, meta, weight, zcache):
+@kernel
+def count_all(node, pool, table, pairs, changed, meta, weight, zcache, direct):
     """Count every pair of a freshly loaded string (node order is string order): what
-    :func:`_region` does segment by segment, with byte pairs found in a direct 64K table
-    instead of the hash table."""
-    direct = np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32)
+    :func:`_region` does segment by segment, with byte pairs found in ``direct`` (a 64K table,
+    all -1) instead of the hash table."""
     off = 0
     for q in range(node.shape[0]):
         r = node[q, NXT]
@@ -169,9 +187,9 @@ def count_all(node, table, pairs, changed, meta, weight, zcache):
             code = x * BYTE_SYMBOLS + y
             slot = direct[code]
             if slot == EMPTY:
-                slot = find_or_insert(table, meta, x, y)
+                slot = _slot_of(x, y, table, meta, pairs)
                 direct[code] = slot
-            _count(q, slot, x, y, node, pairs, changed, meta, weight)
+            _count(q, slot, node, pool, pairs, changed, meta, weight)
         off = off + 1 if x == y else 0
 
 
@@ -187,20 +205,29 @@ def _unlink(j, node):
     node[j, PRV] = EMPTY
 
 
+@kernel
+def rebuild_pool(node, pool, pairs, meta):
+    """Rebuild every list from the nodes, dropping the stale entries: one pass in string order
+    (so each list comes out in reverse string order, as a merge wants it)."""
+    for slot in range(meta[N_SLOTS]):
+        pairs[slot].head = EMPTY
+    meta[_POOL_USED] = 0
+    for q in range(node.shape[0]):
+        slot = node[q, OSLOT]
+        if slot >= 0:
+            _append(q, slot, pool, pairs, meta)
+        else:
+            node[q, OSLOT] = EMPTY
+
+
 @numba.njit(cache=True, inline="always")
 def _prefetch_neighbour(q, node, pairs):
-    """Prefetch what uncounting the pair at node q will touch: its pair record and its
-    neighbours on the occurrence list."""
+    """Prefetch the pair record that uncounting the pair at node q will touch."""
     if q == EMPTY:
         return
     slot = node[q, OSLOT]
-    if slot == EMPTY:
-        return
-    prefetch_row(pairs, slot)
-    if node[q, ONEXT] != EMPTY:
-        prefetch_row(node, node[q, ONEXT])
-    if node[q, OPREV] != EMPTY:
-        prefetch_row(node, node[q, OPREV])
+    if slot >= 0:
+        prefetch_row(pairs, slot)
 
 
 @numba.njit(cache=True, inline="always")
@@ -210,8 +237,8 @@ def _prefetch_site(i, node, pairs):
     _prefetch_neighbour(node[i, NXT], node, pairs)
 
 
-@numba.njit(cache=True)
-def merge(slot_ab, a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites):
+@kernel
+def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zcache, counts, sites):
     """Replace every counted occurrence of (a, b), whose slot is ``slot_ab`` (-1: never seen),
     by z, left to right. Returns the number of replacements (weighted); the slots whose count
     changed are in ``changed[:meta[_N_CHANGED]]``."""
@@ -220,17 +247,19 @@ def merge(slot_ab, a, b, z, node, table, pairs, changed, meta, weight, zcache, c
     if slot_ab == EMPTY:
         return 0
     n = 0
-    q = pairs[slot_ab].head
-    while q != EMPTY:
-        sites[n] = q
-        n += 1
-        q = node[q, ONEXT]
+    order = sites[0]
+    e = pairs[slot_ab].head
+    while e != EMPTY:
+        q = pool[e, POS]
+        if node[q, OSLOT] == slot_ab:  # else stale
+            order[n] = q
+            n += 1
+        e = pool[e, LINK]
     # Lists are mostly in reverse string order (a merge adds its new pairs left to right, each
-    # at the head), so reversing first makes the sort cheap; sorting in place allocates nothing.
-    order = sites[:n]
+    # at the head), so reversing first makes the sort cheap.
     for t in range(n // 2):
         order[t], order[n - 1 - t] = order[n - 1 - t], order[t]
-    order.sort()
+    sort_in_place(order, n, sites[1])
     replaced = 0
     for t in range(n):
         if t + PREFETCH_AHEAD < n:
@@ -238,7 +267,7 @@ def merge(slot_ab, a, b, z, node, table, pairs, changed, meta, weight, zcache, c
         if t + PREFETCH_AHEAD // 2 < n:
             _prefetch_site(order[t + PREFETCH_AHEAD // 2], node, pairs)
         i = order[t]
-        if node[i, SYM] != a or node[i, OSLOT] != slot_ab:
+        if node[i, OSLOT] != slot_ab:  # uncounted by an earlier site of this merge
             continue
         j = node[i, NXT]
         # region start: the first node of the run that holds the left neighbour
@@ -261,7 +290,7 @@ def merge(slot_ab, a, b, z, node, table, pairs, changed, meta, weight, zcache, c
             s = node[after, SYM]
             while after != EMPTY and node[after, SYM] == s:
                 after = node[after, NXT]
-        _region(start, after, False, slot_ab, z, zcache, node, table, pairs, changed, meta, weight)
+        _region(start, after, False, slot_ab, z, zcache, node, pool, table, pairs, changed, meta, weight)
         w = weight[i] if weight.size else 1  # every node of a word carries the word's count
         if a != b:
             node[i, SYM] = z
@@ -278,7 +307,7 @@ def merge(slot_ab, a, b, z, node, table, pairs, changed, meta, weight, zcache, c
                 _unlink(r, node)
                 replaced += w
                 q = node[q, NXT]
-        _region(start, after, True, EMPTY, z, zcache, node, table, pairs, changed, meta, weight)
+        _region(start, after, True, EMPTY, z, zcache, node, pool, table, pairs, changed, meta, weight)
     # every occurrence of (a, b) was replaced (a merge cannot make a new one), so its list is empty
     pairs[slot_ab].head = EMPTY
     counts[a] -= replaced
@@ -313,12 +342,12 @@ def changed_pairs(changed, n_changed, pairs):
 STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
 
 
-@numba.njit(cache=True)
+@kernel
 def run_compiled(
     kind, batch, rules_done, max_rules, stop_below, floor, want_trace, acc,
-    node, table, pairs, changed, meta, weight, zcache, counts, sites,
+    node, pool, table, pairs, changed, meta, weight, zcache, counts, sites,
     x_table, x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out,
-    rules_out, trace_out,
+    rules_out, trace_out, work, scores, small, consts,
 ):
     """Up to ``batch`` merges with a built-in loss (``chunkpress.compiled_losses``): selection,
     rewrite, rescoring and trace row all in this kernel, no Python per merge.
@@ -329,14 +358,15 @@ def run_compiled(
     grow first. ``acc[0]`` is the running sum of lf(k_i) for the trace past EXACT_SUM_LIMIT.
     Selection is the index's: most frequent first (a pointer that only moves down, since no
     merge creates a pair more frequent than itself), else the minimum over k01 groups of
-    loss_a + the group's minimum loss_b, the lower k01 on a tie."""
-    parts = np.zeros(5, dtype=np.int64)
-    consts = np.zeros(4)
+    loss_a + the group's minimum loss_b, the lower k01 on a tie.
+
+    Scratch (this kernel creates no arrays): ``work`` (2, changed.size) int64, ``scores``
+    (out.size) float64, ``small`` (7) int64, ``consts`` (4) float64."""
+    parts = small[:5]
+    touched = small[5:7]
+    cslots = work[0]
+    ck = work[1]
     done = 0
-    scores = np.zeros(0)
-    cslots = np.zeros(0, dtype=np.int64)
-    ck = np.zeros(0, dtype=np.int64)
-    touched = np.zeros(2, dtype=np.int64)
     split = kind != cl.MOST_FREQUENT
     top = 0
     for i in range(x_meta[ix._N_ACTIVE]):
@@ -376,6 +406,7 @@ def run_compiled(
         slot_ab = find_slot(table, a, b)
         room = 3 * pairs[slot_ab].nsites + 8  # sites, not the (weighted) count
         if (meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room)
+                or meta[_POOL_USED] + room > pool.shape[0]
                 or meta[N_SLOTS] + room > x_rec.size or not has_room(x_table, x_meta, room)
                 or m + 1 > counts.size):
             meta[_ROOM] = room
@@ -397,14 +428,11 @@ def run_compiled(
             trace_out[done, 11] = n
         old_a = counts[a]
         old_b = counts[b]
-        merge(slot_ab, a, b, m, node, table, pairs, changed, meta, weight, zcache, counts, sites)
+        merge(slot_ab, a, b, m, node, pool, table, pairs, changed, meta, weight, zcache, counts, sites)
         if want_trace:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         # the changed pairs, by their index slots (found once per pair, then kept in its record)
         n_ch = meta[_N_CHANGED]
-        if cslots.size < n_ch:
-            cslots = np.empty(2 * n_ch, dtype=np.int64)
-            ck = np.empty(2 * n_ch, dtype=np.int64)
         keep = 0
         for t in range(n_ch):
             rs = changed[t]
@@ -425,8 +453,6 @@ def run_compiled(
             cslots[:keep], ck[:keep], touched, True, split, floor,
             x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out,
         )
-        if scores.size < n_out:
-            scores = np.zeros(2 * n_out)
         if split:
             for i in range(n_out):
                 t = out[i]
@@ -440,9 +466,9 @@ def run_compiled(
         done += 1
 
 
-@numba.njit(cache=True)
+@kernel
 def replay(rules, start, record, n_out, sum_out, acc,
-           node, table, pairs, changed, meta, weight, zcache, counts, sites):
+           node, pool, table, pairs, changed, meta, weight, zcache, counts, sites):
     """Apply rules[start:] in order (rule i makes symbol 256 + i), each by left-to-right
     replacement of its counted occurrences: exactly what training did, at a cost proportional to
     the sites. With ``record``, n_out[i] / sum_out[i] get N and sum lf(k_j) before rule i (acc[0]
@@ -458,12 +484,13 @@ def replay(rules, start, record, n_out, sum_out, acc,
         if slot == EMPTY or pairs[slot].cnt == 0:
             continue
         room = 3 * pairs[slot].nsites + 8
-        if meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room):
+        if (meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room)
+                or meta[_POOL_USED] + room > pool.shape[0]):
             return i
         old_a = counts[a]
         old_b = counts[b]
         z = 256 + i
-        merge(slot, a, b, z, node, table, pairs, changed, meta, weight, zcache, counts, sites)
+        merge(slot, a, b, z, node, pool, table, pairs, changed, meta, weight, zcache, counts, sites)
         if record:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
     return rules.shape[0]
@@ -474,6 +501,8 @@ class LinkedRewriter(Rewriter):
 
     #: pair records allocated at load (more as needed: growth is in place, doubling)
     initial_slots = 1 << 17
+    #: pool entries allocated at load beyond one per symbol, as a fraction of the length
+    pool_headroom = 0.25
 
     def __init__(self, params=None):
         self.load(np.zeros(0, dtype=np.uint8))
@@ -486,14 +515,14 @@ class LinkedRewriter(Rewriter):
         cuts = np.zeros(0, dtype=np.bool_) if breaks is None else np.asarray(breaks, dtype=np.bool_)
         load_nodes(np.asarray(data), cuts, node)
         self.node = node
-        self.sites = np.zeros(n // 2 + 1, dtype=np.int32)
+        self.sites = np.zeros((2, n // 2 + 1), dtype=np.int32)  # a merge's sites, sort scratch
         if weights is None:
             self.weight = np.zeros(0, dtype=np.int64)
             self.counts = np.bincount(node[:, SYM], minlength=BYTE_SYMBOLS).astype(np.int64)
         else:
             self.weight = np.ascontiguousarray(weights, dtype=np.int64)
             self.counts = np.bincount(node[:, SYM], weights=self.weight, minlength=BYTE_SYMBOLS).astype(np.int64)
-        self.meta = np.zeros(6, dtype=np.int64)
+        self.meta = np.zeros(_META_FIELDS, dtype=np.int64)
         self.meta[_LENGTH] = n if weights is None else int(self.weight.sum())
         cap = min(max(n, 16), self.initial_slots)
         if cap < min(n, BYTE_SYMBOLS * BYTE_SYMBOLS):  # count_all needs a slot per byte pair
@@ -503,12 +532,14 @@ class LinkedRewriter(Rewriter):
         self._index_bound = None  # the index whose slots the xslot fields name
         self.changed = np.zeros(cap, dtype=np.int32)
         self.table = new_table(cap)
+        self.pool = np.empty((n + int(n * self.pool_headroom) + 16, 2), dtype=np.int32)  # count_all appends < n
+        self.pool_rebuilds = 0
         self.zcache = np.zeros((self.counts.size, 4), dtype=np.int64)
         self.next_symbol = BYTE_SYMBOLS
-        count_all(*self._kernel_state())
+        count_all(*self._kernel_state(), np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32))
 
     def _kernel_state(self):
-        return (self.node, self.table, self.pair_records, self.changed, self.meta, self.weight, self.zcache)
+        return (self.node, self.pool, self.table, self.pair_records, self.changed, self.meta, self.weight, self.zcache)
 
     def _reserve(self, n_new: int) -> None:
         need = int(self.meta[N_SLOTS]) + n_new
@@ -519,6 +550,14 @@ class LinkedRewriter(Rewriter):
         if not has_room(self.table, self.meta, n_new):
             self.table = new_table(int(self.meta[HASH_USED]) + n_new)
             rehash(self.table, self.pair_records["ps0"], self.pair_records["ps1"], int(self.meta[N_SLOTS]))
+        used, live = int(self.meta[_POOL_USED]), int(self.meta[_LIVE])
+        if used + n_new > self.pool.shape[0]:
+            if used > 2 * live:  # mostly stale: dropping them is cheaper than more memory
+                rebuild_pool(self.node, self.pool, self.pair_records, self.meta)
+                self.pool_rebuilds += 1
+                used = live
+            if used + n_new > self.pool.shape[0]:
+                grow(self, "pool", max(used + n_new, self.pool.shape[0] * 3 // 2), EMPTY)
 
     @property
     def length(self):
@@ -555,6 +594,17 @@ class LinkedRewriter(Rewriter):
         a, b, k01 = changed_pairs(self.changed, int(self.meta[_N_CHANGED]), self.pair_records)
         return MergeReport(symbol=z, sites=int(sites), s0=a, s1=b, k01=k01)
 
+    def _loop_scratch(self, code: int, n_out: int):
+        """Scratch arrays of :func:`run_compiled`, kept between batches (allocating them per
+        batch cost 0.1 s on 10 MB); new when the slot arrays grew or the kind changed."""
+        held = getattr(self, "_scratch", None)
+        if held is None or held[0] != code or held[1][0].shape[1] < self.changed.size or held[1][1].size < n_out:
+            # scores stay 0 for most-frequent selection, which orders a group by (s0, s1) only
+            arrays = (np.empty((2, self.changed.size), dtype=np.int64), np.zeros(n_out),
+                      np.zeros(7, dtype=np.int64), np.zeros(4))
+            self._scratch = held = (code, arrays)
+        return held[1]
+
     def run_compiled(self, kind: str, index, rules_done: int, max_rules, stop_below: int,
                      trace: bool, acc: np.ndarray, batch: int = 1 << 12):
         """Merge with the built-in loss ``kind`` until the run would stop (the caller then takes
@@ -570,11 +620,14 @@ class LinkedRewriter(Rewriter):
             trace_out = np.zeros((batch if trace else 1, 12))
             index.reserve_like(self.pair_records.shape[0], self.counts.size, self.table.shape[0])
             started = time.perf_counter()
+            x_state = index.kernel_state()
+            scratch = self._loop_scratch(code, x_state[-1].size)
             steps, status = run_compiled(
                 code, batch, rules_done, -1 if max_rules is None else max_rules, stop_below,
                 index.floor, trace, acc, *self._kernel_state(), self.counts, self.sites,
-                *index.kernel_state(), rules, trace_out,
+                *x_state, rules, trace_out, *scratch,
             )
+            del x_state, scratch  # a live reference would make the next growth copy the arrays
             self.next_symbol += steps
             rules_done += steps
             yield rules[:steps], trace_out[:steps] if trace else None, time.perf_counter() - started

@@ -169,8 +169,10 @@ def test_growth_keeps_data_fills_records_and_never_leaves_a_view_dangling():
 
 def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeypatch):
     # 16 spare pair records at load, thousands of pairs later: the rewriter's records and table, the
-    # index's, and the symbol arrays all grow many times inside the fused loop and in replay
+    # index's, and the symbol arrays all grow many times inside the fused loop and in replay; with
+    # no spare pool entries the occurrence pool is rebuilt (stale entries dropped) and grown too
     monkeypatch.setattr(LinkedRewriter, "initial_slots", 16)
+    monkeypatch.setattr(LinkedRewriter, "pool_headroom", 0.0)
     data = read("alice29.txt")[:6000]
     for scorer in ("repair", "mdl"):
         a, b = both(registry, scorer, data, max_rules=None)
@@ -178,9 +180,10 @@ def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeyp
         assert_identical(a, b)
     rw = LinkedRewriter()
     rw.load(np.frombuffer(data, dtype=np.uint8))
-    start = rw.pair_records.shape[0]  # the distinct byte pairs of the data, plus 16
+    start, pool_start = rw.pair_records.shape[0], rw.pool.shape[0]  # byte pairs + 16, length + 16
     rw.replay(a.rules)
     assert rw.pair_records.shape[0] >= 2 * start
+    assert rw.pool_rebuilds > 0 and rw.pool.shape[0] > pool_start
     assert np.array_equal(rw.symbols(), b.symbols)
 
 
