@@ -36,12 +36,33 @@ RECORD = np.dtype([
     ("ps0", np.int32), ("ps1", np.int32), ("child", np.int32), ("sib", np.int32), ("prev", np.int32),
     ("lnext", np.int32), ("lprev", np.int32), ("rnext", np.int32), ("rprev", np.int32), ("pad", np.int32),
 ])
-_FILL = np.array([(0.0, 0, 0, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY, 0)], dtype=RECORD)
 
 
 def new_records(size: int) -> np.ndarray:
-    """Empty records for ``size`` slots."""
-    return grown(np.empty(0, dtype=RECORD), size, _FILL)
+    """Room for ``size`` records; :func:`record_slot` writes each when its slot is made."""
+    return np.empty(size, dtype=RECORD)
+
+
+@numba.njit(cache=True, inline="always")
+def record_slot(s0, s1, table, meta, rec):
+    """Slot of the pair (s0, s1), with a fresh record (no count, in no heap or list) if new."""
+    made = meta[_N_SLOTS]
+    slot = find_or_insert(table, meta, s0, s1)
+    if slot == made:
+        r = rec[slot]
+        r.bval = 0.0
+        r.k01 = 0
+        r.mark = 0
+        r.ps0 = s0
+        r.ps1 = s1
+        r.child = _EMPTY
+        r.sib = _EMPTY
+        r.prev = _EMPTY
+        r.lnext = _EMPTY
+        r.lprev = _EMPTY
+        r.rnext = _EMPTY
+        r.rprev = _EMPTY
+    return slot
 
 
 # ---- pairing heaps, one per k01 group, over the records ----------------------------------------
@@ -203,10 +224,7 @@ def ingest(cs0, cs1, ck01, touched, split, uses_parts, floor, table, meta, rec,
     """:func:`ingest_slots` for pairs given as (s0, s1): finds or adds their slots first."""
     slots = np.empty(cs0.size, dtype=np.int64)
     for i in range(cs0.size):
-        slot = find_or_insert(table, meta, cs0[i], cs1[i])
-        rec[slot].ps0 = cs0[i]
-        rec[slot].ps1 = cs1[i]
-        slots[i] = slot
+        slots[i] = record_slot(cs0[i], cs1[i], table, meta, rec)
     return ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
                         groot, gsize, gactive, gpos, lhead, rhead, scratch, out)
 
@@ -387,9 +405,9 @@ class PairIndex:
         cap = self.rec.size
         if need > cap:
             new_cap = max(need, cap * 3 // 2)  # grows in place: 1.5x wastes less
-            grow(self, "rec", new_cap, _FILL)
-            grow(self, "scratch", new_cap, _EMPTY)
-            grow(self, "_out", new_cap, 0)
+            grow(self, "rec", new_cap, None)
+            grow(self, "scratch", new_cap, None)
+            grow(self, "_out", new_cap, None)
         table = None
         if table_rows is not None:
             if table_rows > self.table.shape[0]:

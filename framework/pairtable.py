@@ -90,7 +90,8 @@ def new_table(n_keys: int, minimum: int = 1 << 10) -> np.ndarray:
 
 def grown(a: np.ndarray, size: int, fill) -> np.ndarray:
     """A copy of ``a`` extended to ``size`` entries (rows), the new ones set to ``fill`` (a
-    value or one record)."""
+    value or one record; None leaves them unset, for arrays whose entries are written before
+    they are read: their pages are then not touched until used)."""
     out = np.empty((size,) + a.shape[1:], dtype=a.dtype)
     out[: a.shape[0]] = a
     _fill_from(out, a.shape[0], fill)
@@ -116,6 +117,8 @@ def grow(owner, name: str, size: int, fill) -> None:
 
 
 def _fill_from(a: np.ndarray, n: int, fill) -> None:
+    if fill is None:
+        return
     if a.dtype.names:  # records: fill through a plain integer view (much faster)
         words = a.view(np.int64).reshape(a.shape[0], -1)
         words[n:] = np.asarray(fill, dtype=a.dtype).reshape(1).view(np.int64)

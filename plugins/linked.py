@@ -47,7 +47,6 @@ PAIR = np.dtype([
     ("cnt", np.int64), ("oldcnt", np.int64), ("cmark", np.int32), ("head", np.int32),
     ("nsites", np.int32), ("ps0", np.int32), ("ps1", np.int32), ("xslot", np.int32),
 ])
-_PAIR_FILL = np.array([(0, 0, 0, EMPTY, 0, 0, 0, EMPTY)], dtype=PAIR)
 
 #: how many sites ahead the merge kernel asks for a node
 PREFETCH_AHEAD = 8
@@ -83,10 +82,17 @@ def _uncount(q, node, pairs, changed, meta, weight, merged):
 def _slot_of(x, y, table, meta, pairs):
     """Slot of (x, y), recording the pair in a new slot's record. (Written only then: storing
     it at every count made counting several times slower on AMD Zen, as measured.)"""
+    made = meta[N_SLOTS]
     slot = find_or_insert(table, meta, x, y)
-    if slot == meta[N_SLOTS] - 1:
+    if slot == made:  # new: records are not filled in advance
+        pairs[slot].cnt = 0
+        pairs[slot].oldcnt = 0
+        pairs[slot].cmark = -1  # no epoch yet: its first count touches it
+        pairs[slot].head = EMPTY
+        pairs[slot].nsites = 0
         pairs[slot].ps0 = x
         pairs[slot].ps1 = y
+        pairs[slot].xslot = EMPTY
     return slot
 
 
@@ -439,9 +445,7 @@ def run_compiled(
             if pairs[rs].cnt != pairs[rs].oldcnt:
                 x = pairs[rs].xslot
                 if x == EMPTY:
-                    x = find_or_insert(x_table, x_meta, pairs[rs].ps0, pairs[rs].ps1)
-                    x_rec[x].ps0 = pairs[rs].ps0
-                    x_rec[x].ps1 = pairs[rs].ps1
+                    x = ix.record_slot(pairs[rs].ps0, pairs[rs].ps1, x_table, x_meta, x_rec)
                     pairs[rs].xslot = x
                 prefetch_row(x_rec, x)  # ingest_slots reads it next
                 cslots[keep] = x
@@ -528,9 +532,9 @@ class LinkedRewriter(Rewriter):
         if cap < min(n, BYTE_SYMBOLS * BYTE_SYMBOLS):  # count_all needs a slot per byte pair
             codes = node[:-1, SYM] * BYTE_SYMBOLS + node[1:, SYM]
             cap = max(cap, int(np.count_nonzero(np.bincount(codes))) + 16)
-        self.pair_records = grown(np.empty(0, dtype=PAIR), cap, _PAIR_FILL)
+        self.pair_records = np.empty(cap, dtype=PAIR)  # a record is written when its slot is made
         self._index_bound = None  # the index whose slots the xslot fields name
-        self.changed = np.zeros(cap, dtype=np.int32)
+        self.changed = np.empty(cap, dtype=np.int32)
         self.table = new_table(cap)
         self.pool = np.empty((n + int(n * self.pool_headroom) + 16, 2), dtype=np.int32)  # count_all appends < n
         self.pool_rebuilds = 0
@@ -545,8 +549,8 @@ class LinkedRewriter(Rewriter):
         need = int(self.meta[N_SLOTS]) + n_new
         if need > self.pair_records.shape[0]:
             size = max(need, self.pair_records.shape[0] * 3 // 2)  # in place: 1.5x wastes less
-            grow(self, "pair_records", size, _PAIR_FILL)
-            grow(self, "changed", size, 0)
+            grow(self, "pair_records", size, None)
+            grow(self, "changed", size, None)
         if not has_room(self.table, self.meta, n_new):
             self.table = new_table(int(self.meta[HASH_USED]) + n_new)
             rehash(self.table, self.pair_records["ps0"], self.pair_records["ps1"], int(self.meta[N_SLOTS]))
@@ -557,7 +561,7 @@ class LinkedRewriter(Rewriter):
                 self.pool_rebuilds += 1
                 used = live
             if used + n_new > self.pool.shape[0]:
-                grow(self, "pool", max(used + n_new, self.pool.shape[0] * 3 // 2), EMPTY)
+                grow(self, "pool", max(used + n_new, self.pool.shape[0] * 3 // 2), None)
 
     @property
     def length(self):

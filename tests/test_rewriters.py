@@ -149,7 +149,7 @@ def test_distinct_word_training_equals_whole_text(registry, alice, scorer, limit
 def test_growth_keeps_data_fills_records_and_never_leaves_a_view_dangling():
     from types import SimpleNamespace
 
-    from chunkpress.index import RECORD, _FILL, new_records
+    from chunkpress.index import RECORD
     from chunkpress.pairtable import grow, grown
 
     box = SimpleNamespace(a=np.arange(5))
@@ -160,11 +160,15 @@ def test_growth_keeps_data_fills_records_and_never_leaves_a_view_dangling():
     assert view.tolist() == [0, 1, 2] and box.a[:9].tolist() == [0, 1, 2, 3, 4, -1, -1, -1, 9]
     assert box.a.size == 1 << 20 and not np.shares_memory(view, box.a)
     assert grown(np.arange(6).reshape(3, 2), 4, np.array([-1, -2])).tolist() == [[0, 1], [2, 3], [4, 5], [-1, -2]]
-    box.rec = new_records(3)
+    fill = np.zeros(1, dtype=RECORD)
+    fill["child"] = -1
+    box.rec = grown(np.empty(0, dtype=RECORD), 3, fill)
     box.rec[1]["k01"] = 9
-    grow(box, "rec", 5, _FILL)
+    grow(box, "rec", 5, fill)
     assert box.rec.dtype == RECORD and box.rec["k01"].tolist() == [0, 9, 0, 0, 0]
     assert box.rec["child"].tolist() == [-1] * 5 and box.rec["bval"].tolist() == [0.0] * 5
+    grow(box, "rec", 7, None)  # no fill: for arrays whose entries are written before use
+    assert box.rec.size == 7 and box.rec["k01"][:5].tolist() == [0, 9, 0, 0, 0]
 
 
 def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeypatch):
