@@ -11,10 +11,10 @@ its sites: at each, the pairs of a small region (the site, its neighbours, and t
 symbols touching them, whose left-to-right pairing may shift) are uncounted, the string is
 rewritten, and the region is counted again. All of it runs in numba kernels.
 
-Memory: 16 bytes per input symbol for the nodes (24 with weights) and 8 per pool entry (the
-pool holds 1.25 to 2 entries per live pair occurrence, at most one per symbol), plus about 80 bytes per distinct pair
-(its 40-byte record, the list of changed slots, and the hash table at load 1/3 to 2/3); the
-candidate index adds about 110 more per pair. Arrays grow in place by 1.5x.
+Memory: 26 bytes per input symbol (34 with weights): a 16-byte node, and 1.25 pool entries of
+8 bytes (the pool is rebuilt, not grown, once a quarter of it is stale). Plus about 80 bytes
+per distinct pair (its 40-byte record, the list of changed slots, and the hash table at load
+1/3 to 2/3); the candidate index adds about 110 more per pair. Arrays grow in place by 1.5x.
 """
 
 from __future__ import annotations
