@@ -199,3 +199,16 @@ def test_lexicographic_argmin_is_lexsorts_first_row(rows):
 
     loss, k, s = (np.array(col) for col in zip(*rows))
     assert lexicographic_argmin(loss, k, s) == np.lexsort((s, k, loss))[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(-(2**31), 2**31 - 1), max_size=300), split=st.integers(0, 300))
+def test_sort_in_place_sorts_and_leaves_the_rest(values, split):
+    # the merge kernel's allocation-free sort: a prefix of the array, with scratch; nearly sorted
+    # input (two ascending runs, as a merge's site lists are) takes its skip-the-merge path
+    from chunkpress.kernels import sort_in_place
+
+    for data in (values, sorted(values[:split]) + sorted(values[split:])):
+        a = np.array(data + [7, 7], dtype=np.int32)
+        sort_in_place(a, len(data), np.zeros(len(data), dtype=np.int32))
+        assert a[: len(data)].tolist() == sorted(data) and a[len(data):].tolist() == [7, 7]
