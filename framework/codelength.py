@@ -12,11 +12,9 @@ from __future__ import annotations
 import math
 
 import attrs
-import numba
 import numpy as np
 
 from chunkpress.kernels import kernel
-
 from chunkpress.numerics import LOG2E, elias_delta_bits_scalar, log_factorial_scalar
 
 PART_NAMES = ("m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits")

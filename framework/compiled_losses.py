@@ -14,7 +14,6 @@ import numba
 import numpy as np
 
 from chunkpress.kernels import kernel
-
 from chunkpress.numerics import LOG2E, elias_delta_bits_scalar, log_factorial_scalar
 
 MOST_FREQUENT, MDL, PMI, SPMI = 0, 1, 2, 3

@@ -18,7 +18,7 @@ import numpy as np
 from chunkpress.pairtable import EMPTY as _EMPTY
 from chunkpress.pairtable import HASH_USED as _HASH_USED
 from chunkpress.pairtable import N_SLOTS as _N_SLOTS
-from chunkpress.pairtable import find_or_insert, grow, grown, has_room, new_table, rehash
+from chunkpress.pairtable import find_or_insert, grow, has_room, new_table, rehash
 from chunkpress.kernels import kernel
 from chunkpress.scoring import Scorer
 
