@@ -31,6 +31,7 @@ BUILTIN_PLUGINS = (
     "chunkpress.plugins.varint",
     "chunkpress.plugins.combinatorial",
     "chunkpress.plugins.raw",
+    "chunkpress.plugins.cm",
 )
 
 ROLES = {

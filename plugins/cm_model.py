@@ -1,0 +1,661 @@
+"""The compiled context-mixing model behind the ``cm`` coder: predictors, mixer, APMs, coder.
+
+Everything that decides a coded bit is integer arithmetic (no floating point, no fastmath), so
+an archive decodes identically on any CPU. The encoder and the decoder run the same function,
+``code_text``, with a flag: each bit is predicted, then coded or decoded, then learned from, in
+the same order on both sides.
+
+What is coded, per byte ``b_i`` of the text (the chunks' spellings, concatenated):
+
+1. its 8 bits, most significant first, each predicted by mixing these models in the logistic
+   (stretch) domain:
+   * byte contexts: orders 1, 2, 3, 4 and 6 over the bytes before ``b_i``, a word context (the
+     lower-cased letters since the last non-letter) and a match model (the byte that followed
+     the last occurrence of the 6 bytes before ``b_i``);
+   * chunk contexts: the open chunk (the bytes since the last chunk start: the spelled prefix
+     and, through its length, the position inside the chunk), the previous chunk with the open
+     one, and the two previous chunks with the open one (chunk orders 1 and 2).
+   Each context is hashed into one table of 16-byte slots, one per context and nibble (lpaq's
+   layout: a checksum byte, then the 15 bit histories of that nibble's binary tree); a bit
+   history is an 8-bit state of a (zeros, ones) count machine built by ``bit_history_states``,
+   mapped to a probability by an adaptive table per model. Two mixers (their weight sets picked
+   by the context order seen and by the chunk state) are averaged, then refined by two APMs.
+2. whether a new chunk starts at ``b_i``. The bit is coded *after* the byte, so it is
+   predicted from the open chunk and ``b_i`` together (after "the" and " ", a chunk end is
+   nearly certain); it is not coded at all when the open chunk is not a dictionary chunk (it
+   must go on) or at the first byte. When a chunk closes and several symbols spell the same
+   string, the symbol's index among them is coded with 1/2 per bit.
+
+Why this order: the decoder knows every context as it needs it (all come from bytes already
+decoded and from boundaries already decoded), the text is modelled at the byte level so a rare
+chunk is still predicted from its spelling, and the chunk parse costs only the boundary bits
+the models cannot predict.
+
+Payload bounds: the coder's probability is clamped to [1, 4095] / 4096, so each byte costs at
+least 8 log2(4096/4095) bits; a decoder that needs bytes past the payload's end stops with an
+error instead of inventing zeros, so decoding time is bounded by the payload's size.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# ---------------------------------------------------------------- squash / stretch (integers)
+
+#: 4096 / (1 + exp(-x)) at x = -8, -7.5, ..., 8, rounded: the logistic function's knots.
+_SQUASH_KNOTS = np.array(
+    [1, 2, 4, 6, 10, 17, 27, 45, 74, 120, 194, 311, 488, 747, 1102, 1546, 2048, 2550, 2994,
+     3349, 3608, 3785, 3902, 3976, 4022, 4051, 4069, 4079, 4086, 4090, 4092, 4094, 4095],
+    dtype=np.int64,
+)
+
+
+@numba.njit(cache=True, inline="always")
+def squash(d):
+    """P(1) in 1/4096 for a logit ``d`` in 1/256 (range -2047..2047), by linear interpolation."""
+    if d > 2047:
+        return 4095
+    if d < -2047:
+        return 1
+    w = d & 127
+    k = (d >> 7) + 16
+    return (_SQUASH_KNOTS[k] * (128 - w) + _SQUASH_KNOTS[k + 1] * w + 64) >> 7
+
+
+def _stretch_table() -> np.ndarray:
+    """Inverse of :func:`squash` over 0..4095 (the smallest logit that reaches each p)."""
+    table = np.zeros(4096, dtype=np.int64)
+    last = 0
+    for d in range(-2047, 2048):
+        p = squash(d)
+        table[last : p + 1] = d
+        last = p + 1
+    table[last:] = 2047
+    return table
+
+
+STRETCH = _stretch_table()
+
+# ---------------------------------------------------------------- bit-history states
+
+#: Largest count of one bit allowed for each count (0..5) of the other: long runs are kept,
+#: mixed histories are kept short so they adapt.
+_COUNT_LIMIT = (40, 24, 12, 7, 5, 5)
+
+
+def bit_history_states() -> tuple[np.ndarray, np.ndarray]:
+    """(next state [S, 2], initial P(1) in 1/2^22 [S]) of a (zeros, ones) count machine.
+
+    A bit increments its own count and discounts the other (above 2 it is halved, plus one),
+    so a state remembers recent history more than old; counts beyond ``_COUNT_LIMIT`` are
+    clamped. States are numbered by total count, so a state's number is also its priority when
+    a hash slot is replaced. State 0 is "nothing seen".
+    """
+
+    def allowed(n0, n1):
+        lo, hi = min(n0, n1), max(n0, n1)
+        return lo < len(_COUNT_LIMIT) and hi <= _COUNT_LIMIT[lo]
+
+    def step(n0, n1, y):
+        if y:
+            n1, n0 = n1 + 1, (n0 if n0 <= 2 else n0 // 2 + 1)
+        else:
+            n0, n1 = n0 + 1, (n1 if n1 <= 2 else n1 // 2 + 1)
+        while not allowed(n0, n1):
+            if n0 > n1:
+                n0 -= 1
+            else:
+                n1 -= 1
+        return n0, n1
+
+    seen, frontier = {(0, 0)}, [(0, 0)]
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for y in (0, 1):
+                t = step(*s, y)
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    order = sorted(seen, key=lambda s: (s[0] + s[1], s[0]))
+    number = {s: i for i, s in enumerate(order)}
+    assert len(order) <= 256
+    nex = np.zeros((len(order), 2), dtype=np.uint8)
+    init = np.zeros(len(order), dtype=np.int64)
+    for s, i in number.items():
+        nex[i, 0] = number[step(*s, 0)]
+        nex[i, 1] = number[step(*s, 1)]
+        init[i] = ((2 * s[1] + 1) << 22) // (2 * (s[0] + s[1]) + 2)
+    return nex, init
+
+
+NEXT_STATE, STATE_P = bit_history_states()
+
+# ---------------------------------------------------------------- layout constants
+
+#: model inputs, in mixer order
+O1, O2, O3, O4, O6, WORD, CHUNK0, CHUNK1, CHUNK2, N_HASHED = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+#: the mixer's inputs: the 9 context models, the match model twice, and a bias
+N_INPUTS = N_HASHED + 3
+#: ``flags`` bits: which groups of contexts are used (the ablation of the study)
+USE_BYTES, USE_CHUNKS = 1, 2
+MATCH_MIN = 6
+#: the mixers' learning rate (error in 1/4096 times this, weights in 1/65536)
+MIX_RATE = 7
+_MATCH_SETS = 64 * 256 + 256
+_SET1 = 10 * 8
+_SET2 = 16 * 256
+_APM_STEPS = 33
+#: rate table: 65536 / (n + 1.5), the step of an adaptive probability seen n times
+_RATE = np.array([(65536 * 2) // (2 * n + 3) for n in range(1024)], dtype=np.int64)
+
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_K3 = np.uint64(0x165667B19E3779F9)
+_S29 = np.uint64(29)
+_S32 = np.uint64(32)
+_S24 = np.uint64(24)
+_B8 = np.uint64(8)
+_M8 = np.uint64(0xFF)
+_ONE = np.uint64(1)
+_Z = np.uint64(0)
+
+#: base of the polynomial string hash that names chunks: H(xy) = H(x) * B^|y| + H(y)
+CHUNK_BASE = np.uint64(0x100000001B3)
+
+
+@numba.njit(cache=True, inline="always")
+def mix64(x):
+    x = (x ^ (x >> _S29)) * _K2
+    x = (x ^ (x >> _S32)) * _K3
+    return x ^ (x >> _S29)
+
+
+@numba.njit(cache=True, inline="always")
+def chunk_key(h, length):
+    """The name of a spelled string: its polynomial hash and its length, mixed."""
+    return mix64(h + np.uint64(length) * _K1)
+
+
+@numba.njit(cache=True, inline="always")
+def _ctx(tag, a, b):
+    return mix64((a * _K1 + b) ^ (np.uint64(tag) * _K3))
+
+
+@numba.njit(cache=True, inline="always")
+def _slot(ht, hv, mask):
+    """Offset of the 16-byte slot for hashed context ``hv``: one of 3 slots in a 64-byte line,
+    the one whose checksum matches, else the lowest-priority one, cleared."""
+    chk = np.uint8((hv >> _S24) & _M8)
+    base = np.int64((hv >> _S32) & mask) << 4
+    if ht[base] == chk:
+        return base
+    b1 = base ^ 16
+    if ht[b1] == chk:
+        return b1
+    b2 = base ^ 32
+    if ht[b2] == chk:
+        return b2
+    best = base
+    if ht[b1 + 1] < ht[best + 1]:
+        best = b1
+    if ht[b2 + 1] < ht[best + 1]:
+        best = b2
+    for k in range(16):
+        ht[best + k] = 0
+    ht[best] = chk
+    return best
+
+
+# ---------------------------------------------------------------- binary arithmetic coder
+# state: x1, x2, x (decoder), in_pos, out_pos, overrun flag
+
+_X1, _X2, _X, _IN, _OUT, _BAD = 0, 1, 2, 3, 4, 5
+
+
+@numba.njit(cache=True)
+def coder_start(decode, inp):
+    ac = np.zeros(6, dtype=np.int64)
+    ac[_X2] = 0xFFFFFFFF
+    if decode:
+        for _ in range(4):
+            ac[_X] = (ac[_X] << 8) | _next_byte(ac, inp)
+    return ac
+
+
+@numba.njit(cache=True, inline="always")
+def _next_byte(ac, inp):
+    pos = ac[_IN]
+    ac[_IN] = pos + 1
+    if pos < inp.size:
+        return np.int64(inp[pos])
+    ac[_BAD] = 1  # a valid stream never reads past its end
+    return 0
+
+
+@numba.njit(cache=True, inline="always")
+def code_bit(decode, ac, out, inp, bit, p):
+    """Code ``bit`` (or decode and return it) with P(1) = p / 4096, p in 1..4095."""
+    x1 = ac[_X1]
+    x2 = ac[_X2]
+    r = x2 - x1
+    xmid = x1 + (r >> 12) * p + (((r & 0xFFF) * p) >> 12)
+    if decode:
+        bit = 1 if ac[_X] <= xmid else 0
+    if bit:
+        x2 = xmid
+    else:
+        x1 = xmid + 1
+    while ((x1 ^ x2) & 0xFF000000) == 0:
+        if not decode:
+            o = ac[_OUT]
+            if o < out.size:
+                out[o] = np.uint8(x2 >> 24)
+            ac[_OUT] = o + 1
+        else:
+            ac[_X] = ((ac[_X] << 8) & 0xFFFFFFFF) | _next_byte(ac, inp)
+        x1 = (x1 << 8) & 0xFFFFFFFF
+        x2 = ((x2 << 8) & 0xFFFFFFFF) | 255
+    ac[_X1] = x1
+    ac[_X2] = x2
+    return bit
+
+
+@numba.njit(cache=True)
+def coder_flush(ac, out):
+    """Write x1's 4 bytes: the decoder then reads exactly what was written."""
+    x1 = ac[_X1]
+    for k in range(4):
+        o = ac[_OUT]
+        if o < out.size:
+            out[o] = np.uint8((x1 >> (24 - 8 * k)) & 0xFF)
+        ac[_OUT] = o + 1
+
+
+# ---------------------------------------------------------------- adaptive probabilities
+
+
+@numba.njit(cache=True, inline="always")
+def _adapt(p, n, i, y, limit):
+    """Move p[i] (P(1) in 1/2^22) toward y by 1/(n + 1.5): fast at first, then stationary."""
+    c = n[i]
+    p[i] += (((y << 22) - p[i]) * _RATE[c]) >> 16
+    if c < limit:
+        n[i] = c + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _apm(t, n, ctx, pr):
+    """An adaptive map from (context, input probability) to probability: returns (p, index of
+    the nearer knot to update)."""
+    s = (STRETCH[pr] + 2048) * (_APM_STEPS - 1)
+    lo = s >> 12
+    w = s & 4095
+    i = ctx * _APM_STEPS + lo
+    p = ((t[i] >> 10) * (4096 - w) + (t[i + 1] >> 10) * w) >> 12
+    return p, (i + 1 if w >= 2048 else i)
+
+
+def apm_tables(contexts: int) -> tuple[np.ndarray, np.ndarray]:
+    t = np.empty(contexts * _APM_STEPS, dtype=np.int64)
+    knots = np.array([squash((k - 16) * 128) for k in range(_APM_STEPS)], dtype=np.int64) << 10
+    t[:] = np.tile(knots, contexts)
+    return t, np.full(t.size, 6, dtype=np.int64)
+
+
+# ---------------------------------------------------------------- the text model
+
+
+@numba.njit(cache=True)
+def _lookup(keys, used, key):
+    """Slot of ``key`` in an open-addressing table (size a power of 2), or -1."""
+    mask = np.uint64(keys.size - 1)
+    i = np.int64(key & mask)
+    while used[i]:
+        if keys[i] == key:
+            return i
+        i = np.int64((np.uint64(i) + _ONE) & mask)
+    return -1
+
+
+@numba.njit(cache=True)
+def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start, group_size, group_ids,
+              group_pos, ht, t1, sm_p, sm_n, mm_p, mm_n, mm_ht, w1, w2, a1_t, a1_n, a2_t, a2_n,
+              bd_p, bd_n, bw, out, inp, flags, ac, prefix_keys, prefix_used, coded_parse):
+    """Code (encoder) or decode ``text`` and, with ``coded_parse``, its chunk parse. Encoder:
+    ``starts[i]`` is 1 where a chunk starts and ``symbols`` holds the parse. Decoder: both are
+    filled in. Returns the number of chunks, or -1 (a boundary the dictionary cannot explain),
+    -2 (more chunks than the header says), -3 (the text ends inside a non-dictionary chunk).
+
+    Without ``coded_parse`` no boundary is coded: the chunk contexts follow the segmentation
+    both sides compute from the bytes alone, a chunk going on while it is still a prefix of
+    some dictionary chunk (maximal munch, no look-ahead). Returns 0."""
+    n = text.size
+    hmask = np.uint64((ht.size >> 4) - 1)
+    mmask = np.uint64(mm_ht.size - 1)
+    bmask = np.uint64(bd_p.size - 1)
+    use_bytes = (flags & USE_BYTES) != 0
+    use_chunks = (flags & USE_CHUNKS) != 0
+    ctx = np.zeros(N_HASHED, dtype=np.uint64)
+    ptr = np.zeros(N_HASHED, dtype=np.int64)
+    st = np.zeros(N_HASHED, dtype=np.int64)
+    active = np.zeros(N_HASHED, dtype=np.int64)
+    n_active = 0
+    for m in range(1, N_HASHED):
+        if (m < CHUNK0 and use_bytes) or (m >= CHUNK0 and use_chunks):
+            active[n_active] = m
+            n_active += 1
+    tx = np.zeros(N_INPUTS, dtype=np.int64)
+    hist = np.uint64(0)  # the last 8 bytes
+    word = np.uint64(0)
+    open_h = np.uint64(0)  # polynomial hash of the open chunk
+    open_len = 0
+    open_key = chunk_key(open_h, 0)
+    open_in_dict = False
+    prev1 = np.uint64(0)
+    prev2 = np.uint64(0)
+    chunk = 0
+    m_ptr = 0
+    m_len = 0
+    for i in range(n):
+        c1 = np.int64(hist & _M8)
+        # ---- contexts for this byte
+        if use_bytes:
+            ctx[O2] = _ctx(2, hist & np.uint64(0xFFFF), _Z)
+            ctx[O3] = _ctx(3, hist & np.uint64(0xFFFFFF), _Z)
+            ctx[O4] = _ctx(4, hist & np.uint64(0xFFFFFFFF), _Z)
+            ctx[O6] = _ctx(6, hist & np.uint64(0xFFFFFFFFFFFF), _Z)
+            ctx[WORD] = _ctx(7, word, _Z)
+        if use_chunks:
+            ctx[CHUNK0] = _ctx(8, open_key, _Z)
+            ctx[CHUNK1] = _ctx(9, open_key, prev1)
+            ctx[CHUNK2] = _ctx(10, open_key, prev1 * _K1 + prev2)
+        chunk_state = (min(open_len, 7) * 2 + (1 if open_in_dict else 0)) if use_chunks else 0
+        expected = -1
+        if m_len > 0:
+            expected = np.int64(text[m_ptr])
+        c0 = 1
+        byte = np.int64(text[i]) if not decode else 0
+        for j in range(7, -1, -1):
+            if j == 7 or j == 3:
+                for a in range(n_active):
+                    m = active[a]
+                    ptr[m] = _slot(ht, mix64(ctx[m] + np.uint64(c0) * _K2), hmask)
+            nib = (1 << (3 - (j & 3))) | (c0 & ((1 << (3 - (j & 3))) - 1))
+            # ---- predict
+            i1 = (c1 << 8) | c0
+            st[O1] = t1[i1]
+            sidx = st[O1]
+            tx[O1] = STRETCH[sm_p[sidx] >> 10]
+            order = 0
+            for a in range(n_active):
+                m = active[a]
+                s = np.int64(ht[ptr[m] + nib])
+                st[m] = s
+                tx[m] = STRETCH[sm_p[(m << 8) + s] >> 10]
+                if s != 0 and m >= O2 and m <= O6:
+                    order += 1
+            # match model: expected bit while the predicted byte agrees with the bits so far
+            if expected >= 0 and ((expected + 256) >> (j + 1)) == c0:
+                eb = (expected >> j) & 1
+                lq = m_len if m_len < 16 else 16 + min((m_len - 16) >> 2, 15)
+                mctx = ((lq * 2 + eb) << 8) | c1
+                tx[N_HASHED + 1] = (2 * eb - 1) * min(m_len, 32) * 32
+                order = 5 + (m_len >= 8) + (m_len >= 12) + (m_len >= 16) + (m_len >= 32)
+            else:
+                expected = -1
+                mctx = 64 * 256 + c0
+                tx[N_HASHED + 1] = 0
+            tx[N_HASHED] = STRETCH[mm_p[mctx] >> 10]
+            tx[N_HASHED + 2] = 256
+            s1 = order + 10 * (c1 >> 5)
+            s2 = (chunk_state << 8) | c0
+            dot1 = 0
+            dot2 = 0
+            for k in range(N_INPUTS):
+                dot1 += tx[k] * w1[s1, k]
+                dot2 += tx[k] * w2[s2, k]
+            dot1 = max(-2047, min(2047, dot1 >> 16))
+            dot2 = max(-2047, min(2047, dot2 >> 16))
+            p1 = squash(dot1)
+            p2 = squash(dot2)
+            pm = squash((dot1 + dot2) >> 1)
+            pa1, ia1 = _apm(a1_t, a1_n, c0, pm)
+            pa2, ia2 = _apm(a2_t, a2_n, i1 & 0xFFFF, pm)
+            p = (pm + pa1 + 2 * pa2 + 2) >> 2
+            p = max(1, min(4095, p))
+            # ---- code
+            bit = (byte >> j) & 1
+            bit = code_bit(decode, ac, out, inp, bit, p)
+            # ---- learn
+            y = np.int64(bit)
+            t1[i1] = NEXT_STATE[sidx, y]
+            _adapt(sm_p, sm_n, sidx, y, 1023)
+            for a in range(n_active):
+                m = active[a]
+                s = st[m]
+                ht[ptr[m] + nib] = NEXT_STATE[s, y]
+                _adapt(sm_p, sm_n, (m << 8) + s, y, 1023)
+            _adapt(mm_p, mm_n, mctx, y, 1023)
+            e1 = ((y << 12) - p1) * MIX_RATE
+            e2 = ((y << 12) - p2) * MIX_RATE
+            for k in range(N_INPUTS):
+                w1[s1, k] += (tx[k] * e1) >> 16
+                w2[s2, k] += (tx[k] * e2) >> 16
+            _adapt(a1_t, a1_n, ia1, y, 255)
+            _adapt(a2_t, a2_n, ia2, y, 255)
+            c0 = (c0 << 1) | bit
+        byte = c0 & 255
+        if decode:
+            text[i] = byte
+        # ---- chunk boundary before this byte
+        grown_h = open_h * CHUNK_BASE + np.uint64(byte + 1)
+        is_prefix = _lookup(prefix_keys, prefix_used, chunk_key(grown_h, open_len + 1)) >= 0
+        if i == 0:
+            start = 1
+        elif not coded_parse:
+            start = 0 if is_prefix else 1
+        elif not is_prefix:  # the open chunk cannot go on: it must end here
+            start = 1
+            if not decode and not starts[i]:
+                return -1
+        elif not open_in_dict:
+            start = 0
+            if not decode and starts[i]:
+                return -1
+        else:
+            b = np.uint64(byte)
+            bc0 = _ctx(11, open_key, b)
+            bc1 = _ctx(12, open_key * _K1 + prev1, b)
+            bc2 = _ctx(13, hist & np.uint64(0xFFFFFF), b)
+            j0 = np.int64(bc0 & bmask)
+            j1 = np.int64(bc1 & bmask)
+            j2 = np.int64(bc2 & bmask)
+            x0 = STRETCH[bd_p[j0] >> 10]
+            x1 = STRETCH[bd_p[j1] >> 10]
+            x2 = STRETCH[bd_p[j2] >> 10]
+            bs = min(open_len, 15)
+            d = (x0 * bw[bs, 0] + x1 * bw[bs, 1] + x2 * bw[bs, 2] + 256 * bw[bs, 3]) >> 16
+            pb = max(1, min(4095, squash(max(-2047, min(2047, d)))))
+            start = np.int64(starts[i]) if not decode else 0
+            start = code_bit(decode, ac, out, inp, start, pb)
+            y = np.int64(start)
+            _adapt(bd_p, bd_n, j0, y, 255)
+            _adapt(bd_p, bd_n, j1, y, 255)
+            _adapt(bd_p, bd_n, j2, y, 255)
+            e = ((y << 12) - pb) * MIX_RATE
+            bw[bs, 0] += (x0 * e) >> 16
+            bw[bs, 1] += (x1 * e) >> 16
+            bw[bs, 2] += (x2 * e) >> 16
+            bw[bs, 3] += (256 * e) >> 16
+        if start:
+            if i > 0 and coded_parse:
+                chunk = _close(decode, chunk, n_symbols, symbols, open_key, keys, used, group_start,
+                               group_size, group_ids, group_pos, ac, out, inp)
+                if chunk < 0:
+                    return chunk
+            if decode:
+                starts[i] = 1
+            prev2 = prev1
+            prev1 = open_key
+            open_h = np.uint64(0)
+            open_len = 0
+        open_h = open_h * CHUNK_BASE + np.uint64(byte + 1)
+        open_len += 1
+        open_key = chunk_key(open_h, open_len)
+        open_in_dict = coded_parse and _lookup(keys, used, open_key) >= 0
+        # ---- byte histories
+        hist = (hist << _B8) | np.uint64(byte)
+        if 65 <= byte <= 90:
+            byte_l = byte + 32
+        else:
+            byte_l = byte
+        if 97 <= byte_l <= 122:
+            word = (word + np.uint64(byte_l)) * _K1
+        else:
+            word = np.uint64(0)
+        # ---- match model: follow the match, or look one up by the last MATCH_MIN bytes
+        if m_len > 0:
+            if expected >= 0 and np.int64(text[m_ptr]) == byte:
+                m_ptr += 1
+                m_len += 1
+            else:
+                m_len = 0
+        if i + 1 >= MATCH_MIN:
+            hm = np.int64(mix64(hist & np.uint64(0xFFFFFFFFFFFF)) & mmask)
+            if m_len == 0:
+                cand = mm_ht[hm]
+                if cand > 0:
+                    k = 0
+                    while k < 32 and cand - 1 - k >= 0 and text[cand - 1 - k] == text[i - k]:
+                        k += 1
+                    if k >= MATCH_MIN:
+                        m_len = k
+                        m_ptr = cand
+            mm_ht[hm] = i + 1
+        if m_len > 65535:
+            m_len = 65535
+    if n > 0 and coded_parse:
+        if not open_in_dict:
+            return -3
+        chunk = _close(decode, chunk, n_symbols, symbols, open_key, keys, used, group_start, group_size,
+                       group_ids, group_pos, ac, out, inp)
+    return chunk
+
+
+@numba.njit(cache=True)
+def _close(decode, chunk, n_symbols, symbols, key, keys, used, group_start, group_size, group_ids,
+           group_pos, ac, out, inp):
+    """The open chunk ends: its symbol (and, among symbols with the same spelling, its index)."""
+    if chunk >= n_symbols:
+        return -2
+    slot = _lookup(keys, used, key)
+    if slot < 0:
+        return -3
+    g = group_size[slot]
+    index = 0
+    if not decode:
+        index = group_pos[symbols[chunk]]
+    if g > 1:
+        width = 0
+        while (1 << width) < g:
+            width += 1
+        value = 0
+        for q in range(width - 1, -1, -1):
+            value = (value << 1) | code_bit(decode, ac, out, inp, (index >> q) & 1, 2048)
+        if value >= g:
+            return -3
+        index = value
+    if decode:
+        symbols[chunk] = group_ids[group_start[slot] + index]
+    return chunk + 1
+
+
+@numba.njit(cache=True)
+def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_ids, symbols):
+    """The longest-match parse of ``text`` by the dictionary (the first id of each spelling):
+    what the decoder returns when the parse was not coded. Returns the number of symbols."""
+    n = text.size
+    count = 0
+    i = 0
+    while i < n:
+        h = np.uint64(0)
+        best_slot = -1
+        best_len = 0
+        k = i
+        while k < n:
+            h = h * CHUNK_BASE + np.uint64(text[k] + 1)
+            key = chunk_key(h, k - i + 1)
+            if _lookup(prefix_keys, prefix_used, key) < 0:
+                break
+            slot = _lookup(keys, used, key)
+            if slot >= 0:
+                best_slot = slot
+                best_len = k - i + 1
+            k += 1
+        if best_slot < 0:  # every byte is a symbol: cannot happen with a valid dictionary
+            return -1
+        if count < symbols.size:
+            symbols[count] = group_ids[group_start[best_slot]]
+        count += 1
+        i += best_len
+    return count
+
+
+# ---------------------------------------------------------------- the rules
+
+
+@numba.njit(cache=True)
+def code_rules(decode, rules, base, out, inp, ac, p):
+    """Code (or decode into) ``rules``: rule k's parts are ids below ``base + k``. An id is coded
+    as its bit length (a binary tree, in the context of the side and of the previous length on
+    that side), then its top 3 bits below the leading one adaptively, the rest at 1/2.
+    Returns 0, or -1 when a decoded id is not below its rule's id."""
+    last = np.zeros(2, dtype=np.int64)
+    for k in range(rules.shape[0]):
+        limit = base + k
+        for side in range(2):
+            v = rules[k, side] if not decode else 0
+            nb = 0
+            if not decode:
+                x = v
+                while x > 0:
+                    nb += 1
+                    x >>= 1
+            node = 1
+            ctx = (side * 64 + last[side]) * 64
+            for q in range(4, -1, -1):
+                bit = code_bit(decode, ac, out, inp, (nb >> q) & 1, _prob(p, ctx + node))
+                _learn(p, ctx + node, bit)
+                node = node * 2 + bit
+            nb = node - 32
+            value = 1 if nb > 0 else 0
+            for q in range(nb - 2, -1, -1):
+                if q >= nb - 4:
+                    cx = 64 * 64 * 2 + (side * 32 + nb) * 16 + (value & 15)
+                    bit = code_bit(decode, ac, out, inp, (v >> q) & 1, _prob(p, cx))
+                    _learn(p, cx, bit)
+                else:
+                    bit = code_bit(decode, ac, out, inp, (v >> q) & 1, 2048)
+                value = (value << 1) | bit
+            if decode:
+                if value >= limit:
+                    return -1
+                rules[k, side] = value
+            last[side] = min(nb, 63)
+    return 0
+
+
+RULE_CONTEXTS = 64 * 64 * 2 + 2 * 32 * 16
+
+
+@numba.njit(cache=True, inline="always")
+def _prob(p, i):
+    return max(1, min(4095, p[i] >> 4))
+
+
+@numba.njit(cache=True, inline="always")
+def _learn(p, i, bit):
+    p[i] += ((bit << 16) - p[i]) >> 4
