@@ -1,7 +1,7 @@
 """General-purpose compressors behind one interface, with safe decompression.
 
-Coders that put bytes through zstd, zlib, xz or bzip2 (the varint and raw families) share
-these: every frame must decode completely, with no trailing bytes, and no frame may expand past
+Coders that put bytes through zstd, zlib, xz, bzip2 or PPMd (the varint and raw families)
+share these: every frame must decode completely, with no trailing bytes, and no frame may expand past
 the memory limit (zstd frames are checked by their declared size before decoding).
 """
 
@@ -13,11 +13,23 @@ import zlib
 
 import zstandard
 
-from chunkpress.errors import FormatError
+from chunkpress.errors import ConfigError, FormatError
+from chunkpress.leb128 import decode_varints, encode_varints
 from chunkpress.limits import check_allocation, memory_limit
 
 
-def compress(backend: str, data: bytes, level: int, extreme: bool = False) -> bytes:
+def _ppmd():
+    try:
+        import pyppmd
+    except ImportError:
+        raise ConfigError("the ppmd coders need the optional package pyppmd: pip install 'chunkpress[ppmd]'") from None
+    return pyppmd
+
+
+def compress(backend: str, data: bytes, level: int, extreme: bool = False, memory_mb: int = 0) -> bytes:
+    if backend == "ppmd":  # PPMd var. I, order ``level``; the frame starts with the length
+        encoder = _ppmd().Ppmd8Encoder(level, memory_mb << 20)
+        return encode_varints([len(data)]) + encoder.encode(data) + encoder.flush(endmark=False)
     if backend == "zstd":
         return zstandard.ZstdCompressor(level=level).compress(data)
     if backend == "zlib":
@@ -29,8 +41,15 @@ def compress(backend: str, data: bytes, level: int, extreme: bool = False) -> by
     raise ValueError(f"unknown backend {backend!r}")
 
 
-def decompress(backend: str, frame: bytes) -> bytes:
+def decompress(backend: str, frame: bytes, level: int = 0, memory_mb: int = 0) -> bytes:
     """The frame's content; FormatError if it is corrupt, truncated, extended or too large."""
+    if backend == "ppmd":
+        (size,), pos = decode_varints(frame, 1)
+        check_allocation(f"a PPMd frame of {size:,} bytes using {memory_mb} MB", int(size) + (memory_mb << 20))
+        out = _ppmd().Ppmd8Decoder(level, memory_mb << 20).decode(frame[pos:], int(size))
+        if len(out) != size:
+            raise FormatError("ppmd frame is truncated or corrupt")
+        return out
     try:
         if backend == "zstd":
             size = zstandard.frame_content_size(frame)
@@ -53,16 +72,20 @@ def decompress(backend: str, frame: bytes) -> bytes:
 
 
 class Compressor:
-    """A backend with its settings taken from a coder's params (``level`` or ``preset``, and
-    ``extreme`` for xz): what the varint and raw coder families put their bytes through."""
+    """A backend with its settings taken from a coder's params (``level``, ``preset`` or
+    ``model_order``; ``extreme`` for xz, ``memory_mb`` for PPMd): what the varint and raw coder
+    families put their bytes through."""
 
     def __init__(self, backend: str, params):
         self.backend = backend
-        self.level = params.level if hasattr(params, "level") else params.preset
+        self.level = next(getattr(params, k) for k in ("level", "preset", "model_order") if hasattr(params, k))
         self.extreme = getattr(params, "extreme", False)
+        self.memory_mb = getattr(params, "memory_mb", 0)
+        if backend == "ppmd":
+            _ppmd()  # a missing optional package is reported when the coder is built
 
     def compress(self, data: bytes) -> bytes:
-        return compress(self.backend, data, self.level, self.extreme)
+        return compress(self.backend, data, self.level, self.extreme, self.memory_mb)
 
     def decompress(self, frame: bytes) -> bytes:
-        return decompress(self.backend, frame)
+        return decompress(self.backend, frame, self.level, self.memory_mb)

@@ -42,7 +42,7 @@ class CmParams:
     computes from the bytes, and decoding returns the longest-match parse of the text by the
     dictionary: the same text and rules, maybe other symbols."""
 
-    memory: int = attrs.field(default=28, validator=[attrs.validators.instance_of(int), attrs.validators.ge(16), attrs.validators.le(32)])
+    memory: int = attrs.field(default=29, validator=[attrs.validators.instance_of(int), attrs.validators.ge(16), attrs.validators.le(32)])
     contexts: str = attrs.field(default="all", validator=attrs.validators.in_(tuple(CONTEXTS)))
     parse: str = attrs.field(default="exact", validator=attrs.validators.in_(("exact", "longest")))
 
@@ -54,7 +54,7 @@ def _pow2_at_least(x: int) -> int:
 def model_sizes(n: int, memory: int) -> dict:
     """Table sizes (entries) for a text of ``n`` bytes: a function of the header's fields only."""
     return {
-        "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(16 * n))),
+        "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(32 * n))),
         "match": max(1 << 12, min(1 << 22, _pow2_at_least(n))),
         "boundary": max(1 << 12, min(1 << 22, _pow2_at_least(n))),
     }
@@ -63,7 +63,7 @@ def model_sizes(n: int, memory: int) -> dict:
 def model_bytes(n: int, memory: int) -> int:
     """Memory the model allocates for ``n`` bytes of text (checked before decoding)."""
     s = model_sizes(n, memory)
-    fixed = 8 * 2 * (cmm.N_HASHED * 256 + 64 * 256 + 256 + 33 * (256 + 65536)) + 8 * cmm.N_INPUTS * (80 + 16 * 256) + 65536
+    fixed = 8 * 2 * (cmm.N_HASHED * 256 + 64 * 256 + 256 + 33 * (256 + 65536)) + 8 * cmm.N_INPUTS * (cmm.SET1 + 16 * 256) + 65536
     return s["hash_bytes"] + 8 * s["match"] + 16 * s["boundary"] + fixed
 
 
@@ -213,7 +213,7 @@ class Model:
         self.mm_p = np.full(64 * 256 + 256, 1 << 21, dtype=np.int64)
         self.mm_n = np.zeros(self.mm_p.size, dtype=np.int64)
         self.mm_ht = np.zeros(s["match"], dtype=np.int64)
-        self.w1 = np.full((80, cmm.N_INPUTS), 1 << 14, dtype=np.int64)
+        self.w1 = np.full((cmm.SET1, cmm.N_INPUTS), 1 << 14, dtype=np.int64)
         self.w2 = np.full((16 * 256, cmm.N_INPUTS), 1 << 14, dtype=np.int64)
         self.a1_t, self.a1_n = cmm.apm_tables(256)
         self.a2_t, self.a2_n = cmm.apm_tables(1 << 16)
@@ -237,7 +237,7 @@ def _code_rules(rules: np.ndarray) -> bytes:
     out = np.zeros(64 + 10 * rules.size, dtype=np.uint8)
     ac = cmm.coder_start(False, _NO_INPUT)
     p = np.full(cmm.RULE_CONTEXTS, 1 << 15, dtype=np.int64)
-    cmm.code_rules(False, rules, BYTE_SYMBOLS, out, _NO_INPUT, ac, p)
+    cmm.code_rules(False, rules, BYTE_SYMBOLS, out, _NO_INPUT, ac, p, np.zeros(p.size, dtype=np.int64))
     cmm.coder_flush(ac, out)
     return out[: ac[4]].tobytes()
 
@@ -247,7 +247,7 @@ def _decode_rules(stream: bytes, r: int) -> np.ndarray:
     rules = np.zeros((r, 2), dtype=np.int64)
     ac = cmm.coder_start(True, inp)
     p = np.full(cmm.RULE_CONTEXTS, 1 << 15, dtype=np.int64)
-    if cmm.code_rules(True, rules, BYTE_SYMBOLS, _EMPTY, inp, ac, p) < 0 or ac[5]:
+    if cmm.code_rules(True, rules, BYTE_SYMBOLS, _EMPTY, inp, ac, p, np.zeros(p.size, dtype=np.int64)) < 0 or ac[5]:
         raise FormatError("corrupt cm payload: a rule refers to a symbol not defined before it")
     if ac[3] != inp.size:
         raise FormatError("corrupt cm payload: the rules section has trailing bytes")

@@ -9,8 +9,9 @@ What is coded, per byte ``b_i`` of the text (the chunks' spellings, concatenated
 
 1. its 8 bits, most significant first, each predicted by mixing these models in the logistic
    (stretch) domain:
-   * byte contexts: orders 1, 2, 3, 4 and 6 over the bytes before ``b_i``, a word context (the
-     lower-cased letters since the last non-letter) and a match model (the byte that followed
+   * byte contexts: orders 1 to 6 over the bytes before ``b_i``, a word context (the
+     lower-cased letters since the last non-letter), the word before it with the current one,
+     and a match model (the byte that followed
      the last occurrence of the 6 bytes before ``b_i``);
    * chunk contexts: the open chunk (the bytes since the last chunk start: the spelled prefix
      and, through its length, the position inside the chunk), the previous chunk with the open
@@ -136,17 +137,15 @@ NEXT_STATE, STATE_P = bit_history_states()
 # ---------------------------------------------------------------- layout constants
 
 #: model inputs, in mixer order
-O1, O2, O3, O4, O6, WORD, CHUNK0, CHUNK1, CHUNK2, N_HASHED = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-#: the mixer's inputs: the 9 context models, the match model twice, and a bias
+O1, O2, O3, O4, O6, WORD, O5, WORD2, CHUNK0, CHUNK1, CHUNK2, N_HASHED = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+#: the mixer's inputs: the 11 context models, the match model twice, and a bias
 N_INPUTS = N_HASHED + 3
 #: ``flags`` bits: which groups of contexts are used (the ablation of the study)
 USE_BYTES, USE_CHUNKS = 1, 2
 MATCH_MIN = 6
 #: the mixers' learning rate (error in 1/4096 times this, weights in 1/65536)
-MIX_RATE = 7
-_MATCH_SETS = 64 * 256 + 256
-_SET1 = 10 * 8
-_SET2 = 16 * 256
+MIX_RATE = 16
+SET1 = 11 * 8
 _APM_STEPS = 33
 #: rate table: 65536 / (n + 1.5), the step of an adaptive probability seen n times
 _RATE = np.array([(65536 * 2) // (2 * n + 3) for n in range(1024)], dtype=np.int64)
@@ -350,6 +349,7 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
     tx = np.zeros(N_INPUTS, dtype=np.int64)
     hist = np.uint64(0)  # the last 8 bytes
     word = np.uint64(0)
+    prev_word = np.uint64(0)
     open_h = np.uint64(0)  # polynomial hash of the open chunk
     open_len = 0
     open_key = chunk_key(open_h, 0)
@@ -368,6 +368,8 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
             ctx[O4] = _ctx(4, hist & np.uint64(0xFFFFFFFF), _Z)
             ctx[O6] = _ctx(6, hist & np.uint64(0xFFFFFFFFFFFF), _Z)
             ctx[WORD] = _ctx(7, word, _Z)
+            ctx[O5] = _ctx(5, hist & np.uint64(0xFFFFFFFFFF), _Z)
+            ctx[WORD2] = _ctx(14, word, prev_word)
         if use_chunks:
             ctx[CHUNK0] = _ctx(8, open_key, _Z)
             ctx[CHUNK1] = _ctx(9, open_key, prev1)
@@ -395,7 +397,7 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
                 s = np.int64(ht[ptr[m] + nib])
                 st[m] = s
                 tx[m] = STRETCH[sm_p[(m << 8) + s] >> 10]
-                if s != 0 and m >= O2 and m <= O6:
+                if s != 0 and m >= O2 and m <= O5 and m != WORD:
                     order += 1
             # match model: expected bit while the predicted byte agrees with the bits so far
             if expected >= 0 and ((expected + 256) >> (j + 1)) == c0:
@@ -403,14 +405,14 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
                 lq = m_len if m_len < 16 else 16 + min((m_len - 16) >> 2, 15)
                 mctx = ((lq * 2 + eb) << 8) | c1
                 tx[N_HASHED + 1] = (2 * eb - 1) * min(m_len, 32) * 32
-                order = 5 + (m_len >= 8) + (m_len >= 12) + (m_len >= 16) + (m_len >= 32)
+                order = 6 + (m_len >= 8) + (m_len >= 12) + (m_len >= 16) + (m_len >= 32)
             else:
                 expected = -1
                 mctx = 64 * 256 + c0
                 tx[N_HASHED + 1] = 0
             tx[N_HASHED] = STRETCH[mm_p[mctx] >> 10]
             tx[N_HASHED + 2] = 256
-            s1 = order + 10 * (c1 >> 5)
+            s1 = order + 11 * (c1 >> 5)
             s2 = (chunk_state << 8) | c0
             dot1 = 0
             dot2 = 0
@@ -514,7 +516,8 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
             byte_l = byte
         if 97 <= byte_l <= 122:
             word = (word + np.uint64(byte_l)) * _K1
-        else:
+        elif word != _Z:
+            prev_word = word
             word = np.uint64(0)
         # ---- match model: follow the match, or look one up by the last MATCH_MIN bytes
         if m_len > 0:
@@ -608,14 +611,17 @@ def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_
 
 
 @numba.njit(cache=True)
-def code_rules(decode, rules, base, out, inp, ac, p):
+def code_rules(decode, rules, base, out, inp, ac, p, n):
     """Code (or decode into) ``rules``: rule k's parts are ids below ``base + k``. An id is coded
-    as its bit length (a binary tree, in the context of the side and of the previous length on
-    that side), then its top 3 bits below the leading one adaptively, the rest at 1/2.
+    as its bit length (a binary tree, in the context of the side and of the left part's length
+    or the previous left length), then every bit below the leading one in the context of the
+    bits above it (hashed): an adaptive model of which ids are used, as skewed as they are.
     Returns 0, or -1 when a decoded id is not below its rule's id."""
-    last = np.zeros(2, dtype=np.int64)
+    mask = np.uint64(RULE_HASHED - 1)
+    last_left = 0
     for k in range(rules.shape[0]):
         limit = base + k
+        left_nb = 0
         for side in range(2):
             v = rules[k, side] if not decode else 0
             nb = 0
@@ -625,18 +631,18 @@ def code_rules(decode, rules, base, out, inp, ac, p):
                     nb += 1
                     x >>= 1
             node = 1
-            ctx = (side * 64 + last[side]) * 64
+            ctx = (side * 64 + (left_nb if side else last_left)) * 64
             for q in range(4, -1, -1):
                 bit = code_bit(decode, ac, out, inp, (nb >> q) & 1, _prob(p, ctx + node))
-                _learn(p, ctx + node, bit)
+                _learn(p, n, ctx + node, bit)
                 node = node * 2 + bit
             nb = node - 32
             value = 1 if nb > 0 else 0
             for q in range(nb - 2, -1, -1):
-                if q >= nb - 4:
-                    cx = 64 * 64 * 2 + (side * 32 + nb) * 16 + (value & 15)
+                if q >= nb - 1 - RULE_TOP_BITS:
+                    cx = RULE_TREE + np.int64(mix64(np.uint64(((side * 32 + nb) << 40) | value)) & mask)
                     bit = code_bit(decode, ac, out, inp, (v >> q) & 1, _prob(p, cx))
-                    _learn(p, cx, bit)
+                    _learn(p, n, cx, bit)
                 else:
                     bit = code_bit(decode, ac, out, inp, (v >> q) & 1, 2048)
                 value = (value << 1) | bit
@@ -644,11 +650,17 @@ def code_rules(decode, rules, base, out, inp, ac, p):
                 if value >= limit:
                     return -1
                 rules[k, side] = value
-            last[side] = min(nb, 63)
+            if side == 0:
+                left_nb = min(nb, 63)
+        last_left = left_nb
     return 0
 
 
-RULE_CONTEXTS = 64 * 64 * 2 + 2 * 32 * 16
+RULE_TREE = 64 * 64 * 2
+#: how many bits below an id's leading one are modelled (the rest are close to uniform)
+RULE_TOP_BITS = 6
+RULE_HASHED = 1 << 20
+RULE_CONTEXTS = RULE_TREE + RULE_HASHED
 
 
 @numba.njit(cache=True, inline="always")
@@ -657,5 +669,8 @@ def _prob(p, i):
 
 
 @numba.njit(cache=True, inline="always")
-def _learn(p, i, bit):
-    p[i] += ((bit << 16) - p[i]) >> 4
+def _learn(p, n, i, bit):
+    c = n[i]
+    p[i] += (((bit << 16) - p[i]) * _RATE[c]) >> 16
+    if c < 60:
+        n[i] = c + 1

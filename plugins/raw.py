@@ -1,8 +1,10 @@
 """Baselines for studies: a general-purpose compressor on the raw bytes, no dictionary.
 
+``raw-ppmd`` puts a PPM-class model (pyppmd, an optional dependency) in the same tables.
+
 The coder expands (rules, symbols) back to bytes and compresses those, so any learned rules
 are discarded: pair it with ``max_rules = 0`` to skip learning. Payload: the compressor's
-frame. Codecs ``chunkpress.raw-{zlib,lzma,zstd,bz2}.v1``.
+frame. Codecs ``chunkpress.raw-{zlib,lzma,zstd,bz2,ppmd}.v1``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ class Bz2Level:
     level: int = _level(1, 9, 9)
 
 
+@attrs.frozen(kw_only=True)
+class PpmdParams:
+    """PPMd var. I (pyppmd, optional): model order and model memory in MB."""
+
+    model_order: int = _level(2, 64, 8)
+    memory_mb: int = _level(1, 2048, 256)
+
+
 class RawCoder:
     """Expand to bytes, then compress; decode returns no rules and the bytes as symbols."""
 
@@ -75,6 +85,10 @@ class RawZstd(RawCoder):
     backend = "zstd"
 
 
+class RawPpmd(RawCoder):
+    backend = "ppmd"
+
+
 @chunkpress.hookimpl
 def register_coders():
     info = chunkpress.CoderInfo
@@ -87,4 +101,6 @@ def register_coders():
              summary="baseline: zstd on the raw bytes (level 19), no dictionary"),
         info(name="raw-bz2", codec_id="chunkpress.raw-bz2.v1", factory=RawBz2, params=Bz2Level, version="1",
              summary="baseline: bzip2 on the raw bytes (level 9), no dictionary"),
+        info(name="raw-ppmd", codec_id="chunkpress.raw-ppmd.v1", factory=RawPpmd, params=PpmdParams, version="1",
+             summary="baseline: PPMd var. I order 8 on the raw bytes (needs pyppmd), no dictionary"),
     ]

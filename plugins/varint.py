@@ -126,6 +126,13 @@ class Bz2Params:
     order: str = _ORDER
 
 
+@attrs.frozen(kw_only=True)
+class PpmdParams:
+    model_order: int = attrs.field(default=8, validator=_level(2, 64))
+    memory_mb: int = attrs.field(default=256, validator=_level(1, 2048))
+    order: str = _ORDER
+
+
 class _Backend(VarintCoder):
     backend = ""
 
@@ -156,6 +163,10 @@ class VarintBz2(_Backend):
     backend = "bz2"
 
 
+class VarintPpmd(_Backend):
+    backend = "ppmd"
+
+
 @chunkpress.hookimpl
 def register_coders():
     return [
@@ -178,5 +189,10 @@ def register_coders():
             name="varint-bz2", codec_id="chunkpress.varint-bz2.v1", factory=VarintBz2,
             params=Bz2Params, version="1",
             summary="frequency-ordered ranks as LEB128 varints, then bzip2 (level 9)",
+        ),
+        chunkpress.CoderInfo(
+            name="varint-ppmd", codec_id="chunkpress.varint-ppmd.v1", factory=VarintPpmd,
+            params=PpmdParams, version="1",
+            summary="frequency-ordered ranks as LEB128 varints, then PPMd var. I order 8 (needs pyppmd)",
         ),
     ]
