@@ -28,6 +28,8 @@ def _ppmd():
 
 def compress(backend: str, data: bytes, level: int, extreme: bool = False, memory_mb: int = 0) -> bytes:
     if backend == "ppmd":  # PPMd var. I, order ``level``; the frame starts with the length
+        if not data:
+            return encode_varints([0])
         encoder = _ppmd().Ppmd8Encoder(level, memory_mb << 20)
         return encode_varints([len(data)]) + encoder.encode(data) + encoder.flush(endmark=False)
     if backend == "zstd":
@@ -46,7 +48,13 @@ def decompress(backend: str, frame: bytes, level: int = 0, memory_mb: int = 0) -
     if backend == "ppmd":
         (size,), pos = decode_varints(frame, 1)
         check_allocation(f"a PPMd frame of {size:,} bytes using {memory_mb} MB", int(size) + (memory_mb << 20))
-        out = _ppmd().Ppmd8Decoder(level, memory_mb << 20).decode(frame[pos:], int(size))
+        if size == 0:
+            if pos != len(frame):
+                raise FormatError("ppmd frame has trailing bytes")
+            return b""
+        stream = frame[pos:]
+        stream += b"\0" * max(0, 5 - len(stream))  # the decoder starts on 5 bytes; a 1-byte text codes to 4
+        out = _ppmd().Ppmd8Decoder(level, memory_mb << 20).decode(stream, int(size))
         if len(out) != size:
             raise FormatError("ppmd frame is truncated or corrupt")
         return out

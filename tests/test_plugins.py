@@ -97,7 +97,7 @@ def test_duplicate_name_names_both_providers(on_path):
 
 
 def test_unknown_plugin_lists_available(registry):
-    with pytest.raises(PluginError, match="unknown coder 'gzip'; available: combinatorial, raw-bz2, raw-lzma"):
+    with pytest.raises(PluginError, match="unknown coder 'gzip'; available: cm, combinatorial, raw-bz2, raw-lzma"):
         registry.get("coder", "gzip")
 
 

@@ -1,0 +1,159 @@
+"""The cm coder: exact round trips, the parse modes, what the chunk contexts buy, hostile payloads."""
+
+import lzma
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chunkpress import FormatError
+from chunkpress.config import load_config
+from chunkpress.container import pack, unpack
+from chunkpress.expand import expand
+from chunkpress.leb128 import encode_varints
+from chunkpress.pipeline import Pipeline, decode_archive, decompress, inspect
+from chunkpress.plugins.cm import CmCoder, CmParams
+from chunkpress.plugins.cm_model import NEXT_STATE, STRETCH, squash
+from support import ROOT, read
+
+BEST = ROOT / "examples" / "context-mixing" / "best.toml"
+
+
+@pytest.fixture(scope="module")
+def alice_fit(registry):
+    return Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 500}).fit(read("alice29.txt"), trace=False)
+
+
+def coder(**params):
+    return CmCoder(CmParams(**params))
+
+
+def test_exact_parse_returns_the_very_rules_and_symbols(alice_fit):
+    payload = coder().encode(alice_fit.rules, alice_fit.symbols)
+    rules, symbols = coder().decode(payload)
+    assert np.array_equal(rules, alice_fit.rules) and np.array_equal(symbols, alice_fit.symbols)
+    # context mixing beats what xz makes of the same text
+    assert len(payload) < 0.85 * len(lzma.compress(read("alice29.txt"), preset=9))
+
+
+def test_longest_parse_keeps_text_and_rules_and_returns_the_longest_match_parse(alice_fit):
+    payload = coder(parse="longest").encode(alice_fit.rules, alice_fit.symbols)
+    rules, symbols = coder(parse="longest").decode(payload)
+    assert np.array_equal(rules, alice_fit.rules)
+    assert expand(rules, symbols) == read("alice29.txt")
+    # the longest-match parse, checked against a plain Python one over the first 3,000 bytes
+    spell = {}
+    for s in range(256 + len(rules)):
+        spell.setdefault(expand(rules, np.array([s])), s)
+    text, pos, want = read("alice29.txt")[:3000], 0, []
+    longest = max(len(k) for k in spell)
+    while pos + longest <= len(text):  # the cut must not shorten a match
+        size = max(n for n in range(1, longest + 1) if text[pos : pos + n] in spell)
+        want.append(spell[text[pos : pos + size]])
+        pos += size
+    assert symbols[: len(want)].tolist() == want
+    # no bit per boundary: smaller than the exact parse
+    assert len(payload) < len(coder().encode(alice_fit.rules, alice_fit.symbols))
+
+
+def test_chunk_contexts_improve_the_coded_text(alice_fit):
+    """The ablation, on the same dictionary: the chunk contexts make the text cheaper."""
+    sizes = {c: len(coder(parse="longest", contexts=c).encode(alice_fit.rules, alice_fit.symbols))
+             for c in ("all", "bytes", "chunks")}
+    assert sizes["all"] < sizes["bytes"] < sizes["chunks"]
+
+
+def test_encoding_is_deterministic_and_byte_level_bits_are_integer(alice_fit):
+    a = coder().encode(alice_fit.rules, alice_fit.symbols)
+    assert a == coder().encode(alice_fit.rules, alice_fit.symbols)
+    # the logistic tables are integers and inverse to each other
+    assert STRETCH.dtype.kind == "i" and all(abs(squash(int(STRETCH[p])) - p) <= 40 for p in range(1, 4095, 7))
+    assert NEXT_STATE.dtype == np.uint8 and NEXT_STATE[0, 1] != NEXT_STATE[0, 0]
+
+
+@pytest.mark.parametrize("data", [b"", b"x", bytes(range(256)) * 3, b"ab" * 5000, "中文 العربية".encode() * 40])
+@pytest.mark.parametrize("parse", ["exact", "longest"])
+def test_edge_inputs_round_trip(registry, data, parse):
+    pipe = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 50},
+                                coder={"name": "cm", "params": {"parse": parse, "memory": 16}})
+    assert decompress(pipe.compress(data), registry) == data
+
+
+@pytest.mark.parametrize("name", ["alice29.txt", "udhr_arb.txt", "udhr_cmn_hans.txt"])
+def test_best_config_round_trips_and_beats_xz(registry, name):
+    data = read(name)
+    pipe = Pipeline(load_config(BEST, registry), registry)
+    archive = pipe.compress(data)
+    assert decompress(archive, registry) == data
+    assert len(archive) < len(lzma.compress(data, preset=9))
+
+
+def test_inspect_splits_dictionary_and_text(registry, alice_fit):
+    pipe = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 500}, coder="cm")
+    info = inspect(pipe.encode(alice_fit.rules, alice_fit.symbols, read("alice29.txt")), registry)
+    assert info["rules"] == 500 and info["dictionary_bytes"] + info["string_bytes"] == info["payload_bytes"]
+    assert 500 < info["dictionary_bytes"] < 3000  # the 500 rules cost 1 to 6 bytes each
+
+
+def _archive(payload: bytes, length: int, params=None) -> bytes:
+    from chunkpress.container import Header, checksum
+
+    return pack(Header(codec="chunkpress.cm.v1", params=params or {"memory": 16}, length=length,
+                       blake2b=checksum(b"\0" * min(length, 1))), payload)
+
+
+@pytest.mark.parametrize("fields", [
+    [10**12, 1, 0, 0],          # a terabyte from a few bytes
+    [1000, 2000, 0, 0],         # more symbols than bytes
+    [1000, 0, 0, 0],            # text but no symbols
+    [1000, 10, 2**40, 0],       # absurd rule count
+    [1000, 10, 0, 99],          # rules section past the end
+])
+def test_forged_counts_are_refused_fast(registry, fields):
+    start = time.perf_counter()
+    with pytest.raises(FormatError):
+        decompress(_archive(encode_varints(fields) + b"\x01\x02", fields[0]), registry)
+    assert time.perf_counter() - start < 2
+
+
+def test_mutated_payloads_are_refused_or_exact(registry, alice_fit):
+    """Flips and cuts anywhere in a cm payload: a FormatError or the original, never a crash."""
+    data = read("alice29.txt")[:20000]
+    pipe = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 100},
+                                coder={"name": "cm", "params": {"memory": 16}})
+    archive = pipe.compress(data)
+    header, payload, _ = unpack(archive)
+    rng = np.random.default_rng(7)
+    refused = 0
+    for case in range(150):
+        bad = bytearray(payload)
+        if case % 3 == 0:
+            bad = bad[: int(rng.integers(0, len(bad)))]
+        elif case % 3 == 1:
+            bad[int(rng.integers(0, len(bad)))] ^= 1 << int(rng.integers(0, 8))
+        else:
+            bad += bytes(rng.integers(0, 256, int(rng.integers(1, 9)), dtype=np.uint8))
+        try:
+            out = decompress(pack(header, bytes(bad)), registry)
+        except FormatError:
+            refused += 1
+            continue
+        assert out == data
+    assert refused >= 140
+
+
+def test_a_decoder_never_reads_past_the_payload(registry, alice_fit):
+    payload = coder().encode(alice_fit.rules, alice_fit.symbols)
+    with pytest.raises(FormatError, match="ends early|corrupt"):
+        coder().decode(payload[:-3])
+    rules, symbols = decode_archive(_archive(payload, len(read("alice29.txt")), {"memory": 29}), None)[1:]
+    assert np.array_equal(symbols, alice_fit.symbols)
+
+
+def test_reference_to_an_external_dictionary_is_refused_clearly(registry, alice_fit):
+    from chunkpress import ConfigError
+
+    pipe = Pipeline.from_config(registry=registry, coder="cm")
+    with pytest.raises(ConfigError, match="cannot reference"):
+        pipe.encode(alice_fit.rules, alice_fit.symbols, read("alice29.txt"), reference=True)
