@@ -206,20 +206,20 @@ class Model:
         s = model_sizes(n, memory)
         self.ht = np.zeros(s["hash_bytes"], dtype=np.uint8)
         self.t1 = np.zeros(1 << 16, dtype=np.uint8)
-        self.sm_p = np.tile(cmm.STATE_P, cmm.N_HASHED * 256 // cmm.STATE_P.size + 1)[: cmm.N_HASHED * 256].copy()
-        for m in range(cmm.N_HASHED):  # each model's map starts at the states' own estimate
-            self.sm_p[m * 256 : m * 256 + cmm.STATE_P.size] = cmm.STATE_P
-        self.sm_n = np.zeros(cmm.N_HASHED * 256, dtype=np.int64)
-        self.mm_p = np.full(64 * 256 + 256, 1 << 21, dtype=np.int64)
-        self.mm_n = np.zeros(self.mm_p.size, dtype=np.int64)
-        self.mm_ht = np.zeros(s["match"], dtype=np.int64)
-        self.w1 = np.full((cmm.SET1, cmm.N_INPUTS), 1 << 14, dtype=np.int64)
-        self.w2 = np.full((16 * 256, cmm.N_INPUTS), 1 << 14, dtype=np.int64)
+        first = np.full(256, 1 << 21, dtype=np.int32)  # each model's map starts at the states' own estimate
+        first[: cmm.STATE_P.size] = cmm.STATE_P
+        self.sm_p = np.tile(first, cmm.N_HASHED)
+        self.sm_n = np.zeros(cmm.N_HASHED * 256, dtype=np.int32)
+        self.mm_p = np.full(64 * 256 + 256, 1 << 21, dtype=np.int32)
+        self.mm_n = np.zeros(self.mm_p.size, dtype=np.int32)
+        self.mm_ht = np.zeros(s["match"], dtype=np.int32)
+        self.w1 = np.full((cmm.SET1, cmm.N_INPUTS), 1 << 14, dtype=np.int32)
+        self.w2 = np.full((16 * 256, cmm.N_INPUTS), 1 << 14, dtype=np.int32)
         self.a1_t, self.a1_n = cmm.apm_tables(256)
         self.a2_t, self.a2_n = cmm.apm_tables(1 << 16)
-        self.bd_p = np.full(s["boundary"], 1 << 21, dtype=np.int64)
-        self.bd_n = np.zeros(s["boundary"], dtype=np.int64)
-        self.bw = np.full((16, 4), 1 << 14, dtype=np.int64)
+        self.bd_p = np.full(s["boundary"], 1 << 21, dtype=np.int32)
+        self.bd_n = np.zeros(s["boundary"], dtype=np.int32)
+        self.bw = np.full((16, 4), 1 << 14, dtype=np.int32)
 
     def run(self, decode, text, starts, symbols, n_symbols, d: Dictionary, out, inp, flags, ac, coded_parse):
         return cmm.code_text(decode, text, starts, symbols, n_symbols, d.keys, d.used, d.start, d.size, d.ids,

@@ -298,10 +298,10 @@ def _apm(t, n, ctx, pr):
 
 
 def apm_tables(contexts: int) -> tuple[np.ndarray, np.ndarray]:
-    t = np.empty(contexts * _APM_STEPS, dtype=np.int64)
-    knots = np.array([squash((k - 16) * 128) for k in range(_APM_STEPS)], dtype=np.int64) << 10
+    t = np.empty(contexts * _APM_STEPS, dtype=np.int32)
+    knots = np.array([squash((k - 16) * 128) for k in range(_APM_STEPS)], dtype=np.int32) << 10
     t[:] = np.tile(knots, contexts)
-    return t, np.full(t.size, 6, dtype=np.int64)
+    return t, np.full(t.size, 6, dtype=np.int32)
 
 
 # ---------------------------------------------------------------- the text model
