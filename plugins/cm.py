@@ -57,13 +57,15 @@ def model_sizes(n: int, memory: int) -> dict:
         "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(32 * n))),
         "match": max(1 << 12, min(1 << 22, _pow2_at_least(n))),
         "boundary": max(1 << 12, min(1 << 22, _pow2_at_least(n))),
+        # bits of the open chunk's key that pick the third APM's table
+        "apm3_bits": max(2, min(10, n.bit_length() - 10)),
     }
 
 
 def model_bytes(n: int, memory: int) -> int:
     """Memory the model allocates for ``n`` bytes of text (checked before decoding)."""
     s = model_sizes(n, memory)
-    fixed = 8 * 2 * (cmm.N_HASHED * 256 + 64 * 256 + 256 + 33 * (256 + 65536)) + 8 * cmm.N_INPUTS * (cmm.SET1 + 16 * 256) + 65536
+    fixed = 8 * 2 * (cmm.N_HASHED * 256 + 64 * 256 + 256 + 33 * (256 + 65536 + (256 << s["apm3_bits"]))) + 8 * cmm.N_INPUTS * (cmm.SET1 + 16 * 256) + 65536
     return s["hash_bytes"] + 8 * s["match"] + 16 * s["boundary"] + fixed
 
 
@@ -217,6 +219,7 @@ class Model:
         self.w2 = np.full((16 * 256, cmm.N_INPUTS), 1 << 14, dtype=np.int32)
         self.a1_t, self.a1_n = cmm.apm_tables(256)
         self.a2_t, self.a2_n = cmm.apm_tables(1 << 16)
+        self.a3_t, self.a3_n = cmm.apm_tables(256 << s["apm3_bits"])
         self.bd_p = np.full(s["boundary"], 1 << 21, dtype=np.int32)
         self.bd_n = np.zeros(s["boundary"], dtype=np.int32)
         self.bw = np.full((16, 4), 1 << 14, dtype=np.int32)
@@ -225,7 +228,8 @@ class Model:
         return cmm.code_text(decode, text, starts, symbols, n_symbols, d.keys, d.used, d.start, d.size, d.ids,
                              d.pos, self.ht, self.t1, self.sm_p, self.sm_n, self.mm_p, self.mm_n, self.mm_ht,
                              self.w1, self.w2, self.a1_t, self.a1_n, self.a2_t, self.a2_n, self.bd_p, self.bd_n,
-                             self.bw, out, inp, flags, ac, d.prefix_keys, d.prefix_used, coded_parse)
+                             self.bw, out, inp, flags, ac, d.prefix_keys, d.prefix_used, coded_parse,
+                             self.a3_t, self.a3_n)
 
 
 _EMPTY = np.zeros(0, dtype=np.uint8)

@@ -143,6 +143,8 @@ N_INPUTS = N_HASHED + 3
 #: ``flags`` bits: which groups of contexts are used (the ablation of the study)
 USE_BYTES, USE_CHUNKS = 1, 2
 MATCH_MIN = 6
+#: how many observations a bit-history probability averages over at most
+SM_LIMIT = 1023
 #: the mixers' learning rate (error in 1/4096 times this, weights in 1/65536)
 MIX_RATE = 16
 SET1 = 11 * 8
@@ -322,7 +324,10 @@ def _lookup(keys, used, key):
 @numba.njit(cache=True)
 def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start, group_size, group_ids,
               group_pos, ht, t1, sm_p, sm_n, mm_p, mm_n, mm_ht, w1, w2, a1_t, a1_n, a2_t, a2_n,
-              bd_p, bd_n, bw, out, inp, flags, ac, prefix_keys, prefix_used, coded_parse):
+              bd_p, bd_n, bw, out, inp, flags, ac, prefix_keys, prefix_used, coded_parse, a3_t, a3_n):
+    apm3_bits = 0
+    while (256 << apm3_bits) * _APM_STEPS < a3_t.size:
+        apm3_bits += 1
     """Code (encoder) or decode ``text`` and, with ``coded_parse``, its chunk parse. Encoder:
     ``starts[i]`` is 1 where a chunk starts and ``symbols`` holds the parse. Decoder: both are
     filled in. Returns the number of chunks, or -1 (a boundary the dictionary cannot explain),
@@ -374,6 +379,8 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
             ctx[CHUNK0] = _ctx(8, open_key, _Z)
             ctx[CHUNK1] = _ctx(9, open_key, prev1)
             ctx[CHUNK2] = _ctx(10, open_key, prev1 * _K1 + prev2)
+        # the third APM sees the open chunk (or, without chunk contexts, the word)
+        a3_ctx = np.int64(mix64((open_key if use_chunks else word) + _K3) >> np.uint64(64 - apm3_bits))
         chunk_state = (min(open_len, 7) * 2 + (1 if open_in_dict else 0)) if use_chunks else 0
         expected = -1
         if m_len > 0:
@@ -426,7 +433,8 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
             pm = squash((dot1 + dot2) >> 1)
             pa1, ia1 = _apm(a1_t, a1_n, c0, pm)
             pa2, ia2 = _apm(a2_t, a2_n, i1 & 0xFFFF, pm)
-            p = (pm + pa1 + 2 * pa2 + 2) >> 2
+            pa3, ia3 = _apm(a3_t, a3_n, (a3_ctx << 8) | c0, pm)
+            p = (pm + pa1 + pa2 + pa3 + 2) >> 2
             p = max(1, min(4095, p))
             # ---- code
             bit = (byte >> j) & 1
@@ -439,7 +447,7 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
                 m = active[a]
                 s = st[m]
                 ht[ptr[m] + nib] = NEXT_STATE[s, y]
-                _adapt(sm_p, sm_n, (m << 8) + s, y, 1023)
+                _adapt(sm_p, sm_n, (m << 8) + s, y, SM_LIMIT)
             _adapt(mm_p, mm_n, mctx, y, 1023)
             e1 = ((y << 12) - p1) * MIX_RATE
             e2 = ((y << 12) - p2) * MIX_RATE
@@ -448,6 +456,7 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
                 w2[s2, k] += (tx[k] * e2) >> 16
             _adapt(a1_t, a1_n, ia1, y, 255)
             _adapt(a2_t, a2_n, ia2, y, 255)
+            _adapt(a3_t, a3_n, ia3, y, 255)
             c0 = (c0 << 1) | bit
         byte = c0 & 255
         if decode:
@@ -507,7 +516,7 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
         open_h = open_h * CHUNK_BASE + np.uint64(byte + 1)
         open_len += 1
         open_key = chunk_key(open_h, open_len)
-        open_in_dict = coded_parse and _lookup(keys, used, open_key) >= 0
+        open_in_dict = _lookup(keys, used, open_key) >= 0
         # ---- byte histories
         hist = (hist << _B8) | np.uint64(byte)
         if 65 <= byte <= 90:
