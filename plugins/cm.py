@@ -20,6 +20,7 @@ import numpy as np
 
 import chunkpress
 from chunkpress.errors import FormatError
+from chunkpress.expand import _expand as expand_into
 from chunkpress.expand import expand, symbol_lengths
 from chunkpress.leb128 import decode_varints, encode_varints
 from chunkpress.limits import check_allocation
@@ -105,20 +106,14 @@ def _prefix_keys(rules, lens, h, total):
     for b in range(BYTE_SYMBOLS):
         out[b] = cmm.chunk_key(h[b], 1)
     n = BYTE_SYMBOLS
-    stack = np.empty(rules.shape[0] + 2, dtype=np.int64)
+    one = np.zeros(1, dtype=np.int64)
+    spelling = np.empty(total, dtype=np.uint8)
     for k in range(rules.shape[0]):
         hh = h[rules[k, 0]]
         length = lens[rules[k, 0]]
-        stack[0] = rules[k, 1]
-        top = 1
-        while top > 0:
-            top -= 1
-            s = stack[top]
-            while s >= BYTE_SYMBOLS:
-                stack[top] = rules[s - BYTE_SYMBOLS, 1]
-                top += 1
-                s = rules[s - BYTE_SYMBOLS, 0]
-            hh = hh * cmm.CHUNK_BASE + np.uint64(s + 1)
+        one[0] = rules[k, 1]
+        for j in range(expand_into(rules, one, lens, spelling)):
+            hh = hh * cmm.CHUNK_BASE + np.uint64(spelling[j] + 1)
             length += 1
             out[n] = cmm.chunk_key(hh, length)
             n += 1

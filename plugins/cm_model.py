@@ -20,17 +20,23 @@ What is coded, per byte ``b_i`` of the text (the chunks' spellings, concatenated
    layout: a checksum byte, then the 15 bit histories of that nibble's binary tree); a bit
    history is an 8-bit state of a (zeros, ones) count machine built by ``bit_history_states``,
    mapped to a probability by an adaptive table per model. Two mixers (their weight sets picked
-   by the context order seen and by the chunk state) are averaged, then refined by two APMs.
-2. whether a new chunk starts at ``b_i``. The bit is coded *after* the byte, so it is
-   predicted from the open chunk and ``b_i`` together (after "the" and " ", a chunk end is
-   nearly certain); it is not coded at all when the open chunk is not a dictionary chunk (it
-   must go on) or at the first byte. When a chunk closes and several symbols spell the same
-   string, the symbol's index among them is coded with 1/2 per bit.
+   by the context order seen and by the chunk state) are averaged, then refined by three APMs
+   (on the partial byte, the last byte, and the open chunk).
+2. with ``parse = "exact"``, whether a new chunk starts at ``b_i``. The bit is coded *after*
+   the byte, so it is predicted from the open chunk and ``b_i`` together (after "the" and " ",
+   a chunk end is nearly certain); it is not coded at all where the dictionary leaves no choice
+   (the open chunk is not a dictionary chunk, or cannot be extended by ``b_i``). When a chunk
+   closes and several symbols spell the same string, the symbol's index among them is coded.
+   With ``parse = "longest"`` nothing but the bytes is coded: both sides segment the text the
+   same way from the bytes alone (a chunk goes on while it is still a prefix of a dictionary
+   chunk), and the decoder returns the longest-match parse of the text.
 
 Why this order: the decoder knows every context as it needs it (all come from bytes already
 decoded and from boundaries already decoded), the text is modelled at the byte level so a rare
 chunk is still predicted from its spelling, and the chunk parse costs only the boundary bits
-the models cannot predict.
+the models cannot predict (or none, with the longest-match parse). Coding chunk ids instead
+(one decision among thousands per chunk) would lose the spelling, and a rare chunk would cost
+its full id.
 
 Payload bounds: the coder's probability is clamped to [1, 4095] / 4096, so each byte costs at
 least 8 log2(4096/4095) bits; a decoder that needs bytes past the payload's end stops with an
