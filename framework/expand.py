@@ -6,6 +6,7 @@ import numba
 import numpy as np
 
 from chunkpress.errors import FormatError
+from chunkpress.limits import check_allocation
 from chunkpress.rewriting import BYTE_SYMBOLS
 
 #: No symbol may stand for more bytes than this (2^48: far past any real input).
@@ -71,9 +72,17 @@ def expand(rules: np.ndarray, symbols: np.ndarray, max_length: int | None = None
     lens = symbol_lengths(rules)
     if symbols.size and (symbols.min() < 0 or symbols.max() >= lens.size):
         raise FormatError("the string uses a symbol that no rule defines")
-    total = int(lens[symbols].sum()) if symbols.size else 0
+    # each length is at most 2^48 and there are fewer than 2^31 symbols: sum as Python ints
+    # where int64 could wrap (a crafted archive once wrapped to the header's length)
+    used = lens[symbols] if symbols.size else lens[:0]
+    if used.size and int(used.max()) * used.size >= 1 << 62:
+        values, counts = np.unique(used, return_counts=True)
+        total = sum(int(v) * int(c) for v, c in zip(values, counts))
+    else:
+        total = int(used.sum())
     if max_length is not None and total != max_length:
         raise FormatError(f"decoded length {total} does not match the recorded length {max_length}")
+    check_allocation(f"symbols that spell {total:,} bytes", total)
     out = np.empty(total, dtype=np.uint8)
     _expand(rules, symbols, lens, out)
     return out.tobytes()

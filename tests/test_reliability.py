@@ -215,3 +215,16 @@ def test_unwritable_output_is_a_clear_error(tmp_path, capsys):
 
 def test_errors_are_chunkpress_errors():
     assert issubclass(FormatError, ChunkpressError)
+
+
+def test_lengths_that_wrap_int64_are_refused():
+    """48 doubling rules make a 2^48-byte symbol; 2^16 copies spell 2^64 bytes, which int64
+    wraps to 0: the expansion must refuse, not trust the wrapped sum and write past its buffer."""
+    from chunkpress.expand import expand
+
+    rules = np.array([[0, 0]] + [[256 + k, 256 + k] for k in range(47)], dtype=np.int64)
+    symbols = np.full(1 << 16, 256 + 47, dtype=np.int64)
+    with pytest.raises(FormatError, match="does not match"):
+        expand(rules, symbols, max_length=0)
+    with pytest.raises(FormatError, match="more than the limit"):
+        expand(rules, symbols)
