@@ -71,13 +71,29 @@ def _write_anonymous(target: Path, data: bytes, force: bool) -> bool:
         os.close(fd)
 
 
+def _write_stdout(data: bytes) -> None:
+    """All of ``data`` to standard output, or an error: a short write (a full disk, a file size
+    limit) is never taken for success."""
+    try:
+        if sys.stdout is None:
+            raise OSError("it is closed")
+        sys.stdout.flush()
+        fd = sys.stdout.fileno()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view[: 1 << 20]) :]
+    except BrokenPipeError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write to standard output: {getattr(exc, 'strerror', None) or exc}") from None
+
+
 def write_output(path: str, data: bytes, force: bool = False) -> None:
     """Write ``data`` to ``path`` so that an error, an interrupt or a kill leaves either the old
     file or nothing: an unnamed file linked in when complete (Linux), else a temporary file in
     the same folder renamed at the end."""
     if path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        _write_stdout(data)
         return
     check_writable(path, force)
     target = Path(path)

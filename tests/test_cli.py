@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +136,15 @@ def test_a_reader_that_quits_early_gets_no_traceback(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait() == 141
     assert "Traceback" not in err and err == ""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_on_stdout_is_an_error_not_a_cut_file(tmp_path, alice_copy):
+    assert run("compress", alice_copy, "--scorer", "repair", "--max-rules", "50")[0] == 0
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "chunkpress.cli", "decompress", f"{alice_copy}.cpz", "-o", "-"],
+                              stdout=full, stderr=subprocess.PIPE)
+    assert proc.returncode != 0 and b"No space left" in proc.stderr and b"Traceback" not in proc.stderr
+    closed = subprocess.run(f"'{sys.executable}' -m chunkpress.cli decompress '{alice_copy}.cpz' -o - >&-",
+                            shell=True, stderr=subprocess.PIPE)
+    assert closed.returncode != 0 and b"standard output" in closed.stderr and b"Traceback" not in closed.stderr
