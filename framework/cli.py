@@ -73,7 +73,7 @@ def _default_output(path: str, compressing: bool) -> str:
 
 
 def _same_file(a: str, b: str) -> bool:
-    return a != "-" and b != "-" and os.path.exists(b) and os.path.samefile(a, b)
+    return a != "-" and b != "-" and os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
 
 
 def _tokenizer(path: str):

@@ -160,8 +160,12 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
             raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: invalid TOML: the file is not UTF-8") from None
     for key, value in (overrides or {}).items():
         if key == "limits":
+            if not isinstance(raw.get("limits") or {}, dict):
+                raise ConfigError(f"{where}: [limits] must be a table, got {raw['limits']!r}")
             raw["limits"] = {**(raw.get("limits") or {}), **value}
         elif key in ROLES and isinstance(value, str):
             current = raw.get(key)

@@ -72,3 +72,12 @@ def test_overrides_replace_component_and_merge_limits(registry, tmp_path):
     assert cfg.limits.max_rules == 7 and cfg.limits.min_count == 2
     same = load_config(path, registry, {"coder": "varint-zstd"})
     assert same.coder.params.level == 5  # same name keeps its params
+
+
+def test_a_config_that_is_not_utf8_or_has_scalar_limits_is_a_config_error(registry, tmp_path):
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b"\xff\xfe[scorer]\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(bad, registry)
+    with pytest.raises(ConfigError, match=r"\[limits\] must be a table"):
+        load_config(write(tmp_path, "limits = 5"), registry, {"limits": {"max_rules": 5}})
