@@ -14,6 +14,8 @@ param is in the archive header, so the decoder builds the same model.
 
 from __future__ import annotations
 
+import mmap
+
 import attrs
 import numba
 import numpy as np
@@ -52,6 +54,11 @@ def _pow2_at_least(x: int) -> int:
     return 1 << max(0, int(x) - 1).bit_length()
 
 
+#: most bits of the open chunk's key that select the third APM's table (small enough to stay
+#: in cache: every bit reads it)
+APM3_BITS = 10
+
+
 def model_sizes(n: int, memory: int) -> dict:
     """Table sizes (entries) for a text of ``n`` bytes: a function of the header's fields only."""
     return {
@@ -59,7 +66,7 @@ def model_sizes(n: int, memory: int) -> dict:
         "match": max(1 << 12, min(1 << 22, _pow2_at_least(n))),
         "boundary": max(1 << 12, min(1 << 22, _pow2_at_least(n))),
         # bits of the open chunk's key that pick the third APM's table
-        "apm3_bits": max(2, min(10, n.bit_length() - 10)),
+        "apm3_bits": max(2, min(APM3_BITS, n.bit_length() - 10)),
     }
 
 
@@ -196,12 +203,27 @@ def _max_prefixes(n: int) -> int:
     return 16 * n + (1 << 20)
 
 
+def _zeros(n: int, dtype) -> np.ndarray:
+    """Zeroed memory for a large table read at random: on Linux in huge pages where the kernel
+    allows them (one TLB entry per 2 MB instead of per 4 KB: the model's lookups miss the TLB
+    far less). The contents, and so the archive, are the same either way."""
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes >= 1 << 22 and hasattr(mmap, "MADV_HUGEPAGE"):
+        try:
+            region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            region.madvise(mmap.MADV_HUGEPAGE)
+            return np.frombuffer(region, dtype=dtype)
+        except (OSError, ValueError):
+            pass
+    return np.zeros(n, dtype=dtype)
+
+
 class Model:
     """The tables of one run of the model (fresh for every encode and decode)."""
 
     def __init__(self, n: int, memory: int):
         s = model_sizes(n, memory)
-        self.ht = np.zeros(s["hash_bytes"], dtype=np.uint8)
+        self.ht = _zeros(s["hash_bytes"], np.uint8)
         self.t1 = np.zeros(1 << 16, dtype=np.uint8)
         first = np.full(256, 1 << 21, dtype=np.int32)  # each model's map starts at the states' own estimate
         first[: cmm.STATE_P.size] = cmm.STATE_P
@@ -209,12 +231,12 @@ class Model:
         self.sm_n = np.zeros(cmm.N_HASHED * 256, dtype=np.int32)
         self.mm_p = np.full(64 * 256 + 256, 1 << 21, dtype=np.int32)
         self.mm_n = np.zeros(self.mm_p.size, dtype=np.int32)
-        self.mm_ht = np.zeros(s["match"], dtype=np.int32)
+        self.mm_ht = _zeros(s["match"], np.int32)
         self.w1 = np.full((cmm.SET1, cmm.N_INPUTS), 1 << 14, dtype=np.int32)
         self.w2 = np.full((16 * 256, cmm.N_INPUTS), 1 << 14, dtype=np.int32)
-        self.a1_t, self.a1_n = cmm.apm_tables(256)
-        self.a2_t, self.a2_n = cmm.apm_tables(1 << 16)
-        self.a3_t, self.a3_n = cmm.apm_tables(256 << s["apm3_bits"])
+        self.a1 = cmm.apm_table(256)
+        self.a2 = cmm.apm_table(1 << 16)
+        self.a3 = cmm.apm_table(256 << s["apm3_bits"])
         self.bd_p = np.full(s["boundary"], 1 << 21, dtype=np.int32)
         self.bd_n = np.zeros(s["boundary"], dtype=np.int32)
         self.bw = np.full((16, 4), 1 << 14, dtype=np.int32)
@@ -222,9 +244,9 @@ class Model:
     def run(self, decode, text, starts, symbols, n_symbols, d: Dictionary, out, inp, flags, ac, coded_parse):
         return cmm.code_text(decode, text, starts, symbols, n_symbols, d.keys, d.used, d.start, d.size, d.ids,
                              d.pos, self.ht, self.t1, self.sm_p, self.sm_n, self.mm_p, self.mm_n, self.mm_ht,
-                             self.w1, self.w2, self.a1_t, self.a1_n, self.a2_t, self.a2_n, self.bd_p, self.bd_n,
+                             self.w1, self.w2, self.a1, self.a2, self.bd_p, self.bd_n,
                              self.bw, out, inp, flags, ac, d.prefix_keys, d.prefix_used, coded_parse,
-                             self.a3_t, self.a3_n)
+                             self.a3)
 
 
 _EMPTY = np.zeros(0, dtype=np.uint8)

@@ -153,6 +153,8 @@ MATCH_MIN = 6
 SM_LIMIT = 1023
 #: the mixers' learning rate (error in 1/4096 times this, weights in 1/65536)
 MIX_RATE = 16
+#: errors (times MIX_RATE) at or below this leave the weights as they are
+MIX_SKIP = 16 * 64
 SET1 = 11 * 8
 _APM_STEPS = 33
 #: rate table: 65536 / (n + 1.5), the step of an adaptive probability seen n times
@@ -294,22 +296,32 @@ def _adapt(p, n, i, y, limit):
 
 
 @numba.njit(cache=True, inline="always")
-def _apm(t, n, ctx, pr):
+def _apm(t, ctx, pr):
     """An adaptive map from (context, input probability) to probability: returns (p, index of
-    the nearer knot to update)."""
+    the nearer knot to update). ``t[i] = (P(1) in 1/2^22, count)``: one cache line a read."""
     s = (STRETCH[pr] + 2048) * (_APM_STEPS - 1)
     lo = s >> 12
     w = s & 4095
     i = ctx * _APM_STEPS + lo
-    p = ((t[i] >> 10) * (4096 - w) + (t[i + 1] >> 10) * w) >> 12
+    p = ((t[i, 0] >> 10) * (4096 - w) + (t[i + 1, 0] >> 10) * w) >> 12
     return p, (i + 1 if w >= 2048 else i)
 
 
-def apm_tables(contexts: int) -> tuple[np.ndarray, np.ndarray]:
-    t = np.empty(contexts * _APM_STEPS, dtype=np.int32)
+def apm_table(contexts: int) -> np.ndarray:
+    """Each context's knots start on the identity map, counted as 6 observations."""
+    t = np.empty((contexts * _APM_STEPS, 2), dtype=np.int32)
     knots = np.array([squash((k - 16) * 128) for k in range(_APM_STEPS)], dtype=np.int32) << 10
-    t[:] = np.tile(knots, contexts)
-    return t, np.full(t.size, 6, dtype=np.int32)
+    t[:, 0] = np.tile(knots, contexts)
+    t[:, 1] = 6
+    return t
+
+
+@numba.njit(cache=True, inline="always")
+def _adapt_apm(t, i, y):
+    c = t[i, 1]
+    t[i, 0] += (((y << 22) - t[i, 0]) * _RATE[c]) >> 16
+    if c < 255:
+        t[i, 1] = c + 1
 
 
 # ---------------------------------------------------------------- the text model
@@ -329,10 +341,10 @@ def _lookup(keys, used, key):
 
 @numba.njit(cache=True)
 def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start, group_size, group_ids,
-              group_pos, ht, t1, sm_p, sm_n, mm_p, mm_n, mm_ht, w1, w2, a1_t, a1_n, a2_t, a2_n,
-              bd_p, bd_n, bw, out, inp, flags, ac, prefix_keys, prefix_used, coded_parse, a3_t, a3_n):
+              group_pos, ht, t1, sm_p, sm_n, mm_p, mm_n, mm_ht, w1, w2, a1, a2,
+              bd_p, bd_n, bw, out, inp, flags, ac, prefix_keys, prefix_used, coded_parse, a3):
     apm3_bits = 0
-    while (256 << apm3_bits) * _APM_STEPS < a3_t.size:
+    while (256 << apm3_bits) * _APM_STEPS < a3.shape[0]:
         apm3_bits += 1
     """Code (encoder) or decode ``text`` and, with ``coded_parse``, its chunk parse. Encoder:
     ``starts[i]`` is 1 where a chunk starts and ``symbols`` holds the parse. Decoder: both are
@@ -437,9 +449,9 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
             p1 = squash(dot1)
             p2 = squash(dot2)
             pm = squash((dot1 + dot2) >> 1)
-            pa1, ia1 = _apm(a1_t, a1_n, c0, pm)
-            pa2, ia2 = _apm(a2_t, a2_n, i1 & 0xFFFF, pm)
-            pa3, ia3 = _apm(a3_t, a3_n, (a3_ctx << 8) | c0, pm)
+            pa1, ia1 = _apm(a1, c0, pm)
+            pa2, ia2 = _apm(a2, i1 & 0xFFFF, pm)
+            pa3, ia3 = _apm(a3, (a3_ctx << 8) | c0, pm)
             p = (pm + pa1 + pa2 + pa3 + 2) >> 2
             p = max(1, min(4095, p))
             # ---- code
@@ -455,14 +467,18 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
                 ht[ptr[m] + nib] = NEXT_STATE[s, y]
                 _adapt(sm_p, sm_n, (m << 8) + s, y, SM_LIMIT)
             _adapt(mm_p, mm_n, mctx, y, 1023)
+            # a mixer that was nearly right learns nothing worth the time
             e1 = ((y << 12) - p1) * MIX_RATE
+            if e1 > MIX_SKIP or e1 < -MIX_SKIP:
+                for k in range(N_INPUTS):
+                    w1[s1, k] += (tx[k] * e1) >> 16
             e2 = ((y << 12) - p2) * MIX_RATE
-            for k in range(N_INPUTS):
-                w1[s1, k] += (tx[k] * e1) >> 16
-                w2[s2, k] += (tx[k] * e2) >> 16
-            _adapt(a1_t, a1_n, ia1, y, 255)
-            _adapt(a2_t, a2_n, ia2, y, 255)
-            _adapt(a3_t, a3_n, ia3, y, 255)
+            if e2 > MIX_SKIP or e2 < -MIX_SKIP:
+                for k in range(N_INPUTS):
+                    w2[s2, k] += (tx[k] * e2) >> 16
+            _adapt_apm(a1, ia1, y)
+            _adapt_apm(a2, ia2, y)
+            _adapt_apm(a3, ia3, y)
             c0 = (c0 << 1) | bit
         byte = c0 & 255
         if decode:
