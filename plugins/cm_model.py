@@ -349,7 +349,8 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
     """Code (encoder) or decode ``text`` and, with ``coded_parse``, its chunk parse. Encoder:
     ``starts[i]`` is 1 where a chunk starts and ``symbols`` holds the parse. Decoder: both are
     filled in. Returns the number of chunks, or -1 (a boundary the dictionary cannot explain),
-    -2 (more chunks than the header says), -3 (the text ends inside a non-dictionary chunk).
+    -2 (more chunks than the header says), -3 (the text ends inside a non-dictionary chunk),
+    -4 (the decoder read past the payload's end).
 
     Without ``coded_parse`` no boundary is coded: the chunk contexts follow the segmentation
     both sides compute from the bytes alone, a chunk going on while it is still a prefix of
@@ -383,6 +384,8 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
     m_ptr = 0
     m_len = 0
     for i in range(n):
+        if ac[_BAD]:
+            return -4  # read past the end of the payload: corrupt, stop now
         c1 = np.int64(hist & _M8)
         # ---- contexts for this byte
         if use_bytes:
@@ -651,6 +654,8 @@ def code_rules(decode, rules, base, out, inp, ac, p, n):
     mask = np.uint64(RULE_HASHED - 1)
     last_left = 0
     for k in range(rules.shape[0]):
+        if ac[_BAD]:  # past the end of the section: the counts are forged, stop now
+            return -1
         limit = base + k
         left_nb = 0
         for side in range(2):

@@ -109,6 +109,7 @@ def _archive(payload: bytes, length: int, params=None) -> bytes:
     [1000, 0, 0, 0],            # text but no symbols
     [1000, 10, 2**40, 0],       # absurd rule count
     [1000, 10, 0, 99],          # rules section past the end
+    [1000, 10, 10**7, 2],       # ten million rules in a 2-byte section
 ])
 def test_forged_counts_are_refused_fast(registry, fields):
     start = time.perf_counter()
