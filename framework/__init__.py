@@ -1,6 +1,11 @@
 """chunkpress: compress text by growing a dictionary of chunks."""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("chunkpress")  # one place for the version: pyproject.toml
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
 
 from chunkpress.descriptors import CoderInfo, NoParams, RewriterInfo, ScorerInfo  # noqa: E402
 from chunkpress.errors import (  # noqa: E402
@@ -12,8 +17,27 @@ from chunkpress.errors import (  # noqa: E402
 )
 from chunkpress.hookspecs import hookimpl  # noqa: E402
 
+
+
+def compress(data: bytes, config=None, **overrides) -> bytes:
+    """One-shot: an archive of ``data`` (a config path, or None for the built-in defaults;
+    ``overrides`` as in :meth:`chunkpress.pipeline.Pipeline.from_config`, e.g. ``coder="cm"``)."""
+    from .pipeline import Pipeline
+
+    return Pipeline.from_config(config, **overrides).compress(data)
+
+
+def decompress(archive: bytes) -> bytes:
+    """One-shot: the original bytes of an archive (FormatError if anything does not verify)."""
+    from .pipeline import decompress as _decompress
+
+    return _decompress(archive)
+
+
 __all__ = [
     "__version__",
+    "compress",
+    "decompress",
     "hookimpl",
     "ScorerInfo",
     "RewriterInfo",

@@ -75,3 +75,15 @@ def test_id_order_ablation_round_trips_and_differs(registry, alice):
     a, b = by_rank.compress(alice), by_id.compress(alice)
     assert decompress(a, registry) == alice and decompress(b, registry) == alice
     assert len(a) < len(b)  # frequency order helps zlib (seed 3's finding)
+
+
+def test_one_shot_api():
+    import chunkpress
+
+    data = INPUTS["udhr_arb"]
+    archive = chunkpress.compress(data, scorer="repair", limits={"max_rules": 100}, coder="cm")
+    assert chunkpress.decompress(archive) == data
+    assert inspect(archive)["codec"] == "chunkpress.cm.v1"
+    with pytest.raises(FormatError):
+        chunkpress.decompress(archive[:-5])
+    assert chunkpress.__version__[0].isdigit()
