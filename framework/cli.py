@@ -265,7 +265,7 @@ def cmd_plugins(args) -> int:
 
 
 def _add_pipeline_options(p) -> None:
-    p.add_argument("-c", "--config", help="TOML config (default: built-in mdl + linked + varint-zstd)")
+    p.add_argument("-c", "--config", help="TOML config (default: built-in mdl + linked + combinatorial)")
     p.add_argument("--scorer", help="scorer name (overrides the config)")
     p.add_argument("--rewriter", help="rewriter name (overrides the config)")
     p.add_argument("--coder", help="coder name (overrides the config)")

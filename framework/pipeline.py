@@ -1,7 +1,7 @@
 """The Python API: fit a pipeline on bytes, compress, decompress, inspect.
 
     >>> import chunkpress.pipeline as cp
-    >>> pipe = cp.Pipeline.from_config()                     # mdl + linked + varint-zstd
+    >>> pipe = cp.Pipeline.from_config()                     # mdl + linked + combinatorial
     >>> result = pipe.fit(open("alice29.txt", "rb").read())  # rules, symbols, trace
     >>> archive = pipe.compress(open("alice29.txt", "rb").read())
     >>> cp.decompress(archive) == open("alice29.txt", "rb").read()
