@@ -95,11 +95,11 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
     if (
         not isinstance(header.codec, str)
         or not isinstance(header.params, dict)
-        or not isinstance(header.length, int)
+        or type(header.length) is not int  # JSON true is a bool, not a length
         or not 0 <= header.length <= MAX_LENGTH
         or not isinstance(header.blake2b, str)
         or not (header.rules is None or (isinstance(header.rules, dict) and set(header.rules) == {"blake2b", "count"}
-                                         and isinstance(header.rules["count"], int) and 0 <= header.rules["count"] < 1 << 31))
+                                         and type(header.rules["count"]) is int and 0 <= header.rules["count"] < 1 << 31))
     ):
         raise FormatError("corrupt archive header: a field has the wrong type or range")
     return header, archive[pos + hlen :], pos + hlen + CHECK_BYTES

@@ -37,16 +37,21 @@ TRACE_DTYPE = np.dtype(
 )
 
 
+def _not_bool(_inst, attribute, value):
+    if isinstance(value, bool):  # TOML true is an int to Python; a count it is not
+        raise TypeError(f"'{attribute.name}' must be an integer, got {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class Limits:
     """Stop rules besides the scorer's own: a dictionary-size cap and a minimum pair count."""
 
     max_rules: int | None = attrs.field(
         default=None,
-        validator=attrs.validators.optional([attrs.validators.instance_of(int), attrs.validators.ge(0)]),
+        validator=attrs.validators.optional([_not_bool, attrs.validators.instance_of(int), attrs.validators.ge(0)]),
     )
     min_count: int = attrs.field(
-        default=1, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)]
+        default=1, validator=[_not_bool, attrs.validators.instance_of(int), attrs.validators.ge(1)]
     )
 
 

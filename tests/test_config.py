@@ -81,3 +81,8 @@ def test_a_config_that_is_not_utf8_or_has_scalar_limits_is_a_config_error(regist
         load_config(bad, registry)
     with pytest.raises(ConfigError, match=r"\[limits\] must be a table"):
         load_config(write(tmp_path, "limits = 5"), registry, {"limits": {"max_rules": 5}})
+
+
+def test_a_boolean_is_not_a_count(registry, tmp_path):
+    with pytest.raises(ConfigError, match="bad \\[limits\\]"):
+        load_config(write(tmp_path, "[limits]\nmax_rules = true"), registry)

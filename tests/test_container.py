@@ -89,3 +89,8 @@ def test_every_single_byte_flip_is_caught(registry, archive):
         except FormatError:
             continue
         assert out == original  # only possible if the flip hit a byte that carries no information
+
+
+def test_a_boolean_length_is_refused():
+    with pytest.raises(FormatError, match="wrong type"):
+        unpack(pack(Header(codec="chunkpress.raw-zlib.v1", params={}, length=True, blake2b="0" * 32), b"x"))
