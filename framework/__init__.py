@@ -18,7 +18,6 @@ from chunkpress.errors import (  # noqa: E402
 from chunkpress.hookspecs import hookimpl  # noqa: E402
 
 
-
 def compress(data: bytes, config=None, **overrides) -> bytes:
     """One-shot: an archive of ``data`` (a config path, or None for the built-in defaults;
     ``overrides`` as in :meth:`chunkpress.pipeline.Pipeline.from_config`, e.g. ``coder="cm"``)."""

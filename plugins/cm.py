@@ -3,12 +3,13 @@
 The rules are coded first (each part's bit length, then its top bits, adaptively); then the
 text that the symbols spell is coded bit by bit by the compiled model in
 :mod:`chunkpress.plugins.cm_model` (orders 1-6, a word and a match model over the bytes, the open
-chunk and the one or two chunks before it), with a bit after each byte that says whether a new
-chunk starts there. The decoder rebuilds the text, the chunk boundaries and so the symbols.
+chunk and the one or two chunks before it). With ``parse = "exact"`` a bit after each byte says,
+where the dictionary leaves a choice, whether a new chunk starts there, and the decoder rebuilds
+the very symbols; with ``parse = "longest"`` it returns the longest-match parse of the text.
 
 Payload (codec ``chunkpress.cm.v1``): LEB128 ``N S R L``, then ``L`` bytes of coded rules, then
 the coded text. ``N`` bytes of text, ``S`` symbols, ``R`` rules. The hash table's size is
-``min(2^memory, 16 N rounded up to a power of two)`` bytes (at least 64 KiB): the ``memory``
+``min(2^memory, 32 N rounded up to a power of two)`` bytes (at least 64 KiB): the ``memory``
 param is in the archive header, so the decoder builds the same model.
 """
 
@@ -71,7 +72,8 @@ def model_sizes(n: int, memory: int) -> dict:
 
 
 def model_bytes(n: int, memory: int) -> int:
-    """Memory the model allocates for ``n`` bytes of text (checked before decoding)."""
+    """Memory the model allocates for ``n`` bytes of text, counted at 8 bytes an entry (the
+    tables are int32 now: a safe upper bound, checked before decoding)."""
     s = model_sizes(n, memory)
     fixed = 8 * 2 * (cmm.N_HASHED * 256 + 64 * 256 + 256 + 33 * (256 + 65536 + (256 << s["apm3_bits"]))) + 8 * cmm.N_INPUTS * (cmm.SET1 + 16 * 256) + 65536
     return s["hash_bytes"] + 8 * s["match"] + 16 * s["boundary"] + fixed
@@ -132,13 +134,10 @@ def _key_set(keys):
     size = 1
     while size < 2 * keys.size:
         size *= 2
-    mask = np.uint64(size - 1)
     table = np.zeros(size, dtype=np.uint64)
     used = np.zeros(size, dtype=np.uint8)
     for key in keys:
-        i = np.int64(key & mask)
-        while used[i] and table[i] != key:
-            i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
+        i = cmm.table_slot(table, used, key)
         used[i] = 1
         table[i] = key
     return table, used
@@ -152,7 +151,6 @@ def _build_table(keys, order):
     size = 1
     while size < 2 * m:
         size *= 2
-    mask = np.uint64(size - 1)
     table = np.zeros(size, dtype=np.uint64)
     used = np.zeros(size, dtype=np.uint8)
     start = np.zeros(size, dtype=np.int64)
@@ -161,9 +159,7 @@ def _build_table(keys, order):
     for r in range(m):
         s = order[r]
         key = keys[s]
-        i = np.int64(key & mask)
-        while used[i] and table[i] != key:
-            i = np.int64((np.uint64(i) + np.uint64(1)) & mask)
+        i = cmm.table_slot(table, used, key)
         if not used[i]:
             used[i] = 1
             table[i] = key
@@ -268,7 +264,10 @@ def _decode_rules(stream: bytes, r: int) -> np.ndarray:
     rules = np.zeros((r, 2), dtype=np.int64)
     ac = cmm.coder_start(True, inp)
     p = np.full(cmm.RULE_CONTEXTS, 1 << 15, dtype=np.int64)
-    if cmm.code_rules(True, rules, BYTE_SYMBOLS, _EMPTY, inp, ac, p, np.zeros(p.size, dtype=np.int64)) < 0 or ac[5]:
+    status = cmm.code_rules(True, rules, BYTE_SYMBOLS, _EMPTY, inp, ac, p, np.zeros(p.size, dtype=np.int64))
+    if ac[5]:
+        raise FormatError("corrupt cm payload: the rules section ends early")
+    if status < 0:
         raise FormatError("corrupt cm payload: a rule refers to a symbol not defined before it")
     if ac[3] != inp.size:
         raise FormatError("corrupt cm payload: the rules section has trailing bytes")

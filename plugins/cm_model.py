@@ -327,25 +327,28 @@ def _adapt_apm(t, i, y):
 # ---------------------------------------------------------------- the text model
 
 
+@numba.njit(cache=True, inline="always")
+def table_slot(keys, used, key):
+    """Slot of ``key`` in an open-addressing table (size a power of 2): where it is, or the
+    empty slot where it goes."""
+    mask = np.uint64(keys.size - 1)
+    i = np.int64(key & mask)
+    while used[i] and keys[i] != key:
+        i = np.int64((np.uint64(i) + _ONE) & mask)
+    return i
+
+
 @numba.njit(cache=True)
 def _lookup(keys, used, key):
     """Slot of ``key`` in an open-addressing table (size a power of 2), or -1."""
-    mask = np.uint64(keys.size - 1)
-    i = np.int64(key & mask)
-    while used[i]:
-        if keys[i] == key:
-            return i
-        i = np.int64((np.uint64(i) + _ONE) & mask)
-    return -1
+    i = table_slot(keys, used, key)
+    return i if used[i] else -1
 
 
 @numba.njit(cache=True)
 def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start, group_size, group_ids,
               group_pos, ht, t1, sm_p, sm_n, mm_p, mm_n, mm_ht, w1, w2, a1, a2,
               bd_p, bd_n, bw, out, inp, flags, ac, prefix_keys, prefix_used, coded_parse, a3):
-    apm3_bits = 0
-    while (256 << apm3_bits) * _APM_STEPS < a3.shape[0]:
-        apm3_bits += 1
     """Code (encoder) or decode ``text`` and, with ``coded_parse``, its chunk parse. Encoder:
     ``starts[i]`` is 1 where a chunk starts and ``symbols`` holds the parse. Decoder: both are
     filled in. Returns the number of chunks, or -1 (a boundary the dictionary cannot explain),
@@ -355,6 +358,9 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
     Without ``coded_parse`` no boundary is coded: the chunk contexts follow the segmentation
     both sides compute from the bytes alone, a chunk going on while it is still a prefix of
     some dictionary chunk (maximal munch, no look-ahead). Returns 0."""
+    apm3_bits = 0  # the third APM's table holds 256 << apm3_bits contexts
+    while (256 << apm3_bits) * _APM_STEPS < a3.shape[0]:
+        apm3_bits += 1
     n = text.size
     hmask = np.uint64((ht.size >> 4) - 1)
     mmask = np.uint64(mm_ht.size - 1)

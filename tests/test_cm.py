@@ -2,7 +2,6 @@
 
 import lzma
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
