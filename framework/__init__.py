@@ -7,15 +7,15 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-from chunkpress.descriptors import CoderInfo, NoParams, RewriterInfo, ScorerInfo  # noqa: E402
-from chunkpress.errors import (  # noqa: E402
+from .plugin.descriptors import CoderInfo, NoParams, RewriterInfo, ScorerInfo  # noqa: E402
+from .errors import (  # noqa: E402
     ChunkpressError,
     ConfigError,
     FormatError,
     InputError,
     PluginError,
 )
-from chunkpress.hookspecs import hookimpl  # noqa: E402
+from .plugin.hookspecs import hookimpl  # noqa: E402
 
 
 def compress(data: bytes, config=None, **overrides) -> bytes:

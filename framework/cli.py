@@ -8,9 +8,9 @@ import os
 import sys
 import time
 
-import chunkpress
-from chunkpress.errors import ChunkpressError, InputError
-from chunkpress.fileio import check_writable, read_input, write_output
+from . import __version__, __doc__ as PACKAGE_DOC
+from .errors import ChunkpressError, InputError
+from .fileio import check_writable, read_input, write_output
 
 SUFFIX = ".cpz"
 
@@ -57,7 +57,7 @@ def _overrides(args) -> dict:
 
 
 def _pipeline(args):
-    from chunkpress.pipeline import Pipeline
+    from .pipeline import Pipeline
 
     return Pipeline.from_config(args.config, **_overrides(args))
 
@@ -77,7 +77,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def _tokenizer(path: str):
-    from chunkpress.tokenizer import Tokenizer
+    from .text.tokenizer import Tokenizer
 
     return Tokenizer.from_rules_file(read_input(path))
 
@@ -105,7 +105,7 @@ def cmd_compress(args) -> int:
 
 
 def cmd_decompress(args) -> int:
-    from chunkpress.pipeline import decompress
+    from .pipeline import decompress
 
     out = args.output or _default_output(args.input, False)
     if args.input != "-" and _same_file(args.input, out):
@@ -118,9 +118,9 @@ def cmd_decompress(args) -> int:
 
 
 def cmd_train(args) -> int:
-    from chunkpress.rulesfile import dump_rules
-    from chunkpress.traceio import trace_to_csv
-    from chunkpress.container import checksum
+    from .format.rulesfile import dump_rules
+    from .study.traceio import trace_to_csv
+    from .format.container import checksum
 
     pipe = _pipeline(args)
     rules_out = args.rules
@@ -136,14 +136,14 @@ def cmd_train(args) -> int:
     progress.done()
     if rules_out:
         meta = {"config": pipe.config.to_dict(), "length": len(data), "blake2b": checksum(data),
-                "chunkpress": chunkpress.__version__}
+                "chunkpress": __version__}
         write_output(rules_out, dump_rules(result.rules, meta), args.force)
     if args.trace:
         trace = result.trace
         if held_out is not None:
             from numpy.lib import recfunctions
 
-            from chunkpress.tokenizer import Tokenizer
+            from .text.tokenizer import Tokenizer
 
             curve = Tokenizer(result.rules, pipe.config.pretokenizer).code_length_curve(held_out)
             trace = recfunctions.append_fields(
@@ -197,7 +197,7 @@ def cmd_decode(args) -> int:
 
 
 def cmd_export_hf(args) -> int:
-    from chunkpress.hf import to_hf_json
+    from .text.hf import to_hf_json
 
     tokenizer = _tokenizer(args.rules)
     out = args.output or args.rules + ".tokenizer.json"
@@ -207,18 +207,18 @@ def cmd_export_hf(args) -> int:
 
 
 def cmd_import_hf(args) -> int:
-    from chunkpress.hf import from_hf_json
-    from chunkpress.rulesfile import dump_rules
+    from .text.hf import from_hf_json
+    from .format.rulesfile import dump_rules
 
     check_writable(args.output, args.force)
     rules, pre = from_hf_json(read_input(args.input).decode("utf-8", errors="strict"))
-    meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": chunkpress.__version__}
+    meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": __version__}
     write_output(args.output, dump_rules(rules, meta), args.force)
     return 0
 
 
 def cmd_study(args) -> int:
-    from chunkpress.study import load_study, run_study
+    from .study.runner import load_study, run_study
 
     study = load_study(args.study)
     out = args.out or str(__import__("pathlib").Path(args.study).parent / "results")
@@ -229,7 +229,7 @@ def cmd_study(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from chunkpress.pipeline import inspect
+    from .pipeline import inspect
 
     info = inspect(read_input(args.input))
     if args.json:
@@ -246,7 +246,7 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_plugins(args) -> int:
-    from chunkpress.registry import default_registry
+    from .plugin.registry import default_registry
 
     reg = default_registry()
     rows = list(reg.rows())
@@ -275,8 +275,8 @@ def _add_pipeline_options(p) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chunkpress", description=chunkpress.__doc__)
-    parser.add_argument("--version", action="version", version=f"chunkpress {chunkpress.__version__}")
+    parser = argparse.ArgumentParser(prog="chunkpress", description=PACKAGE_DOC)
+    parser.add_argument("--version", action="version", version=f"chunkpress {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -33,10 +33,10 @@ from typing import Any
 
 import attrs
 
-from chunkpress.errors import ChunkpressError, ConfigError
-from chunkpress.learner import Limits
-from chunkpress.pretokenize import NAMES as PRETOKENIZERS
-from chunkpress.registry import ROLES, Registry, default_registry
+from .errors import ChunkpressError, ConfigError
+from .engine.learner import Limits
+from .text.pretokenize import NAMES as PRETOKENIZERS
+from .plugin.registry import ROLES, Registry, default_registry
 
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.

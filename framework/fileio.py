@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from chunkpress.errors import InputError
+from .errors import InputError
 
 
 def read_input(path: str) -> bytes:

@@ -16,15 +16,15 @@ from typing import Callable
 import attrs
 import numpy as np
 
-from chunkpress import container
-from chunkpress.config import PipelineConfig, build_params, default_config, load_config
-from chunkpress.errors import ChunkpressError, ConfigError, FormatError
-from chunkpress.expand import expand
-from chunkpress.learner import FitResult, fit
-from chunkpress.limits import BYTES_PER_SYMBOL, check_allocation
-from chunkpress.pretokenize import pretoken_breaks
-from chunkpress.registry import Registry, default_registry
-from chunkpress.rewriting import as_symbols
+from .format import container
+from .config import PipelineConfig, build_params, default_config, load_config
+from .errors import ChunkpressError, ConfigError, FormatError
+from .format.expand import expand
+from .engine.learner import FitResult, fit
+from .format.limits import BYTES_PER_SYMBOL, check_allocation
+from .text.pretokenize import pretoken_breaks
+from .plugin.registry import Registry, default_registry
+from .plugin.rewriting import as_symbols
 
 
 class Pipeline:
@@ -60,8 +60,8 @@ class Pipeline:
         """Train on each distinct pre-token once, weighted by its count: no pair crosses a
         pre-token, so the counts, rules and trace are those of the whole text (as HF tokenizers
         trains BPE), at the cost of the distinct words only."""
-        from chunkpress.expand import symbol_lengths
-        from chunkpress.tokenizer import DistinctWords
+        from .format.expand import symbol_lengths
+        from .text.tokenizer import DistinctWords
 
         words = DistinctWords(arr, breaks)
         result = fit(words.buf, self._build("scorer"), rewriter, self.config.limits, breaks=words.breaks,

@@ -15,6 +15,6 @@ def alice() -> bytes:
 
 @pytest.fixture(scope="session")
 def registry():
-    from chunkpress.registry import build_registry
+    from chunkpress.plugin.registry import build_registry
 
     return build_registry(autoload=False)

@@ -111,7 +111,7 @@ def test_train_writes_rules_and_trace(tmp_path, alice_copy):
     reference = (DATA / "alice29.mdl.csv").read_text().splitlines()
     assert len(lines) == len(reference)
     assert lines[-1].split(",")[:11] == reference[-1].split(",")
-    from chunkpress.rulesfile import load_rules
+    from chunkpress.format.rulesfile import load_rules
 
     loaded, meta = load_rules(rules.read_bytes())
     assert len(loaded) == 2651 and meta["config"]["scorer"]["name"] == "mdl"

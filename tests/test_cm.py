@@ -8,12 +8,12 @@ import pytest
 
 from chunkpress import FormatError
 from chunkpress.config import load_config
-from chunkpress.container import pack, unpack
-from chunkpress.expand import expand
-from chunkpress.leb128 import encode_varints
+from chunkpress.format.container import pack, unpack
+from chunkpress.format.expand import expand
+from chunkpress.format.leb128 import encode_varints
 from chunkpress.pipeline import Pipeline, decode_archive, decompress, inspect
-from chunkpress.plugins.cm import CmCoder, CmParams
-from chunkpress.plugins.cm_model import NEXT_STATE, STRETCH, squash
+from chunkpress.plugins.coders.cm import CmCoder, CmParams
+from chunkpress.plugins.coders.cm_model import NEXT_STATE, STRETCH, squash
 from support import ROOT, read
 
 BEST = ROOT / "examples" / "context-mixing" / "best.toml"
@@ -96,7 +96,7 @@ def test_inspect_splits_dictionary_and_text(registry, alice_fit):
 
 
 def _archive(payload: bytes, length: int, params=None) -> bytes:
-    from chunkpress.container import Header, checksum
+    from chunkpress.format.container import Header, checksum
 
     return pack(Header(codec="chunkpress.cm.v1", params=params or {"memory": 16}, length=length,
                        blake2b=checksum(b"\0" * min(length, 1))), payload)

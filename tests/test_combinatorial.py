@@ -6,13 +6,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunkpress import FormatError
-from chunkpress.codelength import code_length
-from chunkpress.learner import Limits, fit
+from chunkpress.engine.codelength import code_length
+from chunkpress.engine.learner import Limits, fit
 from chunkpress.pipeline import Pipeline, decompress, inspect
-from chunkpress.plugins.combinatorial import CombinatorialCoder
-from chunkpress.plugins.linked import LinkedRewriter
-from chunkpress.plugins.mdl import MdlScorer
-from chunkpress.plugins.repair import RepairScorer
+from chunkpress.plugins.coders.combinatorial import CombinatorialCoder
+from chunkpress.plugins.rewriters.linked import LinkedRewriter
+from chunkpress.plugins.scorers.mdl import MdlScorer
+from chunkpress.plugins.scorers.repair import RepairScorer
 
 CODER = CombinatorialCoder()
 
@@ -97,7 +97,7 @@ def test_corrupt_payloads_never_give_wrong_output(registry, alice):
 
 
 def test_claimed_length_bounds_the_string(registry):
-    from chunkpress.container import Header, pack, unpack
+    from chunkpress.format.container import Header, pack, unpack
 
     archive = Pipeline.from_config(registry=registry, limits={"max_rules": 0}).compress(b"a" * 5000)
     header, payload, _ = unpack(archive)

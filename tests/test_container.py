@@ -5,7 +5,7 @@ import json
 import pytest
 
 from chunkpress import FormatError
-from chunkpress.container import MAGIC, Header, pack, unpack
+from chunkpress.format.container import MAGIC, Header, pack, unpack
 from chunkpress.pipeline import Pipeline, decompress
 from support import GOLDEN, read
 

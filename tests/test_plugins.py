@@ -8,7 +8,7 @@ import pytest
 import chunkpress
 from chunkpress import PluginError
 from chunkpress.pipeline import Pipeline, decompress
-from chunkpress.registry import BUILTIN_PLUGINS, build_registry
+from chunkpress.plugin.registry import BUILTIN_PLUGINS, build_registry
 from support import ROOT
 
 
@@ -86,14 +86,14 @@ def test_broken_plugin_is_reported_not_fatal(on_path):
 def test_duplicate_name_names_both_providers(on_path):
     fake_distribution(on_path, "cp_dup", {"dup": "cp_test_dup"}, {"cp_test_dup": """
         import chunkpress
-        from chunkpress.plugins.repair import RepairScorer
+        from chunkpress.plugins.scorers.repair import RepairScorer
         @chunkpress.hookimpl
         def register_scorers():
             return [chunkpress.ScorerInfo(name="mdl", factory=RepairScorer, summary="impostor")]
     """})
     with pytest.raises(PluginError) as err:
         build_registry(autoload=True)
-    assert "chunkpress.plugins.mdl" in str(err.value) and "dup" in str(err.value)
+    assert "chunkpress.plugins.scorers.mdl" in str(err.value) and "dup" in str(err.value)
 
 
 def test_unknown_plugin_lists_available(registry):

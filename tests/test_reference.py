@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from chunkpress.learner import Limits, fit
-from chunkpress.traceio import read_trace_csv
+from chunkpress.engine.learner import Limits, fit
+from chunkpress.study.traceio import read_trace_csv
 from support import DATA
 
 INTEGER_COLUMNS = ["m", "total_bits", "m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits", "s0", "s1", "k01"]
@@ -41,7 +41,7 @@ def test_scan_reproduces_mdl_reference(registry, alice):
 
 
 def test_code_length_of_bytes_matches_first_row(alice):
-    from chunkpress.codelength import code_length
+    from chunkpress.engine.codelength import code_length
 
     counts = np.bincount(np.frombuffer(alice, np.uint8), minlength=256)
     parts = code_length(256, len(alice), counts)
@@ -52,7 +52,7 @@ def test_code_length_of_bytes_matches_first_row(alice):
 @pytest.mark.parametrize("name", ["mdl", "pmi", "spmi", "repair"])
 def test_compiled_twins_equal_numpy_losses_bit_for_bit(registry, name):
     """The fused loop's losses are the scorers' numpy losses, to the last bit."""
-    from chunkpress import compiled_losses as cl
+    from chunkpress.engine import compiled_losses as cl
 
     scorer = registry.get("scorer", name).build()
     kind = cl.KINDS[scorer.compiled]

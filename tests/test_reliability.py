@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from chunkpress import ChunkpressError, FormatError
-from chunkpress.container import Header, pack, unpack
+from chunkpress.format.container import Header, pack, unpack
 from chunkpress.pipeline import Pipeline, decompress
 from support import read
 
@@ -145,7 +145,7 @@ def test_crafted_length_2_to_40_is_refused_fast(registry, codec):
 def test_crafted_dictionary_of_2_to_31_symbols_is_refused_fast(registry):
     import numba
 
-    from chunkpress.plugins import combinatorial as cb
+    from chunkpress.plugins.coders import combinatorial as cb
 
     @numba.njit
     def header_only(r, out):
@@ -165,7 +165,7 @@ def test_crafted_dictionary_of_2_to_31_symbols_is_refused_fast(registry):
     # and the varint model frame claiming 2^31 rules in a few bytes
     import zstandard
 
-    from chunkpress.leb128 import encode_varints
+    from chunkpress.format.leb128 import encode_varints
 
     model = zstandard.ZstdCompressor().compress(encode_varints([(1 << 31) - 256, 0, 0]))
     string = zstandard.ZstdCompressor().compress(b"")
@@ -220,7 +220,7 @@ def test_errors_are_chunkpress_errors():
 def test_lengths_that_wrap_int64_are_refused():
     """48 doubling rules make a 2^48-byte symbol; 2^16 copies spell 2^64 bytes, which int64
     wraps to 0: the expansion must refuse, not trust the wrapped sum and write past its buffer."""
-    from chunkpress.expand import expand
+    from chunkpress.format.expand import expand
 
     rules = np.array([[0, 0]] + [[256 + k, 256 + k] for k in range(47)], dtype=np.int64)
     symbols = np.full(1 << 16, 256 + 47, dtype=np.int64)

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkpress.learner import Limits, fit
-from chunkpress.plugins.linked import LinkedRewriter
-from chunkpress.plugins.scan import ScanRewriter, pair_table
+from chunkpress.engine.learner import Limits, fit
+from chunkpress.plugins.rewriters.linked import LinkedRewriter
+from chunkpress.plugins.rewriters.scan import ScanRewriter, pair_table
 from support import read
 
 SCORERS = ["mdl", "repair", "pmi", "spmi"]
@@ -86,7 +86,7 @@ def test_breaks_stop_pairs(registry):
 def test_gpt2_pretokenizer_matches_the_gpt2_pattern(alice):
     import re
 
-    from chunkpress.pretokenize import split
+    from chunkpress.text.pretokenize import split
 
     # on ASCII text the Unicode classes are the ASCII ones, so Python's re can state the pattern
     pattern = re.compile(rb"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+")
@@ -101,8 +101,8 @@ def test_gpt2_pretokenizer_equals_hf_bytelevel_on_unicode(alice):
     pytest.importorskip("tokenizers")
     from tokenizers import pre_tokenizers
 
-    from chunkpress.hf import byte_to_unicode
-    from chunkpress.pretokenize import split
+    from chunkpress.text.hf import byte_to_unicode
+    from chunkpress.text.pretokenize import split
 
     back = {v: k for k, v in byte_to_unicode().items()}
     hf = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -116,9 +116,9 @@ def test_gpt2_pretokenizer_equals_hf_bytelevel_on_unicode(alice):
 
 
 def test_word_level_rules_stay_inside_words(registry, alice):
-    from chunkpress.expand import expand
+    from chunkpress.format.expand import expand
     from chunkpress.pipeline import Pipeline
-    from chunkpress.pretokenize import split
+    from chunkpress.text.pretokenize import split
 
     pipe = Pipeline.from_config(registry=registry, scorer="repair", pretokenizer="gpt2", limits={"max_rules": 300})
     result = pipe.fit(alice)
@@ -134,7 +134,7 @@ def test_word_level_rules_stay_inside_words(registry, alice):
 def test_distinct_word_training_equals_whole_text(registry, alice, scorer, limit, pre):
     """Training on each distinct pre-token once, weighted by its count, is training on the text."""
     from chunkpress.pipeline import Pipeline
-    from chunkpress.pretokenize import pretoken_breaks
+    from chunkpress.text.pretokenize import pretoken_breaks
 
     data = alice + read("udhr_arb.txt")
     pipe = Pipeline.from_config(registry=registry, scorer=scorer, pretokenizer=pre,
@@ -149,8 +149,8 @@ def test_distinct_word_training_equals_whole_text(registry, alice, scorer, limit
 def test_growth_keeps_data_fills_records_and_never_leaves_a_view_dangling():
     from types import SimpleNamespace
 
-    from chunkpress.index import RECORD
-    from chunkpress.pairtable import grow, grown
+    from chunkpress.engine.index import RECORD
+    from chunkpress.engine.pairtable import grow, grown
 
     box = SimpleNamespace(a=np.arange(5))
     grow(box, "a", 8, -1)  # nothing else refers to it: resized in place
@@ -195,7 +195,7 @@ def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeyp
 @given(rows=st.lists(st.tuples(st.sampled_from([-1.5, 0.0, 2.0, float("nan")]), st.integers(0, 3), st.integers(0, 3)),
                      min_size=1, max_size=40))
 def test_lexicographic_argmin_is_lexsorts_first_row(rows):
-    from chunkpress.index import lexicographic_argmin
+    from chunkpress.engine.index import lexicographic_argmin
 
     loss, k, s = (np.array(col) for col in zip(*rows))
     assert lexicographic_argmin(loss, k, s) == np.lexsort((s, k, loss))[0]
@@ -206,7 +206,7 @@ def test_lexicographic_argmin_is_lexsorts_first_row(rows):
 def test_sort_in_place_sorts_and_leaves_the_rest(values, split):
     # the merge kernel's allocation-free sort: a prefix of the array, with scratch; nearly sorted
     # input (two ascending runs, as a merge's site lists are) takes its skip-the-merge path
-    from chunkpress.kernels import sort_in_place
+    from chunkpress.engine.kernels import sort_in_place
 
     for data in (values, sorted(values[:split]) + sorted(values[split:])):
         a = np.array(data + [7, 7], dtype=np.int32)

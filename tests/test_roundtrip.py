@@ -49,7 +49,7 @@ def test_fit_api_returns_rules_symbols_trace(registry, alice):
     assert result.rules.shape == (100, 2)
     assert len(result.trace) == 101
     assert result.trace["k01"][0] == 4377  # "e " is the most frequent pair of alice29
-    from chunkpress.expand import expand
+    from chunkpress.format.expand import expand
 
     assert expand(result.rules, result.symbols) == alice
 
@@ -62,7 +62,7 @@ def test_payload_corruption_is_detected(registry, alice):
 
 
 def test_varint_rank_order():
-    from chunkpress.plugins.varint import rank_table
+    from chunkpress.plugins.coders.varint import rank_table
 
     table, ranks = rank_table(np.array([5, 7, 7, 3, 7, 5]))
     assert table.tolist() == [7, 5, 3]

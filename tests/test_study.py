@@ -7,7 +7,7 @@ import pytest
 
 from chunkpress import ConfigError
 from chunkpress.cli import main
-from chunkpress.study import load_study, run_study
+from chunkpress.study.runner import load_study, run_study
 from support import DATA
 
 STUDY = f"""
@@ -88,7 +88,7 @@ def test_study_cli(tmp_path, capsys):
 
 def test_trace_plots(tmp_path, registry):
     from chunkpress.pipeline import Pipeline
-    from chunkpress.plots import plot_factor_vs_size, plot_stacked_parts
+    from chunkpress.study.plots import plot_factor_vs_size, plot_stacked_parts
 
     data = (DATA / "udhr_arb.txt").read_bytes()
     trace = Pipeline.from_config(registry=registry).fit(data).trace
@@ -100,7 +100,7 @@ def test_trace_plots(tmp_path, registry):
 
 def test_study_variant_reuses_a_rules_file(tmp_path, registry):
     from chunkpress.pipeline import Pipeline
-    from chunkpress.rulesfile import dump_rules
+    from chunkpress.format.rulesfile import dump_rules
 
     result = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 300}).fit((DATA / "alice29.txt").read_bytes())
     (tmp_path / "alice.rules").write_bytes(dump_rules(result.rules, {}))

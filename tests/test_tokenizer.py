@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from chunkpress.cli import main
-from chunkpress.hf import from_hf_json, to_hf_json
+from chunkpress.text.hf import from_hf_json, to_hf_json
 from chunkpress.pipeline import Pipeline
-from chunkpress.rulesfile import dump_rules
-from chunkpress.tokenizer import Tokenizer
+from chunkpress.format.rulesfile import dump_rules
+from chunkpress.text.tokenizer import Tokenizer
 from support import fixture_inputs, read
 
 FIXTURES = fixture_inputs()

@@ -15,7 +15,7 @@ import sys
 import time
 
 from chunkpress.pipeline import Pipeline
-from chunkpress.traceio import read_trace_csv
+from chunkpress.study.traceio import read_trace_csv
 
 COLUMNS = ["m", "total_bits", "m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits", "s0", "s1", "k01"]
 

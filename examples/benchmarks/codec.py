@@ -23,7 +23,7 @@ import numpy as np
 import zstandard
 
 from chunkpress.pipeline import Pipeline
-from chunkpress.plugins.combinatorial import CombinatorialCoder
+from chunkpress.plugins.coders.combinatorial import CombinatorialCoder
 
 HERE = Path(__file__).parent
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from chunkpress.hf import to_hf_json
+from chunkpress.text.hf import to_hf_json
 from chunkpress.pipeline import Pipeline
-from chunkpress.tokenizer import Tokenizer
+from chunkpress.text.tokenizer import Tokenizer
 
 HERE = Path(__file__).parent
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from chunkpress.pipeline import Pipeline
-from chunkpress.plots import plot_factor_vs_size, plot_stacked_parts
+from chunkpress.study.plots import plot_factor_vs_size, plot_stacked_parts
 
 HERE = Path(__file__).parent
 SIZES = {"100KB": 100_000, "1MB": 1_000_000, "10MB": 10_000_000}

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from chunkpress.pipeline import Pipeline
-from chunkpress.plots import plot_factor_vs_size
-from chunkpress.rulesfile import dump_rules
-from chunkpress.tokenizer import Tokenizer
+from chunkpress.study.plots import plot_factor_vs_size
+from chunkpress.format.rulesfile import dump_rules
+from chunkpress.text.tokenizer import Tokenizer
 
 HERE = Path(__file__).parent
 

@@ -9,7 +9,7 @@ Writes examples/scorers/rules.md.
 import argparse
 from pathlib import Path
 
-from chunkpress.expand import expand
+from chunkpress.format.expand import expand
 from chunkpress.pipeline import Pipeline
 
 HERE = Path(__file__).parent

@@ -12,7 +12,7 @@ import attrs
 import numpy as np
 
 import chunkpress
-from chunkpress.scoring import SplitScorer
+from chunkpress.plugin.scoring import SplitScorer
 
 
 @attrs.frozen(kw_only=True)

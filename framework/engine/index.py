@@ -1,0 +1,518 @@
+"""The candidate index: finds the best pair each step without rescanning every pair.
+
+Built on the scorers' split loss ``loss_a(N, m, k01) + loss_b(k01, k0, k1)``: pairs are grouped
+by joint count k01, each group is a pairing heap ordered by (loss_b, s0, s1), and the best pair
+is the minimum over the (few: at most sqrt(2N)) non-empty groups of ``loss_a(k01) + min loss_b``.
+After a merge only the pairs whose k01 changed, and (for scorers that use k0/k1) the pairs that
+contain one of the two merged symbols, are rescored: one vectorized scorer call per step.
+
+Scorers that do not split are rescored in full each step (vectorized), with the same tie rule:
+smallest loss, then lowest k01, then smallest (s0, s1).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .pairtable import EMPTY as _EMPTY
+from .pairtable import HASH_USED as _HASH_USED
+from .pairtable import N_SLOTS as _N_SLOTS
+from .pairtable import find_or_insert, grow, has_room, new_table, rehash
+from .kernels import kernel
+from ..plugin.scoring import Scorer
+
+# further meta fields after the pair table's
+_N_ACTIVE, _EPOCH = 2, 3
+
+
+#: One record per pair (64 bytes, one cache line): the heap and list operations touch a few
+#: fields of many scattered pairs, so keeping a pair's fields together saves a miss per field.
+#: bval: loss_b; k01: joint count (its group); mark: epoch of the last listing; ps0/ps1: the
+#: pair; child/sib/prev: pairing-heap links; lnext/lprev, rnext/rprev: the per-symbol lists
+#: (pairs by left and by right symbol).
+RECORD = np.dtype([
+    ("bval", np.float64), ("k01", np.int64), ("mark", np.int64),
+    ("ps0", np.int32), ("ps1", np.int32), ("child", np.int32), ("sib", np.int32), ("prev", np.int32),
+    ("lnext", np.int32), ("lprev", np.int32), ("rnext", np.int32), ("rprev", np.int32), ("pad", np.int32),
+])
+
+
+def new_records(size: int) -> np.ndarray:
+    """Room for ``size`` records; :func:`record_slot` writes each when its slot is made."""
+    return np.empty(size, dtype=RECORD)
+
+
+@numba.njit(cache=True, inline="always")
+def record_slot(s0, s1, table, meta, rec):
+    """Slot of the pair (s0, s1), with a fresh record (no count, in no heap or list) if new."""
+    made = meta[_N_SLOTS]
+    slot = find_or_insert(table, meta, s0, s1)
+    if slot == made:
+        r = rec[slot]
+        r.bval = 0.0
+        r.k01 = 0
+        r.mark = 0
+        r.ps0 = s0
+        r.ps1 = s1
+        r.child = _EMPTY
+        r.sib = _EMPTY
+        r.prev = _EMPTY
+        r.lnext = _EMPTY
+        r.lprev = _EMPTY
+        r.rnext = _EMPTY
+        r.rprev = _EMPTY
+    return slot
+
+
+# ---- pairing heaps, one per k01 group, over the records ----------------------------------------
+
+
+@numba.njit(cache=True, inline="always")
+def _less(x, y, rec):
+    bx = rec[x].bval
+    by = rec[y].bval
+    if bx != by:
+        return bx < by
+    if rec[x].ps0 != rec[y].ps0:
+        return rec[x].ps0 < rec[y].ps0
+    return rec[x].ps1 < rec[y].ps1
+
+
+@numba.njit(cache=True, inline="always")
+def _link(a, b, rec):
+    """Meld two roots; returns the new root."""
+    if _less(b, a, rec):
+        a, b = b, a
+    first = rec[a].child
+    rec[b].sib = first
+    if first != _EMPTY:
+        rec[first].prev = b
+    rec[b].prev = a
+    rec[a].child = b
+    return a
+
+
+@kernel
+def _merge_children(first, rec, scratch):
+    """Two-pass merge of a sibling list; returns the root of the result (or -1)."""
+    if first == _EMPTY:
+        return _EMPTY
+    n = 0
+    x = first
+    while x != _EMPTY:
+        y = rec[x].sib
+        rec[x].prev = _EMPTY
+        rec[x].sib = _EMPTY
+        if y == _EMPTY:
+            scratch[n] = x
+            n += 1
+            break
+        nxt = rec[y].sib
+        rec[y].prev = _EMPTY
+        rec[y].sib = _EMPTY
+        scratch[n] = _link(x, y, rec)
+        n += 1
+        x = nxt
+    root = scratch[n - 1]
+    for i in range(n - 2, -1, -1):
+        root = _link(scratch[i], root, rec)
+    return root
+
+
+@kernel
+def _heap_insert(g, slot, groot, rec):
+    rec[slot].child = _EMPTY
+    rec[slot].sib = _EMPTY
+    rec[slot].prev = _EMPTY
+    r = groot[g]
+    groot[g] = slot if r == _EMPTY else _link(r, slot, rec)
+
+
+@numba.njit(cache=True, inline="always")
+def _cut(slot, rec):
+    """Detach a non-root node (with its subtree) from its parent or left sibling."""
+    p = rec[slot].prev
+    s = rec[slot].sib
+    if rec[p].child == slot:
+        rec[p].child = s
+    else:
+        rec[p].sib = s
+    if s != _EMPTY:
+        rec[s].prev = p
+    rec[slot].sib = _EMPTY
+    rec[slot].prev = _EMPTY
+
+
+@kernel
+def _heap_remove(g, slot, groot, rec, scratch):
+    if groot[g] == slot:
+        groot[g] = _merge_children(rec[slot].child, rec, scratch)
+    else:
+        _cut(slot, rec)
+        sub = _merge_children(rec[slot].child, rec, scratch)
+        if sub != _EMPTY:
+            groot[g] = _link(groot[g], sub, rec)
+    rec[slot].child = _EMPTY
+    rec[slot].sib = _EMPTY
+    rec[slot].prev = _EMPTY
+
+
+# ---- groups and per-symbol lists ---------------------------------------------------------------
+
+
+@numba.njit(cache=True, inline="always")
+def _group_add(g, gsize, gactive, gpos, meta):
+    if gsize[g] == 0:
+        gpos[g] = meta[_N_ACTIVE]
+        gactive[meta[_N_ACTIVE]] = g
+        meta[_N_ACTIVE] += 1
+    gsize[g] += 1
+
+
+@numba.njit(cache=True, inline="always")
+def _group_drop(g, gsize, gactive, gpos, meta):
+    gsize[g] -= 1
+    if gsize[g] == 0:
+        last = gactive[meta[_N_ACTIVE] - 1]
+        gactive[gpos[g]] = last
+        gpos[last] = gpos[g]
+        gpos[g] = _EMPTY
+        meta[_N_ACTIVE] -= 1
+
+
+@numba.njit(cache=True, inline="always")
+def _lists_add(slot, rec, lhead, rhead):
+    """Put a pair first on its left symbol's and its right symbol's list."""
+    h = lhead[rec[slot].ps0]
+    rec[slot].lnext = h
+    rec[slot].lprev = _EMPTY
+    if h != _EMPTY:
+        rec[h].lprev = slot
+    lhead[rec[slot].ps0] = slot
+    h = rhead[rec[slot].ps1]
+    rec[slot].rnext = h
+    rec[slot].rprev = _EMPTY
+    if h != _EMPTY:
+        rec[h].rprev = slot
+    rhead[rec[slot].ps1] = slot
+
+
+@numba.njit(cache=True, inline="always")
+def _lists_remove(slot, rec, lhead, rhead):
+    p = rec[slot].lprev
+    n = rec[slot].lnext
+    if p != _EMPTY:
+        rec[p].lnext = n
+    else:
+        lhead[rec[slot].ps0] = n
+    if n != _EMPTY:
+        rec[n].lprev = p
+    p = rec[slot].rprev
+    n = rec[slot].rnext
+    if p != _EMPTY:
+        rec[p].rnext = n
+    else:
+        rhead[rec[slot].ps1] = n
+    if n != _EMPTY:
+        rec[n].rprev = p
+
+
+@numba.njit(cache=True)
+def ingest(cs0, cs1, ck01, touched, split, uses_parts, floor, table, meta, rec,
+           groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
+    """:func:`ingest_slots` for pairs given as (s0, s1): finds or adds their slots first."""
+    slots = np.empty(cs0.size, dtype=np.int64)
+    for i in range(cs0.size):
+        slots[i] = record_slot(cs0[i], cs1[i], table, meta, rec)
+    return ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
+                        groot, gsize, gactive, gpos, lhead, rhead, scratch, out)
+
+
+@kernel
+def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
+                 groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
+    """Apply new joint counts ``ck01`` to the pairs at ``slots`` and list every pair that needs
+    a new loss_b in ``out``.
+
+    Pairs whose k01 changed leave their group's heap (they will be inserted into their new
+    group). Pairs that only contain a touched symbol stay in their heap for now and are listed
+    after them; the return value is (number listed, number of the first kind). Only pairs with
+    k01 >= floor are on the per-symbol lists, so only they are rescored for a touched symbol."""
+    meta[_EPOCH] += 1
+    epoch = meta[_EPOCH]
+    n_out = 0
+    for i in range(slots.size):
+        slot = slots[i]
+        old = rec[slot].k01
+        new = ck01[i]
+        if old >= floor and rec[slot].mark != epoch and split:
+            _heap_remove(old, slot, groot, rec, scratch)
+            _group_drop(old, gsize, gactive, gpos, meta)
+        if uses_parts and split:
+            if old < floor <= new:
+                _lists_add(slot, rec, lhead, rhead)
+            elif new < floor <= old:
+                _lists_remove(slot, rec, lhead, rhead)
+        rec[slot].k01 = new
+        if rec[slot].mark != epoch:
+            rec[slot].mark = epoch
+            if new >= floor:
+                out[n_out] = slot
+                n_out += 1
+        elif new >= floor:
+            # listed twice in one batch: keep one entry
+            found = False
+            for j in range(n_out):
+                if out[j] == slot:
+                    found = True
+                    break
+            if not found:
+                out[n_out] = slot
+                n_out += 1
+    n_moved = n_out
+    if uses_parts and split:
+        for t in touched:
+            slot = lhead[t]
+            while slot != _EMPTY:
+                if rec[slot].mark != epoch:
+                    rec[slot].mark = epoch
+                    out[n_out] = slot
+                    n_out += 1
+                slot = rec[slot].lnext
+            slot = rhead[t]
+            while slot != _EMPTY:
+                if rec[slot].mark != epoch:
+                    rec[slot].mark = epoch
+                    out[n_out] = slot
+                    n_out += 1
+                slot = rec[slot].rnext
+    return n_out, n_moved
+
+
+@kernel
+def insert_scored(slots, losses, n_moved, floor, meta, rec, groot, gsize, gactive, gpos, scratch):
+    """Give rescored pairs their new loss_b. The first ``n_moved`` are out of any heap and go
+    into the heap of their k01 group (if it is at least ``floor``); the others are in their heap
+    already: a smaller loss is a decrease-key (cut and meld, O(1)), a larger one a remove and
+    insert."""
+    for i in range(slots.size):
+        slot = slots[i]
+        g = rec[slot].k01
+        value = losses[i]
+        if i < n_moved:
+            rec[slot].bval = value
+            if g < floor:
+                continue
+            _heap_insert(g, slot, groot, rec)
+            _group_add(g, gsize, gactive, gpos, meta)
+        elif value < rec[slot].bval:
+            rec[slot].bval = value
+            if groot[g] != slot:
+                _cut(slot, rec)
+                groot[g] = _link(groot[g], slot, rec)
+        elif value > rec[slot].bval:
+            _heap_remove(g, slot, groot, rec, scratch)
+            rec[slot].bval = value
+            _heap_insert(g, slot, groot, rec)
+
+
+@kernel
+def best_of_groups(groups, loss_a, min_count, groot, rec):
+    """Slot of the best pair and its loss: min over groups of loss_a + min loss_b; on equal
+    loss the lower k01 wins. Returns (-1, inf) when no group qualifies."""
+    best_slot = -1
+    best_loss = np.inf
+    best_k = 0
+    for i in range(groups.size):
+        g = groups[i]
+        if g < min_count:
+            continue
+        r = groot[g]
+        total = loss_a[i] + rec[r].bval
+        if best_slot == -1 or total < best_loss or (total == best_loss and g < best_k):
+            best_slot = r
+            best_loss = total
+            best_k = g
+    return best_slot, best_loss
+
+
+@kernel
+def best_of_all(slots, losses, rec):
+    """Lexicographic argmin of (loss, k01, s0, s1) over the given slots."""
+    best = -1
+    for i in range(slots.size):
+        s = slots[i]
+        if best == -1:
+            best = i
+            continue
+        b = slots[best]
+        li, lb = losses[i], losses[best]
+        x, y = rec[s], rec[b]
+        if li < lb or (
+            li == lb
+            and (x.k01 < y.k01 or (x.k01 == y.k01 and (x.ps0 < y.ps0 or (x.ps0 == y.ps0 and x.ps1 < y.ps1))))
+        ):
+            best = i
+    return best
+
+
+def lexicographic_argmin(*keys: np.ndarray) -> int:
+    """Index of the first row whose keys (in priority order) are smallest: ``np.lexsort``'s
+    first entry, by narrowing the ties key by key instead of sorting every row."""
+    rows = np.arange(keys[0].size)
+    for key in keys:
+        values = key[rows]
+        known = values[values == values]  # NaN sorts last, as in lexsort
+        if known.size:
+            rows = rows[values == known.min()]
+        if rows.size == 1:
+            break
+    return int(rows[0])
+
+
+class PairIndex:
+    """Incremental best-pair finder over a scorer (see the module docstring)."""
+
+    def __init__(self, scorer: Scorer, min_count: int = 1):
+        self.scorer = scorer
+        self.min_count = max(1, int(min_count))
+        self.floor = max(self.min_count, int(getattr(scorer, "min_merge_count", 1)))
+        self.split = bool(scorer.splits)
+        self.uses_parts = bool(scorer.uses_parts)
+        self.meta = np.zeros(4, dtype=np.int64)
+        self.table = new_table(1 << 11)
+        cap = 1 << 11
+        self.rec = new_records(cap)
+        self.scratch = np.full(cap, _EMPTY, dtype=np.int32)
+        self.groot = np.full(16, _EMPTY, dtype=np.int32)
+        self.gsize = np.zeros(16, dtype=np.int64)
+        self.gactive = np.zeros(16, dtype=np.int64)
+        self.gpos = np.full(16, _EMPTY, dtype=np.int32)
+        self.lhead = np.full(512, _EMPTY, dtype=np.int32)
+        self.rhead = np.full(512, _EMPTY, dtype=np.int32)
+        self._out = np.zeros(cap, dtype=np.int64)
+
+    @property
+    def n_slots(self) -> int:
+        return int(self.meta[_N_SLOTS])
+
+    # -- capacity ------------------------------------------------------------------------------
+    def _reserve(self, n_new: int, max_k: int, max_sym: int, table_rows: int | None = None) -> None:
+        """Room for ``n_new`` more pairs, k01 up to ``max_k`` and symbols up to ``max_sym``; the
+        hash table gets ``table_rows`` rows if given, else grows with the pairs."""
+        need = self.n_slots + n_new
+        cap = self.rec.size
+        if need > cap:
+            new_cap = max(need, cap * 3 // 2)  # grows in place: 1.5x wastes less
+            grow(self, "rec", new_cap, None)
+            grow(self, "scratch", new_cap, None)
+            grow(self, "_out", new_cap, None)
+        table = None
+        if table_rows is not None:
+            if table_rows > self.table.shape[0]:
+                table = new_table(0, minimum=table_rows)
+        elif not has_room(self.table, self.meta, n_new):
+            table = new_table(int(self.meta[_HASH_USED]) + n_new, minimum=2 * self.table.shape[0])
+        if table is not None:
+            rehash(table, self.rec["ps0"], self.rec["ps1"], self.n_slots)
+            self.table = table
+        if max_k >= self.groot.size:
+            size = max(max_k + 1, 2 * self.groot.size)
+            grow(self, "groot", size, _EMPTY)
+            grow(self, "gsize", size, 0)
+            grow(self, "gactive", size, 0)
+            grow(self, "gpos", size, _EMPTY)
+        if max_sym >= self.lhead.size:
+            size = max(max_sym + 1, 2 * self.lhead.size)
+            grow(self, "lhead", size, _EMPTY)
+            grow(self, "rhead", size, _EMPTY)
+
+    def reserve_like(self, n_slots: int, n_symbols: int, table_rows: int) -> None:
+        """Room for as many pairs as the rewriter has slots, a hash table as large as its, and
+        ``n_symbols`` symbol ids: the index never holds more pairs than the rewriter has seen,
+        so the compiled loop's capacity checks on the rewriter cover it."""
+        self._reserve(max(n_slots - self.n_slots, 0), 0, n_symbols - 1, table_rows)
+
+    def kernel_state(self):
+        """The arrays of the index, in the order the compiled loops take them."""
+        return (self.table, self.meta, self.rec, self.groot, self.gsize, self.gactive, self.gpos,
+                self.lhead, self.rhead, self.scratch, self._out)
+
+    # -- updates -------------------------------------------------------------------------------
+    def update(self, s0, s1, k01, counts: np.ndarray, touched=()) -> None:
+        """Record new joint counts for pairs (s0, s1) and rescore what changed.
+
+        ``counts`` are the current symbol counts; ``touched`` the symbols whose count changed.
+        """
+        s0 = np.ascontiguousarray(s0, dtype=np.int64)
+        s1 = np.ascontiguousarray(s1, dtype=np.int64)
+        k01 = np.ascontiguousarray(k01, dtype=np.int64)
+        touched = np.ascontiguousarray(touched, dtype=np.int64)
+        max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
+        self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
+        n, n_moved = ingest(
+            s0, s1, k01, touched, self.split, self.uses_parts, self.floor, self.table, self.meta,
+            self.rec, self.groot, self.gsize, self.gactive, self.gpos, self.lhead, self.rhead,
+            self.scratch, self._out,
+        )
+        if not self.split or n == 0:
+            return
+        slots = self._out[:n].copy()
+        r = self.rec[slots]
+        a, b = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64)
+        losses = self.scorer.loss_b(r["k01"], counts[a], counts[b], a == b)
+        insert_scored(
+            slots, np.ascontiguousarray(losses, dtype=np.float64), n_moved, self.floor, self.meta, self.rec,
+            self.groot, self.gsize, self.gactive, self.gpos, self.scratch,
+        )
+
+    # -- queries -------------------------------------------------------------------------------
+    def best(self, N: int, m: int, counts: np.ndarray):
+        """(s0, s1, k01, loss) of the best pair, or None when there is no candidate."""
+        if self.split:
+            groups = self.gactive[: self.meta[_N_ACTIVE]]
+            if groups.size == 0:
+                return None
+            loss_a = np.ascontiguousarray(self.scorer.loss_a(N, m, groups), dtype=np.float64)
+            slot, loss = best_of_groups(groups, loss_a, self.floor, self.groot, self.rec)
+            if slot < 0:
+                return None
+        else:
+            slots = np.flatnonzero(self.rec["k01"][: self.n_slots] >= self.min_count)
+            if slots.size == 0:
+                return None
+            r = self.rec[slots]
+            a, b, k = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64), r["k01"]
+            losses = np.ascontiguousarray(
+                self.scorer.loss(N, m, k, counts[a], counts[b], a == b), dtype=np.float64
+            )
+            i = best_of_all(slots, losses, self.rec)
+            slot, loss = slots[i], losses[i]
+        r = self.rec[slot]
+        return int(r["ps0"]), int(r["ps1"]), int(r["k01"]), float(loss)
+
+    def settle(self, best, N: int, m: int, counts: np.ndarray):
+        """The exact best candidate when the run stops: ``best`` compared with the pairs below
+        the scorer's ``min_merge_count``, which were not kept up to date while merging."""
+        if self.floor <= self.min_count:
+            return best
+        k = self.rec["k01"][: self.n_slots]
+        slots = np.flatnonzero((k >= self.min_count) & (k < self.floor))
+        if slots.size == 0:
+            return best
+        # field by field: a copy of the whole records would double the memory of this step
+        a = self.rec["ps0"][slots].astype(np.int64)
+        b = self.rec["ps1"][slots].astype(np.int64)
+        kk, k0, k1, same = k[slots], counts[a], counts[b], a == b
+        if self.split:
+            loss_b = np.asarray(self.scorer.loss_b(kk, k0, k1, same), dtype=np.float64)
+            losses = np.asarray(self.scorer.loss_a(N, m, kk), dtype=np.float64) + loss_b
+            i = lexicographic_argmin(losses, kk, loss_b, a, b)
+        else:
+            losses = np.asarray(self.scorer.loss(N, m, kk, k0, k1, same), dtype=np.float64)
+            i = lexicographic_argmin(losses, kk, a, b)
+        low = (int(a[i]), int(b[i]), int(kk[i]), float(losses[i]))
+        if best is None or low[3] < best[3] or (low[3] == best[3] and low[2] < best[2]):
+            return low
+        return best

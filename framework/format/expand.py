@@ -1,0 +1,88 @@
+"""Turn (rules, symbols) back into bytes: each symbol expands to the bytes of its rule tree."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..errors import FormatError
+from .limits import check_allocation
+from ..plugin.rewriting import BYTE_SYMBOLS
+
+#: No symbol may stand for more bytes than this (2^48: far past any real input).
+MAX_EXPANSION = 1 << 48
+
+
+@numba.njit(cache=True)
+def _lengths(rules):
+    """Expanded length of every symbol; at index 0, -1 if a rule uses a later symbol and -2 if
+    a symbol would expand past MAX_EXPANSION bytes."""
+    r = rules.shape[0]
+    lens = np.ones(BYTE_SYMBOLS + r, dtype=np.int64)
+    for k in range(r):
+        a = rules[k, 0]
+        b = rules[k, 1]
+        limit = BYTE_SYMBOLS + k
+        if a < 0 or b < 0 or a >= limit or b >= limit:
+            lens[0] = -1
+            return lens
+        lens[BYTE_SYMBOLS + k] = lens[a] + lens[b]
+        if lens[BYTE_SYMBOLS + k] > MAX_EXPANSION:
+            lens[0] = -2
+            return lens
+    return lens
+
+
+@numba.njit(cache=True)
+def _expand(rules, symbols, lens, out):
+    stack = np.empty(rules.shape[0] + 2, dtype=np.int64)
+    pos = 0
+    for i in range(symbols.size):
+        top = 0
+        stack[0] = symbols[i]
+        top = 1
+        while top > 0:
+            top -= 1
+            s = stack[top]
+            while s >= BYTE_SYMBOLS:
+                # walk down the left spine, leaving right children on the stack
+                stack[top] = rules[s - BYTE_SYMBOLS, 1]
+                top += 1
+                s = rules[s - BYTE_SYMBOLS, 0]
+            out[pos] = s
+            pos += 1
+    return pos
+
+
+def symbol_lengths(rules: np.ndarray) -> np.ndarray:
+    """Expanded byte length of every symbol id (FormatError if a rule refers forward)."""
+    rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
+    lens = _lengths(rules)
+    if lens[0] == -1:
+        raise FormatError("a rule refers to a symbol that is not defined before it")
+    if lens[0] == -2:
+        raise FormatError("a rule expands to more than 2^48 bytes")
+    return lens
+
+
+def expand(rules: np.ndarray, symbols: np.ndarray, max_length: int | None = None) -> bytes:
+    """The bytes that ``symbols`` stand for under ``rules``."""
+    rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
+    symbols = np.ascontiguousarray(symbols, dtype=np.int64)
+    lens = symbol_lengths(rules)
+    if symbols.size and (symbols.min() < 0 or symbols.max() >= lens.size):
+        raise FormatError("the string uses a symbol that no rule defines")
+    # each length is at most 2^48 and there are fewer than 2^31 symbols: sum as Python ints
+    # where int64 could wrap (a crafted archive once wrapped to the header's length)
+    used = lens[symbols] if symbols.size else lens[:0]
+    if used.size and int(used.max()) * used.size >= 1 << 62:
+        values, counts = np.unique(used, return_counts=True)
+        total = sum(int(v) * int(c) for v, c in zip(values, counts))
+    else:
+        total = int(used.sum())
+    if max_length is not None and total != max_length:
+        raise FormatError(f"decoded length {total} does not match the recorded length {max_length}")
+    check_allocation(f"symbols that spell {total:,} bytes", total)
+    out = np.empty(total, dtype=np.uint8)
+    _expand(rules, symbols, lens, out)
+    return out.tobytes()

@@ -1,0 +1,68 @@
+"""Frozen descriptors that plugins return from the ``register_*`` hooks.
+
+A descriptor names one component and tells the framework how to build it: ``factory(params)``
+returns the plain object the engine calls, ``params`` is an attrs class whose fields are the
+component's config keys (validated on load). pluggy is only used to collect descriptors.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+
+from ..errors import PluginError
+
+
+@attrs.frozen(kw_only=True)
+class NoParams:
+    """Params class for components that take none."""
+
+
+def _check_name(_inst, attribute, value):
+    if not value or not all(c.isalnum() or c in "-_." for c in value):
+        raise PluginError(f"invalid {attribute.name} {value!r}: use letters, digits, '-', '_', '.'")
+
+
+def _check_params_class(_inst, _attribute, value):
+    if not attrs.has(value):
+        raise PluginError(f"params must be an attrs class, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class _Component:
+    name: str = attrs.field(validator=_check_name)
+    factory: Callable[[Any], Any] = attrs.field(validator=attrs.validators.is_callable())
+    params: type = attrs.field(default=NoParams, validator=_check_params_class)
+    summary: str = attrs.field(validator=attrs.validators.instance_of(str))
+    version: str = attrs.field(default="0", validator=attrs.validators.instance_of(str))
+
+    def build(self, params=None):
+        """Build the component with ``params`` (an instance of ``self.params``; defaults if None)."""
+        return self.factory(self.params() if params is None else params)
+
+
+@attrs.frozen(kw_only=True)
+class ScorerInfo(_Component):
+    """A scorer: ranks candidate pairs by a loss (lower is better) and says when to stop."""
+
+    role = "scorer"
+
+
+@attrs.frozen(kw_only=True)
+class RewriterInfo(_Component):
+    """A rewriter: owns the working symbol string, counts pairs and applies merges."""
+
+    role = "rewriter"
+
+
+@attrs.frozen(kw_only=True)
+class CoderInfo(_Component):
+    """A coder: serializes (rules, symbols) to bytes and back.
+
+    ``codec_id`` is stable per byte format: two coders with the same id read each other's
+    payloads, and a new format gets a new id (as in numcodecs).
+    """
+
+    role = "coder"
+    codec_id: str = attrs.field(validator=_check_name)

@@ -1,0 +1,165 @@
+"""The plugin registry: collects descriptors from built-ins and entry points once, at load time.
+
+Built-in plugin modules are registered through exactly the same function as third-party ones
+(pytest's ``default_plugins``). A plugin that fails to import or whose hook raises is recorded
+in ``Registry.failures`` and skipped; a component name provided twice is an error naming both.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+from typing import Iterable
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from .descriptors import CoderInfo, RewriterInfo, ScorerInfo
+from ..errors import PluginError
+
+ENTRY_POINT_GROUP = "chunkpress"
+AUTOLOAD_ENV = "CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD"
+
+BUILTIN_PLUGINS = (
+    "chunkpress.plugins.scorers.repair",
+    "chunkpress.plugins.scorers.mdl",
+    "chunkpress.plugins.scorers.pmi",
+    "chunkpress.plugins.rewriters.scan",
+    "chunkpress.plugins.rewriters.linked",
+    "chunkpress.plugins.coders.varint",
+    "chunkpress.plugins.coders.combinatorial",
+    "chunkpress.plugins.coders.raw",
+    "chunkpress.plugins.coders.cm",
+)
+
+ROLES = {
+    "scorer": ("register_scorers", ScorerInfo),
+    "rewriter": ("register_rewriters", RewriterInfo),
+    "coder": ("register_coders", CoderInfo),
+}
+
+
+@attrs.frozen(kw_only=True)
+class PluginFailure:
+    """A plugin that could not be loaded, and why."""
+
+    plugin: str
+    error: str
+
+
+@attrs.frozen(kw_only=True)
+class Registry:
+    """Name -> descriptor per role, built once; the engine looks components up here."""
+
+    components: dict  # role -> {name: descriptor}
+    providers: dict  # (role, name) -> plugin name
+    failures: tuple = ()
+
+    def get(self, role: str, name: str):
+        table = self.components[role]
+        if name not in table:
+            known = ", ".join(sorted(table)) or "none"
+            raise PluginError(f"unknown {role} {name!r}; available: {known}")
+        return table[name]
+
+    def coder_for_id(self, codec_id: str) -> CoderInfo:
+        for info in self.components["coder"].values():
+            if info.codec_id == codec_id:
+                return info
+        known = ", ".join(sorted(i.codec_id for i in self.components["coder"].values()))
+        raise PluginError(f"unknown codec id {codec_id!r}; this installation reads: {known}")
+
+    def names(self, role: str) -> list[str]:
+        return sorted(self.components[role])
+
+    def rows(self):
+        """(role, name, summary, version, provider) for every registered component."""
+        for role in ROLES:
+            for name in sorted(self.components[role]):
+                d = self.components[role][name]
+                yield role, name, d.summary, d.version, self.providers[(role, name)]
+
+
+def _entry_point_plugins(failures: list) -> Iterable[tuple[str, object]]:
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            yield f"{ep.name} ({ep.value})", ep.load()
+        except Exception as exc:  # a broken plugin is reported, never fatal
+            failures.append(PluginFailure(plugin=f"{ep.name} ({ep.value})", error=_describe(exc)))
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def build_registry(extra_plugins: Iterable = (), autoload: bool | None = None) -> Registry:
+    """Build a registry from the built-ins, entry points (unless disabled) and ``extra_plugins``.
+
+    ``extra_plugins`` are objects or modules with hook implementations (tests use this to add a
+    temporary plugin); ``autoload=None`` reads ``CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD``.
+    """
+    if autoload is None:
+        autoload = os.environ.get(AUTOLOAD_ENV, "") in ("", "0")
+    pm = pluggy.PluginManager("chunkpress")
+    pm.add_hookspecs(hookspecs)
+    failures: list[PluginFailure] = []
+
+    def register(name: str, plugin) -> None:
+        try:
+            pm.register(plugin, name=name)
+        except Exception as exc:
+            failures.append(PluginFailure(plugin=name, error=_describe(exc)))
+
+    for module in BUILTIN_PLUGINS:
+        register(module, importlib.import_module(module))
+    if autoload:
+        for name, plugin in _entry_point_plugins(failures):
+            register(name, plugin)
+    for i, plugin in enumerate(extra_plugins):
+        register(getattr(plugin, "__name__", f"extra-{i}"), plugin)
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"a plugin implements an unknown hook: {exc}") from None
+
+    components: dict = {role: {} for role in ROLES}
+    providers: dict = {}
+    for role, (hook_name, info_class) in ROLES.items():
+        for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
+            try:
+                found = list(impl.function() or [])
+                bad = [d for d in found if not isinstance(d, info_class)]
+                if bad:
+                    raise PluginError(f"{hook_name} returned {bad[0]!r}, not a {info_class.__name__}")
+            except Exception as exc:
+                failures.append(PluginFailure(plugin=impl.plugin_name, error=_describe(exc)))
+                continue
+            for info in found:
+                if info.name in components[role]:
+                    raise PluginError(
+                        f"{role} {info.name!r} is provided twice: by {providers[(role, info.name)]}"
+                        f" and by {impl.plugin_name}"
+                    )
+                components[role][info.name] = info
+                providers[(role, info.name)] = impl.plugin_name
+    ids: dict = {}
+    for info in components["coder"].values():
+        if info.codec_id in ids:
+            raise PluginError(
+                f"codec id {info.codec_id!r} is used by coders {ids[info.codec_id]!r} and {info.name!r}"
+            )
+        ids[info.codec_id] = info.name
+    return Registry(components=components, providers=providers, failures=tuple(failures))
+
+
+_default: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The process-wide registry (built on first use)."""
+    global _default
+    if _default is None:
+        _default = build_registry()
+    return _default

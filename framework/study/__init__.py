@@ -1,0 +1,1 @@
+"""Comparative studies: grids of pipelines run, verified and tabulated (see :mod:`.runner`)."""

@@ -1,0 +1,318 @@
+"""Comparative studies: a grid of pipelines over datasets, run, verified and tabulated.
+
+A study is data (TOML)::
+
+    [study]
+    name = "scorers"
+    repeats = 1                        # rows per dataset x variant
+
+    [datasets]                         # name = path (relative to the study file)
+    alice = "../../tests/data/alice29.txt"
+
+    [base]                             # a pipeline config, as in `chunkpress compress -c`
+    limits = { max_rules = 500 }
+
+    [grid]                             # cartesian product over dotted config keys
+    "scorer.name" = ["mdl", "repair"]
+    "coder.name" = ["combinatorial", "varint-zstd"]
+
+    [[variants]]                       # hand-picked extra variants (dotted keys)
+    name = "zstd-19 alone"
+    "coder.name" = "raw-zstd"
+    "limits.max_rules" = 0
+
+    [[variants]]                       # reuse a learned dictionary (a rules file from train)
+    name = "wiki dictionary"
+    rules = "wiki.rules"
+
+Every archive is decoded and compared with the input before its row counts. A failed variant
+is reported in its row (``error``) and the study goes on. Results are tidy long rows (one per
+dataset x variant x repeat), written as CSV and JSON lines; the Markdown table and the PNG plot
+are generated from those rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import sys
+import time
+import tomllib
+import tracemalloc
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import attrs
+
+from .. import __version__
+from ..config import config_from_dict
+from ..errors import ConfigError, FormatError
+from ..plugin.registry import Registry, default_registry
+
+COLUMNS = (
+    "study", "dataset", "variant", "repeat", "scorer", "rewriter", "coder", "pretokenizer",
+    "original_bytes", "archive_bytes", "header_bytes", "payload_bytes", "dictionary_bytes",
+    "string_bytes", "bits_per_byte", "factor", "rules", "dictionary_size", "symbols",
+    "learn_seconds", "encode_seconds", "decode_seconds", "peak_memory_bytes", "verified",
+    "config_hash", "config", "versions", "error",
+)
+_STUDY_KEYS = {"name", "repeats"}
+
+
+@attrs.frozen(kw_only=True)
+class Variant:
+    name: str
+    config: dict  # raw config dict (base + overrides)
+
+
+@attrs.frozen(kw_only=True)
+class Study:
+    name: str
+    datasets: dict  # name -> Path
+    variants: tuple
+    repeats: int = 1
+
+
+def _set_dotted(raw: dict, key: str, value) -> None:
+    parts = key.split(".")
+    node = raw
+    for p in parts[:-1]:
+        if isinstance(node.get(p), str):  # shorthand `coder = "name"` becomes a table
+            node[p] = {"name": node[p]}
+        node = node.setdefault(p, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"study: {key!r} goes through {p!r}, which is not a table")
+    node[parts[-1]] = value
+
+
+def _merge(base: dict, overrides: dict) -> dict:
+    raw = json.loads(json.dumps(base))
+    for key, value in overrides.items():
+        _set_dotted(raw, key, value)
+    return raw
+
+
+def _label(overrides: dict, base: dict) -> str:
+    """A readable variant name: the scorer (from the overrides or the base) and the overrides."""
+    scorer = overrides.get("scorer.name") or (base.get("scorer", {}).get("name") if isinstance(base.get("scorer"), dict) else base.get("scorer")) or "mdl"
+    rest = [f"{k[:-5] if k.endswith('.name') else k}={v}" for k, v in overrides.items() if k != "scorer.name"]
+    return ", ".join([scorer, *rest])
+
+
+def load_study(path: str | Path) -> Study:
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read study {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    unknown = sorted(set(raw) - {"study", "datasets", "base", "grid", "variants"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown section {unknown[0]!r}; allowed: study, datasets, base, grid, variants")
+    head = raw.get("study", {})
+    bad = sorted(set(head) - _STUDY_KEYS)
+    if bad:
+        raise ConfigError(f"{path}: unknown key study.{bad[0]!r}; allowed: {', '.join(sorted(_STUDY_KEYS))}")
+    datasets = {name: (path.parent / p).resolve() for name, p in raw.get("datasets", {}).items()}
+    if not datasets:
+        raise ConfigError(f"{path}: a study needs at least one entry in [datasets]")
+    base = raw.get("base", {})
+    grid = raw.get("grid", {})
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"{path}: grid.{key!r} must be a non-empty list")
+    variants = []
+    keys = list(grid)
+    # without a grid, the base alone is a variant only when no variants are listed
+    combos = itertools.product(*(grid[k] for k in keys)) if keys else ([()] if not raw.get("variants") else [])
+    for combo in combos:
+        overrides = dict(zip(keys, combo))
+        variants.append(Variant(name=_label(overrides, base), config=_merge(base, overrides)))
+    for extra in raw.get("variants", []):
+        extra = dict(extra)
+        name = extra.pop("name", None) or _label(extra, base)
+        rules = extra.pop("rules", None)
+        config = _merge(base, extra)
+        if rules is not None:
+            config["rules"] = str((path.parent / rules).resolve())
+        variants.append(Variant(name=name, config=config))
+    repeats = head.get("repeats", 1)
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ConfigError(f"{path}: study.repeats must be a positive integer")
+    return Study(name=head.get("name", path.stem), datasets=datasets, variants=tuple(variants), repeats=repeats)
+
+
+def _versions(registry: Registry, config) -> dict:
+    out = {"chunkpress": __version__}
+    for package in ("numpy", "numba", "zstandard"):
+        try:
+            out[package] = version(package)
+        except PackageNotFoundError:
+            out[package] = "?"
+    for role in ("scorer", "rewriter", "coder"):
+        name = getattr(config, role).name
+        out[f"{role}:{name}"] = registry.get(role, name).version
+    return out
+
+
+def _fit_key(config) -> str:
+    """What determines the learned dictionary: everything but the coder."""
+    d = config.to_dict()
+    d.pop("coder")
+    return json.dumps(d, sort_keys=True)
+
+
+def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repeat: int, registry: Registry,
+                fits: dict | None = None) -> dict:
+    """One row: learn, encode, decode, verify, measure. Failures go into the row. ``fits``
+    caches learned dictionaries per repeat: variants that differ only in their coder share one
+    (their rows report the learning time it took)."""
+    from ..pipeline import Pipeline, decompress, inspect
+
+    row = {c: "" for c in COLUMNS}
+    row.update(study=study.name, dataset=dataset, variant=variant.name, repeat=repeat, original_bytes=len(data))
+    try:
+        raw_config = dict(variant.config)
+        rules_path = raw_config.pop("rules", None)
+        config = config_from_dict(raw_config, registry, where=f"variant {variant.name!r}")
+        canonical = json.dumps(config.to_dict(), sort_keys=True)
+        row.update(scorer=config.scorer.name, rewriter=config.rewriter.name, coder=config.coder.name,
+                   pretokenizer=config.pretokenizer, config=canonical,
+                   config_hash=hashlib.sha256(canonical.encode()).hexdigest()[:16],
+                   versions=json.dumps(_versions(registry, config), sort_keys=True))
+        pipe = Pipeline(config, registry)
+        tracemalloc.start()
+        key = (_fit_key(config) + str(rules_path), repeat)
+        if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
+            from ..engine.learner import FitResult
+            from ..text.tokenizer import Tokenizer
+
+            t = time.perf_counter()
+            tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes())
+            symbols = tokenizer.encode(data)
+            row["learn_seconds"] = time.perf_counter() - t
+            result = FitResult(rules=tokenizer.rules, symbols=symbols, trace=None, stop_reason="rules file", seconds=0.0)
+        elif fits is not None and key in fits:
+            result, row["learn_seconds"] = fits[key]
+        else:
+            t = time.perf_counter()
+            result = pipe.fit(data, trace=False)
+            row["learn_seconds"] = time.perf_counter() - t
+            if fits is not None:
+                fits[key] = (result, row["learn_seconds"])
+        t = time.perf_counter()
+        archive = pipe.encode(result.rules, result.symbols, data)
+        row["encode_seconds"] = time.perf_counter() - t
+        t = time.perf_counter()
+        restored = decompress(archive, registry)
+        row["decode_seconds"] = time.perf_counter() - t
+        row["peak_memory_bytes"] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        row["verified"] = restored == data
+        if not row["verified"]:
+            raise FormatError("decoded archive differs from the input")
+        info = inspect(archive, registry)
+        row.update(
+            archive_bytes=len(archive), header_bytes=info["header_bytes"], payload_bytes=info["payload_bytes"],
+            dictionary_bytes=round(float(info.get("dictionary_bytes", 0)), 1),
+            string_bytes=round(info["payload_bytes"] - float(info.get("dictionary_bytes", 0)), 1),
+            bits_per_byte=8 * len(archive) / len(data) if data else 0.0,
+            factor=len(data) / len(archive), rules=len(result.rules),
+            dictionary_size=256 + len(result.rules), symbols=len(result.symbols),
+        )
+    except Exception as exc:  # a failed variant is a row, not the end of the study
+        if tracemalloc.is_tracing():
+            tracemalloc.stop()
+        row["error"] = f"{type(exc).__name__}: {exc}"
+    return row
+
+
+def run_study(study: Study, out_dir: str | Path, registry: Registry | None = None, progress=sys.stderr) -> list[dict]:
+    registry = registry or default_registry()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    total = len(study.datasets) * len(study.variants) * study.repeats
+    for dataset, path in study.datasets.items():
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"study {study.name}: cannot read dataset {dataset!r} ({path}): {exc.strerror}") from None
+        fits: dict = {}
+        for variant in study.variants:
+            for repeat in range(study.repeats):
+                row = run_variant(study, dataset, data, variant, repeat, registry, fits)
+                rows.append(row)
+                if progress is not None:
+                    status = f"ERROR {row['error']}" if row["error"] else f"factor {row['factor']:.3f}, {row['learn_seconds']:.1f}s"
+                    print(f"[{len(rows)}/{total}] {dataset} / {variant.name}: {status}", file=progress, flush=True)
+    write_results(rows, out_dir)
+    return rows
+
+
+def write_results(rows: list[dict], out_dir: Path) -> None:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    (out_dir / "results.csv").write_text(buf.getvalue())
+    (out_dir / "results.jsonl").write_text("".join(json.dumps(r, default=str) + "\n" for r in rows))
+    (out_dir / "results.md").write_text(markdown_table(rows))
+    try:
+        plot_factors(rows, out_dir / "factor.png")
+    except ImportError:
+        print("chunkpress: matplotlib is not installed; no plots (pip install chunkpress[plots])", file=sys.stderr)
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """One line per dataset x variant (means over repeats), generated from the rows."""
+    head = "| dataset | variant | archive bytes | dictionary bytes | bits/byte | factor | rules | learn s | encode s | decode s | verified |\n"
+    head += "|---|---|---|---|---|---|---|---|---|---|---|\n"
+    lines = []
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["dataset"], r["variant"]), []).append(r)
+    for (dataset, variant), rs in groups.items():
+        ok = [r for r in rs if not r["error"]]
+        if not ok:
+            lines.append(f"| {dataset} | {variant} | failed: {rs[0]['error']} |||||||||")
+            continue
+        mean = lambda key: sum(float(r[key]) for r in ok) / len(ok)  # noqa: E731
+        lines.append(
+            f"| {dataset} | {variant} | {mean('archive_bytes'):,.0f} | {mean('dictionary_bytes'):,.0f} "
+            f"| {mean('bits_per_byte'):.4f} | {mean('factor'):.4f} | {mean('rules'):,.0f} | {mean('learn_seconds'):.2f} "
+            f"| {mean('encode_seconds'):.3f} | {mean('decode_seconds'):.3f} | {all(r['verified'] for r in ok)} |"
+        )
+    return head + "\n".join(lines) + "\n"
+
+
+def plot_factors(rows: list[dict], path: Path) -> None:
+    """Grouped bars: compression factor of each variant on each dataset."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [r for r in rows if not r["error"]]
+    datasets = list(dict.fromkeys(r["dataset"] for r in ok))
+    variants = list(dict.fromkeys(r["variant"] for r in ok))
+    if not ok:
+        return
+    fig, ax = plt.subplots(figsize=(min(14, 4 + 0.6 * len(variants) * len(datasets)), 4))
+    width = 0.8 / max(len(variants), 1)
+    for i, v in enumerate(variants):
+        ys = []
+        for d in datasets:
+            vals = [float(r["factor"]) for r in ok if r["dataset"] == d and r["variant"] == v]
+            ys.append(sum(vals) / len(vals) if vals else 0)
+        ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=v)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
+    ax.set_ylabel("compression factor (original / archive)")
+    ax.legend(fontsize="small", bbox_to_anchor=(1.01, 1), loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,159 @@
+"""Pre-token boundaries: split text into words so that no merge crosses a word boundary.
+
+The result is a ``breaks`` array (``breaks[i]`` true: no pair between bytes i and i + 1) that
+the rewriters honour. Two splitters, both compiled, reading the bytes as UTF-8 and classifying
+each code point by its Unicode category (as HF ``tokenizers`` and GPT-2 do):
+
+* ``gpt2`` — the GPT-2 pattern ``'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+``:
+  a single space before a word belongs to the word. It gives the same pre-tokens as HF's
+  ByteLevel pre-tokenizer.
+* ``whitespace`` — runs of whitespace and runs of non-whitespace are separate pre-tokens.
+
+Bytes that are not valid UTF-8 are each a character of class "other".
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+
+import numba
+import numpy as np
+
+from ..errors import ConfigError
+
+_SPACE, _LETTER, _DIGIT, _OTHER = 0, 1, 2, 3
+#: Unicode White_Space (what ``\s`` matches in the regex engines of HF and GPT-2).
+_WHITE_SPACE = [*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000]
+
+
+@functools.cache
+def code_point_classes() -> np.ndarray:
+    """Class of every code point: letter (L*), number (N*), white space, or other."""
+    classes = np.full(0x110000, _OTHER, dtype=np.int8)
+    for c in range(0x110000):
+        major = unicodedata.category(chr(c))[0]
+        if major == "L":
+            classes[c] = _LETTER
+        elif major == "N":
+            classes[c] = _DIGIT
+    classes[_WHITE_SPACE] = _SPACE
+    return classes
+
+
+@numba.njit(cache=True)
+def _char_classes(data, table, cls, start):
+    """Per byte: the class of the code point it belongs to, and whether it starts one."""
+    n = data.size
+    i = 0
+    while i < n:
+        b = data[i]
+        length = 1
+        cp = -1
+        if b < 0x80:
+            cp = b
+        elif 0xC2 <= b <= 0xF4:
+            length = 2 if b < 0xE0 else (3 if b < 0xF0 else 4)
+            if i + length <= n:
+                cp = b & (0x1F if length == 2 else (0x0F if length == 3 else 0x07))
+                for k in range(1, length):
+                    c = data[i + k]
+                    if c & 0xC0 != 0x80:
+                        cp = -1
+                        break
+                    cp = (cp << 6) | (c & 0x3F)
+                # overlong forms, surrogates and values past U+10FFFF are not valid UTF-8
+                if cp >= 0 and ((length == 3 and cp < 0x800) or (length == 4 and (cp < 0x10000 or cp > 0x10FFFF))
+                                or 0xD800 <= cp <= 0xDFFF):
+                    cp = -1
+            if cp < 0:
+                length = 1
+        k = _OTHER if cp < 0 else table[cp]
+        for j in range(length):
+            cls[i + j] = k
+            start[i + j] = j == 0
+        i += length
+
+
+@numba.njit(cache=True)
+def _contraction(data, i):
+    """Length of a GPT-2 contraction ('s 't 're 've 'm 'll 'd) at i, or 0."""
+    n = data.size
+    if data[i] != 39 or i + 1 >= n:
+        return 0
+    c = data[i + 1]
+    if c == 115 or c == 116 or c == 109 or c == 100:  # s t m d
+        return 2
+    if i + 2 < n:
+        d = data[i + 2]
+        if (c == 114 and d == 101) or (c == 118 and d == 101) or (c == 108 and d == 108):  # re ve ll
+            return 3
+    return 0
+
+
+@numba.njit(cache=True)
+def _gpt2_breaks(data, cls, start, breaks):
+    n = data.size
+    i = 0
+    while i < n:
+        length = _contraction(data, i)
+        if length:
+            j = i + length
+        elif cls[i] != _SPACE or (data[i] == 32 and i + 1 < n and cls[i + 1] != _SPACE):
+            j = i + 1 if cls[i] == _SPACE else i
+            k = cls[j]
+            j += 1
+            while j < n and cls[j] == k:
+                j += 1
+        else:
+            j = i
+            while j < n and cls[j] == _SPACE:
+                j += 1
+            if j < n and j - i > 1:
+                # \s+(?!\S): the last white-space character goes with the next token
+                j -= 1
+                while not start[j]:
+                    j -= 1
+                if j == i:
+                    j = i + 1
+                    while j < n and not start[j]:
+                        j += 1
+        if j < n:
+            breaks[j - 1] = True
+        i = j
+
+
+@numba.njit(cache=True)
+def _whitespace_breaks(data, cls, start, breaks):
+    for i in range(data.size - 1):
+        if (cls[i] == _SPACE) != (cls[i + 1] == _SPACE):
+            breaks[i] = True
+
+
+SPLITTERS = {"gpt2": _gpt2_breaks, "whitespace": _whitespace_breaks}
+NAMES = ("none", *SPLITTERS)
+
+
+def pretoken_breaks(data, name: str) -> np.ndarray | None:
+    """The ``breaks`` array of ``data`` under splitter ``name`` (None for "none")."""
+    if name == "none":
+        return None
+    if name not in SPLITTERS:
+        raise ConfigError(f"unknown pretokenizer {name!r}; available: {', '.join(NAMES)}")
+    arr = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+    cls = np.empty(arr.size, dtype=np.int8)
+    start = np.empty(arr.size, dtype=np.bool_)
+    _char_classes(arr, code_point_classes(), cls, start)
+    breaks = np.zeros(arr.size, dtype=np.bool_)
+    SPLITTERS[name](arr, cls, start, breaks)
+    return breaks
+
+
+def split(data: bytes, name: str) -> list[bytes]:
+    """The pre-tokens themselves (for inspection and tests)."""
+    breaks = pretoken_breaks(data, name)
+    if breaks is None:
+        return [bytes(data)] if data else []
+    cuts = np.flatnonzero(breaks) + 1
+    edges = [0, *cuts.tolist(), len(data)]
+    return [bytes(data[a:b]) for a, b in zip(edges, edges[1:]) if b > a]

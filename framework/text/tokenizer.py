@@ -1,0 +1,272 @@
+"""Use a learned dictionary on new text: encode to symbol ids, decode back, measure, export.
+
+Encoding applies the rules in order, each by left-to-right replacement, exactly as training did,
+so encoding the training text gives back the training's final string. It replays the rules with
+the linked rewriter's merge kernel: the cost is proportional to the sites, not one pass per
+rule. With a pre-tokenizer, every distinct pre-token is encoded once (an exact hash table over
+its bytes) and the output is assembled by copying.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..engine.codelength import parts_from_sum, PART_NAMES
+from ..errors import ChunkpressError, ConfigError
+from ..format.expand import expand, symbol_lengths
+from .pretokenize import NAMES as PRETOKENIZERS, pretoken_breaks
+from ..plugin.rewriting import BYTE_SYMBOLS, as_symbols
+
+
+@numba.njit(cache=True)
+def _distinct_tokens(data, starts, ends):
+    """Id of each token's distinct byte string (first-seen order) and the first token of each
+    id. Exact: a hash hit is confirmed by comparing the bytes."""
+    n = starts.size
+    size = 1 << 16
+    mask = size - 1
+    table = np.full(size, -1, dtype=np.int64)  # holds a representative token index
+    hashes = np.empty(n, dtype=np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    n_ids = 0
+    ident = np.full(n, -1, dtype=np.int64)
+    for t in range(n):
+        h = np.int64(-3750763034362895579)  # FNV-1a offset basis
+        for p in range(starts[t], ends[t]):
+            h = (h ^ np.int64(data[p])) * np.int64(1099511628211)
+        hashes[t] = h
+        if 2 * (n_ids + 1) > size:  # keep the load under 1/2: double and re-insert
+            size *= 2
+            mask = size - 1
+            table = np.full(size, -1, dtype=np.int64)
+            for u in range(n_ids):
+                rep = first[u]
+                j = (hashes[rep] ^ (hashes[rep] >> 29)) & mask
+                while table[j] != -1:
+                    j = (j + 1) & mask
+                table[j] = rep
+        i = (h ^ (h >> 29)) & mask
+        while True:
+            rep = table[i]
+            if rep == -1:
+                table[i] = t
+                ident[t] = n_ids
+                first[n_ids] = t
+                ids[t] = n_ids
+                n_ids += 1
+                break
+            if hashes[rep] == h and ends[rep] - starts[rep] == ends[t] - starts[t]:
+                same = True
+                for k in range(ends[t] - starts[t]):
+                    if data[starts[rep] + k] != data[starts[t] + k]:
+                        same = False
+                        break
+                if same:
+                    ids[t] = ident[rep]
+                    break
+            i = (i + 1) & mask
+    return ids, first[:n_ids]
+
+
+@numba.njit(cache=True)
+def _gather(data, starts, ends, first, buf):
+    pos = 0
+    for u in range(first.size):
+        t = first[u]
+        for p in range(starts[t], ends[t]):
+            buf[pos] = data[p]
+            pos += 1
+
+
+@numba.njit(cache=True)
+def _assemble(ids, seg_start, seg_len, symbols, out):
+    pos = 0
+    for t in range(ids.size):
+        u = ids[t]
+        s = seg_start[u]
+        for k in range(seg_len[u]):
+            out[pos] = symbols[s + k]
+            pos += 1
+    return pos
+
+
+#: Words up to this many bytes are merged in a small array (lowest rank first); longer ones
+#: are replayed with the linked rewriter, whose cost does not grow with the square of the length.
+SHORT_WORD = 64
+
+
+@numba.njit(cache=True)
+def _rank_table(rules):
+    """Open-addressing table (s0, s1) -> rule index, for merging by rank."""
+    size = 1
+    while size < 2 * rules.shape[0] + 2:
+        size *= 2
+    keys = np.full(size, -1, dtype=np.int64)
+    vals = np.zeros(size, dtype=np.int64)
+    for r in range(rules.shape[0]):
+        key = (rules[r, 0] << 32) | rules[r, 1]
+        i = ((key * np.int64(-7046029254386353131)) >> 20) & (size - 1)
+        while keys[i] != -1 and keys[i] != key:
+            i = (i + 1) & (size - 1)
+        if keys[i] == -1:  # a repeated rule never fires: keep the first
+            keys[i] = key
+            vals[i] = r
+    return keys, vals
+
+
+@numba.njit(cache=True, inline="always")
+def _rank(keys, vals, a, b):
+    key = (a << 32) | b
+    mask = keys.size - 1
+    i = ((key * np.int64(-7046029254386353131)) >> 20) & mask
+    while True:
+        k = keys[i]
+        if k == key:
+            return vals[i]
+        if k == -1:
+            return -1
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def _merge_short_words(buf, offsets, keys, vals, out, out_len):
+    """Encode each word of at most SHORT_WORD bytes by merging its lowest-rank adjacent pair,
+    leftmost first, until none is left: the same result as applying the rules in order, left to
+    right (no merge creates a pair of a lower rank). Longer words get out_len -1."""
+    w = np.empty(SHORT_WORD, dtype=np.int64)
+    for u in range(offsets.size - 1):
+        length = offsets[u + 1] - offsets[u]
+        if length > SHORT_WORD:
+            out_len[u] = -1
+            continue
+        for k in range(length):
+            w[k] = buf[offsets[u] + k]
+        while length > 1:
+            best = -1
+            at = -1
+            for p in range(length - 1):
+                r = _rank(keys, vals, w[p], w[p + 1])
+                if r >= 0 and (best < 0 or r < best):
+                    best = r
+                    at = p
+            if best < 0:
+                break
+            w[at] = 256 + best
+            for p in range(at + 1, length - 1):
+                w[p] = w[p + 1]
+            length -= 1
+        for k in range(length):
+            out[offsets[u] + k] = w[k]
+        out_len[u] = length
+
+
+class DistinctWords:
+    """A text cut at pre-token boundaries, as its distinct words: ``buf`` holds each distinct
+    word once (word u at offsets[u]:offsets[u+1], with ``breaks`` between words), ``counts[u]``
+    how often it occurs, and ``ids[t]`` which distinct word token t is."""
+
+    def __init__(self, arr: np.ndarray, breaks: np.ndarray):
+        cuts = np.flatnonzero(breaks[:-1]) + 1
+        starts = np.concatenate([[0], cuts]).astype(np.int64)
+        ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
+        self.ids, first = _distinct_tokens(arr, starts, ends)
+        lengths = ends[first] - starts[first]
+        self.buf = np.empty(int(lengths.sum()), dtype=np.uint8)
+        _gather(arr, starts, ends, first, self.buf)
+        self.offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        self.breaks = np.zeros(self.buf.size, dtype=bool)
+        self.breaks[self.offsets[1:-1] - 1] = True
+        self.counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
+
+    def position_weights(self) -> np.ndarray:
+        """Each byte of ``buf`` weighted by its word's count."""
+        return np.repeat(self.counts, np.diff(self.offsets))
+
+    def assemble(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray) -> np.ndarray:
+        """The full text's symbols: word u's symbols are word_symbols[seg_start[u]:+seg_len[u]]."""
+        out = np.empty(int(seg_len[self.ids].sum()), dtype=np.int64)
+        _assemble(self.ids, seg_start, seg_len, word_symbols, out)
+        return out
+
+
+class Tokenizer:
+    """A learned dictionary used as a tokenizer: rules (R x 2) plus the pre-tokenizer it was
+    trained with."""
+
+    def __init__(self, rules, pretokenizer: str = "none"):
+        self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
+        symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
+        if pretokenizer not in PRETOKENIZERS:
+            raise ConfigError(f"unknown pretokenizer {pretokenizer!r}; available: {', '.join(PRETOKENIZERS)}")
+        self.pretokenizer = pretokenizer
+
+    @classmethod
+    def from_rules_file(cls, data: bytes) -> "Tokenizer":
+        from ..format.rulesfile import load_rules
+
+        rules, meta = load_rules(data)
+        pre = meta.get("config", {}).get("pretokenizer", {}).get("name", "none")
+        return cls(rules, pre)
+
+    @property
+    def vocab_size(self) -> int:
+        return BYTE_SYMBOLS + len(self.rules)
+
+    def _rewriter(self, data: np.ndarray, breaks):
+        from ..plugin.registry import default_registry
+
+        rewriter = default_registry().get("rewriter", "linked").build()
+        rewriter.load(data, breaks)
+        return rewriter
+
+    def _ranks(self):
+        if not hasattr(self, "_rank_cache"):
+            self._rank_cache = _rank_table(self.rules)
+        return self._rank_cache
+
+    def _replay(self, arr: np.ndarray) -> np.ndarray:
+        rewriter = self._rewriter(arr, None)
+        rewriter.replay(self.rules)
+        return rewriter.symbols().astype(np.int64)
+
+    def encode(self, data) -> np.ndarray:
+        """Symbol ids of ``data`` (int64)."""
+        arr = as_symbols(data)
+        if arr.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        breaks = pretoken_breaks(arr, self.pretokenizer)
+        if breaks is None:
+            return self._replay(arr)
+        words = DistinctWords(arr, breaks)
+        buf, offsets = words.buf, words.offsets
+        symbols = np.empty(buf.size, dtype=np.int64)  # word u's symbols start at offsets[u]
+        seg_len = np.empty(offsets.size - 1, dtype=np.int64)
+        _merge_short_words(buf, offsets, *self._ranks(), symbols, seg_len)
+        for u in np.flatnonzero(seg_len < 0):  # long words: replay with the linked rewriter
+            word = self._replay(buf[offsets[u] : offsets[u + 1]])
+            symbols[offsets[u] : offsets[u] + word.size] = word
+            seg_len[u] = word.size
+        return words.assemble(symbols, offsets[:-1], seg_len)
+
+    def decode(self, ids) -> bytes:
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.vocab_size):
+            raise ChunkpressError(f"symbol ids must lie in [0, {self.vocab_size}); got {ids.min()}..{ids.max()}")
+        return expand(self.rules, ids)
+
+    def code_length_curve(self, data) -> np.ndarray:
+        """Held-out code length of ``data`` under the first r rules, for r = 0 .. R: a table with
+        m, N and the five parts (counts and string from ``data``'s own counts; the rules charged
+        once, as in training)."""
+        arr = as_symbols(data)
+        rewriter = self._rewriter(arr, pretoken_breaks(arr, self.pretokenizer))
+        n_before, sums = rewriter.replay(self.rules, record=True)
+        rows = np.zeros(len(n_before), dtype=[("m", np.int64), ("total_bits", np.int64), *[(p, np.int64) for p in PART_NAMES], ("N", np.int64)])
+        parts = np.zeros(5, dtype=np.int64)
+        for i in range(len(n_before)):
+            m = BYTE_SYMBOLS + i
+            parts_from_sum(m, int(n_before[i]), float(sums[i]), parts)
+            rows[i] = (m, int(parts.sum()), *parts.tolist(), int(n_before[i]))
+        return rows
