@@ -16,6 +16,7 @@ from .errors import (  # noqa: E402
     PluginError,
 )
 from .plugin.hookspecs import hookimpl  # noqa: E402
+from .plugin.base import Coder, Rewriter, Scorer, SplitScorer  # noqa: E402
 
 
 def compress(data: bytes, config=None, **overrides) -> bytes:
@@ -38,6 +39,10 @@ __all__ = [
     "compress",
     "decompress",
     "hookimpl",
+    "Scorer",
+    "SplitScorer",
+    "Rewriter",
+    "Coder",
     "ScorerInfo",
     "RewriterInfo",
     "CoderInfo",

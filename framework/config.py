@@ -34,7 +34,7 @@ from typing import Any
 import attrs
 
 from .errors import ChunkpressError, ConfigError
-from .engine.learner import Limits
+from .engine.stops import Limits
 from .text.pretokenize import NAMES as PRETOKENIZERS
 from .plugin.registry import ROLES, Registry, default_registry
 

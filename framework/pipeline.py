@@ -24,7 +24,7 @@ from .engine.learner import FitResult, fit
 from .format.limits import BYTES_PER_SYMBOL, check_allocation
 from .text.pretokenize import pretoken_breaks
 from .plugin.registry import Registry, default_registry
-from .plugin.rewriting import as_symbols
+from .plugin.base import as_symbols
 
 
 class Pipeline:
@@ -52,7 +52,7 @@ class Pipeline:
         rewriter = self._build("rewriter")
         if breaks is None:
             breaks = pretoken_breaks(arr, self.config.pretokenizer)
-            if breaks is not None and "weights" in signature(rewriter.load).parameters:
+            if breaks is not None and rewriter.supports_weights:
                 return self._fit_distinct_words(arr, breaks, rewriter, trace, progress)
         return fit(arr, self._build("scorer"), rewriter, self.config.limits, breaks=breaks, trace=trace, progress=progress)
 

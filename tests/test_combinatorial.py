@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from chunkpress import FormatError
 from chunkpress.engine.codelength import code_length
-from chunkpress.engine.learner import Limits, fit
+from chunkpress.engine.learner import fit
+from chunkpress.engine.stops import Limits
 from chunkpress.pipeline import Pipeline, decompress, inspect
 from chunkpress.plugins.coders.combinatorial import CombinatorialCoder
 from chunkpress.plugins.rewriters.linked import LinkedRewriter

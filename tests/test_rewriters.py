@@ -5,7 +5,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkpress.engine.learner import Limits, fit
+from chunkpress.engine.learner import fit
+from chunkpress.engine.stops import Limits
 from chunkpress.plugins.rewriters.linked import LinkedRewriter
 from chunkpress.plugins.rewriters.scan import ScanRewriter, pair_table
 from support import read

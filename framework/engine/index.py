@@ -4,10 +4,11 @@ Built on the scorers' split loss ``loss_a(N, m, k01) + loss_b(k01, k0, k1)``: pa
 by joint count k01, each group is a pairing heap ordered by (loss_b, s0, s1), and the best pair
 is the minimum over the (few: at most sqrt(2N)) non-empty groups of ``loss_a(k01) + min loss_b``.
 After a merge only the pairs whose k01 changed, and (for scorers that use k0/k1) the pairs that
-contain one of the two merged symbols, are rescored: one vectorized scorer call per step.
+contain one of the two merged symbols, are rescored: one compiled loop over them per step.
 
-Scorers that do not split are rescored in full each step (vectorized), with the same tie rule:
-smallest loss, then lowest k01, then smallest (s0, s1).
+Scorers that do not split (and read N or m) are kept in the same groups and scored in full
+each step by walking the heaps (compiled), with the tie rule: smallest loss, then lowest k01,
+then smallest (s0, s1).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .pairtable import HASH_USED as _HASH_USED
 from .pairtable import N_SLOTS as _N_SLOTS
 from .pairtable import find_or_insert, grow, has_room, new_table, rehash
 from .kernels import kernel
-from ..plugin.scoring import Scorer
+from .losses import CompiledScorer
 
 # further meta fields after the pair table's
 _N_ACTIVE, _EPOCH = 2, 3
@@ -317,44 +318,64 @@ def insert_scored(slots, losses, n_moved, floor, meta, rec, groot, gsize, gactiv
             _heap_insert(g, slot, groot, rec)
 
 
-@kernel
-def best_of_groups(groups, loss_a, min_count, groot, rec):
-    """Slot of the best pair and its loss: min over groups of loss_a + min loss_b; on equal
-    loss the lower k01 wins. Returns (-1, inf) when no group qualifies."""
+@numba.njit(cache=True)
+def select(full, f_a, f, n, m, floor, counts, gactive, n_active, groot, rec, stack):
+    """The best candidate: (slot, loss, k01), or (-1, inf, 0) when no group reaches ``floor``.
+
+    This is the selection rule, written once: the fused loop and :meth:`PairIndex.best` both
+    call it. Split scorers: the minimum over k01 groups of ``f_a(n, m, k01)`` plus the group's
+    minimum loss_b (its heap root), the lower k01 on equal loss. ``full``: every pair of every
+    group is scored by ``f`` (the heaps are walked with ``stack`` as scratch), and the smallest
+    (loss, k01, s0, s1) wins."""
     best_slot = -1
     best_loss = np.inf
     best_k = 0
-    for i in range(groups.size):
-        g = groups[i]
-        if g < min_count:
+    for i in range(n_active):
+        g = gactive[i]
+        if g < floor:
             continue
-        r = groot[g]
-        total = loss_a[i] + rec[r].bval
-        if best_slot == -1 or total < best_loss or (total == best_loss and g < best_k):
-            best_slot = r
-            best_loss = total
-            best_k = g
-    return best_slot, best_loss
+        if not full:
+            r = groot[g]
+            total = f_a(n, m, g) + rec[r].bval
+            if best_slot == -1 or total < best_loss or (total == best_loss and g < best_k):
+                best_slot = r
+                best_loss = total
+                best_k = g
+            continue
+        top = 0
+        stack[top] = groot[g]
+        top += 1
+        while top > 0:
+            top -= 1
+            x = stack[top]
+            if rec[x].child != _EMPTY:
+                stack[top] = rec[x].child
+                top += 1
+            if x != groot[g] and rec[x].sib != _EMPTY:
+                stack[top] = rec[x].sib
+                top += 1
+            a = rec[x].ps0
+            b = rec[x].ps1
+            total = f(n, m, g, counts[a], counts[b], a == b)
+            if (best_slot == -1 or total < best_loss or (total == best_loss and (
+                    g < best_k or (g == best_k and (a < rec[best_slot].ps0 or (
+                        a == rec[best_slot].ps0 and b < rec[best_slot].ps1)))))):
+                best_slot = x
+                best_loss = total
+                best_k = g
+    return best_slot, best_loss, best_k
 
 
-@kernel
-def best_of_all(slots, losses, rec):
-    """Lexicographic argmin of (loss, k01, s0, s1) over the given slots."""
-    best = -1
-    for i in range(slots.size):
-        s = slots[i]
-        if best == -1:
-            best = i
-            continue
-        b = slots[best]
-        li, lb = losses[i], losses[best]
-        x, y = rec[s], rec[b]
-        if li < lb or (
-            li == lb
-            and (x.k01 < y.k01 or (x.k01 == y.k01 and (x.ps0 < y.ps0 or (x.ps0 == y.ps0 and x.ps1 < y.ps1))))
-        ):
-            best = i
-    return best
+@numba.njit(cache=True, inline="always")
+def select_by_count(top, floor, gsize, groot):
+    """For scorers that order pairs as "most frequent first": the root of the highest non-empty
+    group at or below ``top`` (a pointer that only moves down, since no merge creates a pair
+    more frequent than itself). Returns (slot, new top); slot -1 below ``floor``."""
+    while top > 0 and gsize[top] == 0:
+        top -= 1
+    if top >= floor:
+        return groot[top], top
+    return -1, top
 
 
 def lexicographic_argmin(*keys: np.ndarray) -> int:
@@ -372,14 +393,14 @@ def lexicographic_argmin(*keys: np.ndarray) -> int:
 
 
 class PairIndex:
-    """Incremental best-pair finder over a scorer (see the module docstring)."""
+    """Incremental best-pair finder over a compiled scorer (see the module docstring)."""
 
-    def __init__(self, scorer: Scorer, min_count: int = 1):
+    def __init__(self, scorer: CompiledScorer, min_count: int = 1):
         self.scorer = scorer
         self.min_count = max(1, int(min_count))
-        self.floor = max(self.min_count, int(getattr(scorer, "min_merge_count", 1)))
-        self.split = bool(scorer.splits)
-        self.uses_parts = bool(scorer.uses_parts)
+        self.floor = max(self.min_count, scorer.floor)
+        self.full = not scorer.split
+        self.uses_parts = scorer.uses_parts and scorer.split
         self.meta = np.zeros(4, dtype=np.int64)
         self.table = new_table(1 << 11)
         cap = 1 << 11
@@ -452,43 +473,29 @@ class PairIndex:
         max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
         self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
         n, n_moved = ingest(
-            s0, s1, k01, touched, self.split, self.uses_parts, self.floor, self.table, self.meta,
+            s0, s1, k01, touched, True, self.uses_parts, self.floor, self.table, self.meta,
             self.rec, self.groot, self.gsize, self.gactive, self.gpos, self.lhead, self.rhead,
             self.scratch, self._out,
         )
-        if not self.split or n == 0:
+        if n == 0:
             return
         slots = self._out[:n].copy()
         r = self.rec[slots]
         a, b = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64)
-        losses = self.scorer.loss_b(r["k01"], counts[a], counts[b], a == b)
+        losses = self.scorer.losses_b(r["k01"], counts[a], counts[b], a == b)
         insert_scored(
-            slots, np.ascontiguousarray(losses, dtype=np.float64), n_moved, self.floor, self.meta, self.rec,
+            slots, losses, n_moved, self.floor, self.meta, self.rec,
             self.groot, self.gsize, self.gactive, self.gpos, self.scratch,
         )
 
     # -- queries -------------------------------------------------------------------------------
     def best(self, N: int, m: int, counts: np.ndarray):
         """(s0, s1, k01, loss) of the best pair, or None when there is no candidate."""
-        if self.split:
-            groups = self.gactive[: self.meta[_N_ACTIVE]]
-            if groups.size == 0:
-                return None
-            loss_a = np.ascontiguousarray(self.scorer.loss_a(N, m, groups), dtype=np.float64)
-            slot, loss = best_of_groups(groups, loss_a, self.floor, self.groot, self.rec)
-            if slot < 0:
-                return None
-        else:
-            slots = np.flatnonzero(self.rec["k01"][: self.n_slots] >= self.min_count)
-            if slots.size == 0:
-                return None
-            r = self.rec[slots]
-            a, b, k = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64), r["k01"]
-            losses = np.ascontiguousarray(
-                self.scorer.loss(N, m, k, counts[a], counts[b], a == b), dtype=np.float64
-            )
-            i = best_of_all(slots, losses, self.rec)
-            slot, loss = slots[i], losses[i]
+        sc = self.scorer
+        slot, loss, _ = select(self.full, sc.loss_a, sc.loss, N, m, self.floor, counts, self.gactive,
+                               self.meta[_N_ACTIVE], self.groot, self.rec, self.scratch)
+        if slot < 0:
+            return None
         r = self.rec[slot]
         return int(r["ps0"]), int(r["ps1"]), int(r["k01"]), float(loss)
 
@@ -505,13 +512,13 @@ class PairIndex:
         a = self.rec["ps0"][slots].astype(np.int64)
         b = self.rec["ps1"][slots].astype(np.int64)
         kk, k0, k1, same = k[slots], counts[a], counts[b], a == b
-        if self.split:
-            loss_b = np.asarray(self.scorer.loss_b(kk, k0, k1, same), dtype=np.float64)
-            losses = np.asarray(self.scorer.loss_a(N, m, kk), dtype=np.float64) + loss_b
-            i = lexicographic_argmin(losses, kk, loss_b, a, b)
-        else:
-            losses = np.asarray(self.scorer.loss(N, m, kk, k0, k1, same), dtype=np.float64)
+        if self.full:
+            losses = self.scorer.losses(N, m, kk, k0, k1, same)
             i = lexicographic_argmin(losses, kk, a, b)
+        else:
+            loss_b = self.scorer.losses_b(kk, k0, k1, same)
+            losses = self.scorer.losses_a(N, m, kk) + loss_b
+            i = lexicographic_argmin(losses, kk, loss_b, a, b)
         low = (int(a[i]), int(b[i]), int(kk[i]), float(losses[i]))
         if best is None or low[3] < best[3] or (low[3] == best[3] and low[2] < best[2]):
             return low

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import FormatError
 from .limits import check_allocation
-from ..plugin.rewriting import BYTE_SYMBOLS
+from ..plugin.base import BYTE_SYMBOLS
 
 #: No symbol may stand for more bytes than this (2^48: far past any real input).
 MAX_EXPANSION = 1 << 48

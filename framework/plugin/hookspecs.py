@@ -16,41 +16,45 @@ hookimpl = pluggy.HookimplMarker("chunkpress")
 def register_scorers() -> list:
     """Return a list of :class:`chunkpress.ScorerInfo` descriptors.
 
-    A scorer gets candidate pairs as numpy arrays and returns a loss per pair (lower is better).
-    Give it ``loss_a`` / ``loss_b`` when the loss splits into a part of (N, m, k01) and a part of
-    (k01, k0, k1): the engine then rescores only the pairs that changed. Example, a complete
-    plugin module that adds the "most frequent pair, but only pairs seen 3 times" scorer::
+    A scorer is a :class:`chunkpress.Scorer` or :class:`chunkpress.SplitScorer` whose loss
+    (lower is better) is written for ONE pair, with scalar arguments, in numpy/math style. The
+    engine compiles it with numba and calls it from its fused merge loop, exactly as it calls the
+    built-in losses. Split the loss into ``loss_a(N, m, k01)`` + ``loss_b(k01, k0, k1, same)``
+    when you can: the engine then rescores only the pairs whose counts changed. Params reach a
+    loss through a closure (numba freezes the values as constants). Example, a complete plugin
+    module that adds smoothed PMI::
 
+        import math
         import attrs
-        import numpy as np
         import chunkpress
-        from chunkpress.plugin.scoring import SplitScorer
 
         @attrs.frozen(kw_only=True)
-        class FrequentParams:
+        class SmoothedParams:
+            alpha: float = attrs.field(default=0.5, validator=attrs.validators.gt(0))
             at_least: int = attrs.field(default=3, validator=attrs.validators.ge(2))
 
-        class Frequent(SplitScorer):
-            uses_parts = False                    # loss_b ignores k0, k1
+        class SmoothedPmi(chunkpress.SplitScorer):
+            # -ln((k01 + alpha) N / (k0 k1)): PMI that trusts rare pairs less
             def __init__(self, params):
-                self.at_least = params.at_least
-            def loss_a(self, N, m, k01):
-                return -k01.astype(np.float64)
-            def loss_b(self, k01, k0, k1, same):
-                return np.zeros(len(k01))
-            def stop(self, best_loss, k01):
-                return k01 < self.at_least
+                self.min_merge_count = params.at_least   # rarer pairs never merge
+                alpha = params.alpha                     # a constant to the compiled loss
+                def loss_a(N, m, k01):
+                    return -(math.log(k01 + alpha) + math.log(N))
+                self.loss_a = loss_a
+            @staticmethod
+            def loss_b(k01, k0, k1, same):
+                return math.log(k0) + math.log(k1)
 
         @chunkpress.hookimpl
         def register_scorers():
-            return [chunkpress.ScorerInfo(name="frequent", factory=Frequent,
-                                          params=FrequentParams, version="1.0",
-                                          summary="most frequent pair seen at least N times")]
+            return [chunkpress.ScorerInfo(name="smoothed-pmi", factory=SmoothedPmi,
+                                          params=SmoothedParams, version="1.0",
+                                          summary="PMI with add-alpha smoothing of the pair count")]
 
     Expose the module under the entry-point group ``chunkpress`` in your pyproject.toml::
 
         [project.entry-points.chunkpress]
-        frequent = "my_package.frequent"
+        smoothed_pmi = "my_package.smoothed_pmi"
     """
 
 
@@ -58,7 +62,7 @@ def register_scorers() -> list:
 def register_rewriters() -> list:
     """Return a list of :class:`chunkpress.RewriterInfo` descriptors.
 
-    A rewriter owns the working string (see :class:`chunkpress.plugin.rewriting.Rewriter` for the
+    A rewriter owns the working string (see :class:`chunkpress.plugin.base.Rewriter` for the
     methods it needs). Example, registering a rewriter class that subclasses the reference one::
 
         import chunkpress

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..format.expand import expand
-from ..plugin.rewriting import BYTE_SYMBOLS
+from ..plugin.base import BYTE_SYMBOLS
 
 
 def byte_to_unicode() -> dict[int, str]:

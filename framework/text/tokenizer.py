@@ -2,7 +2,7 @@
 
 Encoding applies the rules in order, each by left-to-right replacement, exactly as training did,
 so encoding the training text gives back the training's final string. It replays the rules with
-the linked rewriter's merge kernel: the cost is proportional to the sites, not one pass per
+the engine's linked string (its merge kernel): the cost is proportional to the sites, not one pass per
 rule. With a pre-tokenizer, every distinct pre-token is encoded once (an exact hash table over
 its bytes) and the output is assembled by copying.
 """
@@ -16,7 +16,7 @@ from ..engine.codelength import parts_from_sum, PART_NAMES
 from ..errors import ChunkpressError, ConfigError
 from ..format.expand import expand, symbol_lengths
 from .pretokenize import NAMES as PRETOKENIZERS, pretoken_breaks
-from ..plugin.rewriting import BYTE_SYMBOLS, as_symbols
+from ..plugin.base import BYTE_SYMBOLS, as_symbols
 
 
 @numba.njit(cache=True)
@@ -93,7 +93,7 @@ def _assemble(ids, seg_start, seg_len, symbols, out):
 
 
 #: Words up to this many bytes are merged in a small array (lowest rank first); longer ones
-#: are replayed with the linked rewriter, whose cost does not grow with the square of the length.
+#: are replayed with the engine's linked string, whose cost does not grow with the square of the length.
 SHORT_WORD = 64
 
 
@@ -215,11 +215,11 @@ class Tokenizer:
         return BYTE_SYMBOLS + len(self.rules)
 
     def _rewriter(self, data: np.ndarray, breaks):
-        from ..plugin.registry import default_registry
+        from ..engine.linkedstring import LinkedString
 
-        rewriter = default_registry().get("rewriter", "linked").build()
-        rewriter.load(data, breaks)
-        return rewriter
+        string = LinkedString()
+        string.load(data, breaks)
+        return string
 
     def _ranks(self):
         if not hasattr(self, "_rank_cache"):
@@ -244,7 +244,7 @@ class Tokenizer:
         symbols = np.empty(buf.size, dtype=np.int64)  # word u's symbols start at offsets[u]
         seg_len = np.empty(offsets.size - 1, dtype=np.int64)
         _merge_short_words(buf, offsets, *self._ranks(), symbols, seg_len)
-        for u in np.flatnonzero(seg_len < 0):  # long words: replay with the linked rewriter
+        for u in np.flatnonzero(seg_len < 0):  # long words: replay with the linked string
             word = self._replay(buf[offsets[u] : offsets[u + 1]])
             symbols[offsets[u] : offsets[u] + word.size] = word
             seg_len[u] = word.size

@@ -28,7 +28,7 @@ from ...format.expand import _expand as expand_into
 from ...format.expand import expand, symbol_lengths
 from ...format.leb128 import decode_varints, encode_varints
 from ...format.limits import check_allocation
-from ...plugin.rewriting import BYTE_SYMBOLS
+from ...plugin.base import BYTE_SYMBOLS
 
 from . import cm_model as cmm
 

@@ -29,7 +29,7 @@ from ...plugin.hookspecs import hookimpl
 from ...plugin.descriptors import CoderInfo
 from ...errors import FormatError
 from ...engine.numerics import bit_length_scalar
-from ...plugin.rewriting import BYTE_SYMBOLS
+from ...plugin.base import BYTE_SYMBOLS
 
 _WINDOW = np.uint64(56)
 _MASK = np.uint64((1 << 56) - 1)

@@ -21,7 +21,7 @@ from ...format import backends as frames
 from ...errors import FormatError
 from ...format.leb128 import decode_varints, encode_varints
 from ...format.limits import check_allocation
-from ...plugin.rewriting import BYTE_SYMBOLS
+from ...plugin.base import BYTE_SYMBOLS
 
 
 def rank_table(symbols: np.ndarray, by_frequency: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...plugin.hookspecs import hookimpl
 from ...plugin.descriptors import RewriterInfo
-from ...plugin.rewriting import BYTE_SYMBOLS, MergeReport, Rewriter
+from ...plugin.base import BYTE_SYMBOLS, MergeReport, Rewriter
 
 _SHIFT = np.int64(32)
 

@@ -6,43 +6,42 @@ order) of the reference program, which decides its near-ties. They have no natur
 ``max_rules`` or ``min_count``.
 """
 
-import numpy as np
+import math
 
-from ...plugin.hookspecs import hookimpl
+from ...plugin.base import SplitScorer
 from ...plugin.descriptors import ScorerInfo
-from ...engine.numerics import clog
-from ...plugin.scoring import SplitScorer
+from ...plugin.hookspecs import hookimpl
 
 
 class PmiScorer(SplitScorer):
     """loss = -PMI: favours pairs whose parts rarely occur apart, however rare the pair."""
 
-    compiled = "pmi"
-
     def __init__(self, params=None):
         pass
 
-    def loss_a(self, N, m, k01):
-        return -(clog(k01) + clog(float(N)))
+    @staticmethod
+    def loss_a(N, m, k01):
+        return -(math.log(float(k01)) + math.log(float(N)))
 
-    def loss_b(self, k01, k0, k1, same):
-        return clog(k0) + clog(k1)
+    @staticmethod
+    def loss_b(k01, k0, k1, same):
+        return math.log(float(k0)) + math.log(float(k1))
 
 
 class SpmiScorer(SplitScorer):
     """loss = -k01 * PMI: PMI scaled by the count, between Re-Pair and PMI."""
 
-    compiled = "spmi"
-
     def __init__(self, params=None):
         pass
 
-    def loss_a(self, N, m, k01):
-        k = np.asarray(k01, dtype=np.float64)
-        return k * -(clog(k) + clog(float(N)))
+    @staticmethod
+    def loss_a(N, m, k01):
+        k = float(k01)
+        return k * -(math.log(k) + math.log(float(N)))
 
-    def loss_b(self, k01, k0, k1, same):
-        return np.asarray(k01, dtype=np.float64) * (clog(k0) + clog(k1))
+    @staticmethod
+    def loss_b(k01, k0, k1, same):
+        return float(k01) * (math.log(float(k0)) + math.log(float(k1)))
 
 
 @hookimpl

@@ -1,0 +1,184 @@
+"""A scorer's loss functions, compiled: what the engine's loops call, for every scorer alike.
+
+The scorer writes the loss of one pair in scalar numpy/math style; :func:`compile_scorer`
+turns each function into a numba first-class function (``numba.cfunc`` with a fixed
+signature). The fused loop and the array evaluators below take those as arguments, so they are
+compiled and cached once for all scorers, and a user's scorer runs at the built-ins' speed. A
+non-split scorer whose loss ignores N and m runs as a split one (``loss_a = 0``).
+"""
+
+from __future__ import annotations
+
+import attrs
+import numba
+import numpy as np
+from numba import types
+
+from ..errors import PluginError
+from ..plugin.base import Scorer, SplitScorer
+from .kernels import kernel
+
+LOSS_A = types.float64(types.int64, types.int64, types.int64)
+LOSS_B = types.float64(types.int64, types.int64, types.int64, types.boolean)
+LOSS = types.float64(types.int64, types.int64, types.int64, types.int64, types.int64, types.boolean)
+STOP = types.boolean(types.float64, types.int64)
+
+#: how the engine evaluates a scorer: grouped by k01 (split), or every candidate each step
+SPLIT, FULL = 0, 1
+
+
+def _zero_a(N, m, k01):
+    return 0.0
+
+
+def _zero_b(k01, k0, k1, same):
+    return 0.0
+
+
+def _zero(N, m, k01, k0, k1, same):
+    return 0.0
+
+
+def _never(best_loss, k01):
+    return False
+
+
+def _compile(fn, signature, what: str):
+    try:
+        return numba.cfunc(signature)(fn)
+    except Exception as exc:  # a numba typing error is long; its first line says what is wrong
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PluginError(
+            f"{what} could not be compiled for one pair (scalar arguments, numpy/math "
+            f"functions; params through a closure or class constants): {first}"
+        ) from None
+
+
+_BUILTIN_CACHE: dict = {}
+
+
+def _cached(fn, signature, what):
+    """Compiled once per function object (module-level losses are shared by every run)."""
+    key = (fn, str(signature))
+    try:
+        return _BUILTIN_CACHE[key]
+    except (KeyError, TypeError):
+        pass
+    compiled = _compile(fn, signature, what)
+    if fn.__closure__ is None:
+        _BUILTIN_CACHE[key] = compiled
+    return compiled
+
+
+def _function(scorer, name: str):
+    fn = getattr(scorer, name, None)
+    if fn is None:
+        raise PluginError(f"scorer {type(scorer).__name__} does not define {name}")
+    if hasattr(fn, "__self__"):
+        raise PluginError(
+            f"{type(scorer).__name__}.{name} is a method; write it as a @staticmethod of one "
+            "pair (or a function made in __init__ that closes over your params)"
+        )
+    return fn
+
+
+@attrs.frozen(kw_only=True)
+class CompiledScorer:
+    """The compiled functions and knobs of one scorer, as the engine's kernels take them."""
+
+    mode: int
+    loss_a: object
+    loss_b: object
+    loss: object
+    stop: object
+    floor: int
+    uses_parts: bool
+    by_count: bool
+
+    @property
+    def split(self) -> bool:
+        return self.mode == SPLIT
+
+    # array forms, for the general (Python-driven) path and for settling the final candidate
+    def losses_a(self, N, m, k01) -> np.ndarray:
+        k01 = np.ascontiguousarray(k01, dtype=np.int64)
+        out = np.empty(k01.size)
+        _eval_a(self.loss_a, N, m, k01, out)
+        return out
+
+    def losses_b(self, k01, k0, k1, same) -> np.ndarray:
+        k01 = np.ascontiguousarray(k01, dtype=np.int64)
+        out = np.empty(k01.size)
+        _eval_b(self.loss_b, k01, np.ascontiguousarray(k0, dtype=np.int64),
+                np.ascontiguousarray(k1, dtype=np.int64), np.ascontiguousarray(same, dtype=np.bool_), out)
+        return out
+
+    def losses(self, N, m, k01, k0, k1, same) -> np.ndarray:
+        """The whole loss of each pair (either mode)."""
+        if self.split:
+            return self.losses_a(N, m, k01) + self.losses_b(k01, k0, k1, same)
+        k01 = np.ascontiguousarray(k01, dtype=np.int64)
+        out = np.empty(k01.size)
+        _eval(self.loss, N, m, k01, np.ascontiguousarray(k0, dtype=np.int64),
+              np.ascontiguousarray(k1, dtype=np.int64), np.ascontiguousarray(same, dtype=np.bool_), out)
+        return out
+
+    def stops(self, best_loss: float, k01: int) -> bool:
+        return bool(_eval_stop(self.stop, float(best_loss), int(k01)))
+
+
+def compile_scorer(scorer: Scorer) -> CompiledScorer:
+    """Compile ``scorer``'s functions (a PluginError says which one numba refused, and why)."""
+    if not isinstance(scorer, Scorer):
+        raise PluginError(f"{type(scorer).__name__} is not a chunkpress Scorer (subclass chunkpress.plugin.base.Scorer)")
+    name = type(scorer).__name__
+    stop = _cached(_function(scorer, "stop") if scorer.stop is not None else _never, STOP, f"{name}.stop")
+    floor = max(1, int(scorer.min_merge_count))
+    if isinstance(scorer, SplitScorer):
+        mode = SPLIT
+        loss_a = _cached(_function(scorer, "loss_a"), LOSS_A, f"{name}.loss_a")
+        loss_b = _cached(_function(scorer, "loss_b"), LOSS_B, f"{name}.loss_b")
+        loss = _cached(_zero, LOSS, "zero")
+    else:
+        user = _function(scorer, "loss")
+        loss = _cached(user, LOSS, f"{name}.loss")
+        if scorer.uses_totals:
+            mode = FULL
+            loss_a = _cached(_zero_a, LOSS_A, "zero")
+            loss_b = _cached(_zero_b, LOSS_B, "zero")
+        else:  # a loss of the pair alone: grouped by k01 like a split one, with loss_a = 0
+            mode = SPLIT
+            inner = numba.njit(user)
+
+            def pair_loss(k01, k0, k1, same):
+                return inner(0, 0, k01, k0, k1, same)
+
+            loss_a = _cached(_zero_a, LOSS_A, "zero")
+            loss_b = _compile(pair_loss, LOSS_B, f"{name}.loss")
+    return CompiledScorer(
+        mode=mode, loss_a=loss_a, loss_b=loss_b, loss=loss, stop=stop, floor=floor,
+        uses_parts=bool(scorer.uses_parts), by_count=bool(scorer.by_count),
+    )
+
+
+@kernel
+def _eval_a(f, N, m, k01, out):
+    for i in range(k01.size):
+        out[i] = f(N, m, k01[i])
+
+
+@kernel
+def _eval_b(f, k01, k0, k1, same, out):
+    for i in range(k01.size):
+        out[i] = f(k01[i], k0[i], k1[i], same[i])
+
+
+@kernel
+def _eval(f, N, m, k01, k0, k1, same, out):
+    for i in range(k01.size):
+        out[i] = f(N, m, k01[i], k0[i], k1[i], same[i])
+
+
+@kernel
+def _eval_stop(f, best_loss, k01):
+    return f(best_loss, k01)

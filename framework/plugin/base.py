@@ -1,0 +1,158 @@
+"""The plugin contract: one base class per role, declaring everything the framework reads.
+
+Components subclass these (as numcodecs codecs subclass ``abc.Codec``); the framework checks
+``isinstance`` when it builds one and never probes for optional methods. Symbol ids below
+:data:`BYTE_SYMBOLS` are bytes; rule r makes symbol ``BYTE_SYMBOLS + r``.
+
+Scorers: write the loss of ONE pair with scalar arguments (ints and a bool), in numpy/math
+style, as a ``@staticmethod`` (or as a function made in ``__init__`` that closes over your
+params: numba freezes the values it closes over as constants). The engine compiles it with
+numba and calls it from its fused merge loop, exactly as it calls the built-in scorers' losses.
+Selection rule: within a group of equal k01 the pair with the smallest ``loss_b`` wins, then
+the smallest (s0, s1); across groups the smallest ``loss_a + loss_b``, then the lower k01 (a
+non-split ``loss``: smallest loss, then lower k01, then smallest (s0, s1)).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+import numpy as np
+
+BYTE_SYMBOLS = 256
+
+
+class Scorer:
+    """A loss per candidate pair (lower is better) that does not split: implement
+    ``loss(N, m, k01, k0, k1, same)``; the engine rescores every candidate each step, unless
+    ``uses_totals`` is False (then only the pairs whose counts changed)."""
+
+    #: Pairs seen fewer times are never merged (the index keeps no score for them).
+    min_merge_count: int = 1
+    #: False when the loss ignores k0 and k1: a symbol-count change then rescores nothing.
+    uses_parts: bool = True
+    #: False when ``loss`` ignores N and m (non-split scorers only).
+    uses_totals: bool = True
+    #: True when the loss orders pairs exactly as "most frequent first, then smallest (s0, s1)":
+    #: the fused loop then finds the best pair with a pointer instead of evaluating losses.
+    by_count: bool = False
+    #: Optional ``stop(best_loss, k01) -> bool``, compiled like the loss: True stops the run
+    #: before the best candidate is merged. None: the run stops on the limits only.
+    stop: Callable | None = None
+
+    #: ``loss(N, m, k01, k0, k1, same) -> float`` for one pair.
+    loss: Callable | None = None
+
+
+class SplitScorer(Scorer):
+    """A loss that splits as ``loss_a(N, m, k01) + loss_b(k01, k0, k1, same)``: the engine
+    keeps pairs grouped by k01 with the minimum ``loss_b`` of each group, and rescores only the
+    pairs whose k01, k0 or k1 changed."""
+
+    #: ``loss_a(N, m, k01) -> float``: the part that depends on the step.
+    loss_a: Callable | None = None
+    #: ``loss_b(k01, k0, k1, same) -> float``: the part that depends on the pair.
+    loss_b: Callable | None = None
+
+
+@attrs.frozen(kw_only=True)
+class MergeReport:
+    """What one merge changed: the new symbol, how many sites it replaced, and every pair whose
+    joint count changed with its new count (0 means the pair no longer occurs)."""
+
+    symbol: int
+    sites: int
+    s0: np.ndarray
+    s1: np.ndarray
+    k01: np.ndarray
+
+
+class Rewriter:
+    """Owns the working symbol string and applies merges.
+
+    Pair counts are non-overlapping, left to right: in ``aaaa`` the pair (a, a) counts 2, in
+    ``aaa`` it counts 1; a merge replaces occurrences left to right, as BPE does. Optional
+    pre-token boundaries (``breaks[i]`` true: no pair between positions i and i + 1) keep pairs
+    from crossing word boundaries.
+    """
+
+    #: True when :meth:`load` accepts ``weights`` (position i counts ``weights[i]`` times), so
+    #: that the distinct words of a text, weighted by their counts, train like the whole text.
+    supports_weights: bool = False
+
+    def load(self, data: np.ndarray, breaks: np.ndarray | None = None, weights: np.ndarray | None = None) -> None:
+        """Start from ``data`` (uint8 array); ``breaks`` marks pre-token boundaries."""
+        raise NotImplementedError
+
+    @property
+    def length(self) -> int:
+        """N, the current number of symbols (weighted, when loaded with weights)."""
+        raise NotImplementedError
+
+    def symbol_counts(self) -> np.ndarray:
+        """int64 counts indexed by symbol id (length >= dictionary size); kept up to date."""
+        raise NotImplementedError
+
+    def pairs(self):
+        """(s0, s1, k01) of every pair that occurs, as int64 arrays."""
+        raise NotImplementedError
+
+    def apply(self, s0: int, s1: int) -> MergeReport:
+        """Replace (s0, s1) by a new symbol, left to right, and report what changed."""
+        raise NotImplementedError
+
+    def symbols(self) -> np.ndarray:
+        """The current symbol string."""
+        raise NotImplementedError
+
+    def replay(self, rules: np.ndarray) -> None:
+        """Apply ``rules`` in order, as training did (a rule whose pair is absent is skipped)."""
+        for s0, s1 in np.asarray(rules, dtype=np.int64).reshape(-1, 2).tolist():
+            self.apply(s0, s1)
+
+    def linked_string(self):
+        """The engine's compiled string (:class:`chunkpress.engine.linkedstring.LinkedString`)
+        this rewriter keeps, if any: the engine then runs the whole merge loop in compiled
+        code. None: the engine calls :meth:`apply` once per merge."""
+        return None
+
+
+class Coder:
+    """Turns (rules, symbols) into bytes and back. ``codec_id`` is written into every archive
+    and must change whenever the byte format changes (as in numcodecs)."""
+
+    codec_id: str = ""
+    #: True when :meth:`encode` / :meth:`decode` take ``dictionary_size``: the archive may then
+    #: name its dictionary (``compress --rules-ref``) instead of holding it.
+    references_dictionary: bool = False
+
+    def __init__(self, params=None):
+        self.params = params
+
+    def encode(self, rules: np.ndarray, symbols: np.ndarray, *, dictionary_size: int | None = None) -> bytes:
+        """Payload bytes of rules (R x 2) and symbols. With ``dictionary_size`` the rules are
+        not stored (they are passed empty) and symbols range below that size."""
+        raise NotImplementedError
+
+    def decode(self, payload: bytes, *, dictionary_size: int | None = None, max_symbols: int | None = None):
+        """(rules, symbols) of a payload. ``max_symbols`` bounds the string (the header's length:
+        every symbol is at least one byte): refuse, with FormatError, to decode more."""
+        raise NotImplementedError
+
+    def describe(self, payload: bytes, rules: np.ndarray, symbols: np.ndarray) -> dict:
+        """Sizes by part of an already decoded payload, for ``inspect`` and studies."""
+        return {}
+
+    def get_config(self) -> dict:
+        """The coder's params as a dict (what the archive header stores)."""
+        return attrs.asdict(self.params) if attrs.has(type(self.params)) else {}
+
+
+def as_symbols(data) -> np.ndarray:
+    """bytes / bytearray / memoryview / uint8 array -> uint8 array without copying."""
+    if isinstance(data, np.ndarray):
+        if data.dtype != np.uint8:
+            raise TypeError(f"expected a uint8 array, got {data.dtype}")
+        return data
+    return np.frombuffer(bytes(data) if not isinstance(data, (bytes, bytearray, memoryview)) else data, dtype=np.uint8)
