@@ -64,12 +64,12 @@ def _brute_force_best(rw, loss, floor):
     keep = k >= floor
     s0, s1, k = s0[keep], s1[keep], k[keep]
     counts = rw.symbol_counts()
-    values = loss(rw.length, k, counts[s0], counts[s1])
+    values = loss(rw.length, k, counts[s0], counts[s1], s0 == s1)
     i = np.lexsort((s1, s0, k, values))[0]
     return int(s0[i]), int(s1[i])
 
 
-@pytest.mark.parametrize("name", ["dice", "tscore"])
+@pytest.mark.parametrize("name", ["dice", "jaccard", "tscore"])
 def test_third_party_scorers_pick_the_brute_force_best_pair(on_path, monkeypatch, name):
     """The example plugin's scorers, compiled into the engine's loop, merge at every step the
     pair a numpy scan of all pairs picks; linked (fused loop) and scan agree."""
@@ -86,8 +86,9 @@ def test_third_party_scorers_pick_the_brute_force_best_pair(on_path, monkeypatch
                                  rewriter=rw, limits=limits).fit(data) for rw in ("linked", "scan")]
     assert np.array_equal(fits[0].rules, fits[1].rules) and len(fits[0].rules) == 40
     losses = {
-        "dice": lambda n, k, k0, k1: -2.0 * k / (k0 + k1),
-        "tscore": lambda n, k, k0, k1: -(k - k0 * (k1 / n)) / np.sqrt(k),
+        "dice": lambda n, k, k0, k1, same: -2.0 * k / (k0 + k1),
+        "tscore": lambda n, k, k0, k1, same: -(k - k0 * (k1 / n)) / np.sqrt(k),
+        "jaccard": lambda n, k, k0, k1, same: -k / np.where(same, k0 - k, k0 + k1 - k),
     }
     rw = ScanRewriter()
     rw.load(np.frombuffer(data, np.uint8))

@@ -3,6 +3,8 @@
 * ``dice``: merge the pair with the highest Dice coefficient 2 k01 / (k0 + k1), which is 1
   when the two symbols only ever occur together. It splits (``loss_a = 0``), so the engine
   rescores only the pairs whose counts changed.
+* ``jaccard``: k01 / (k0 + k1 - k01), written as one ``loss`` that does not split; it
+  ignores N and m (``uses_totals = False``), so the engine still rescores only changed pairs.
 * ``tscore``: the collocation t-score (k01 - k0 k1 / N) / sqrt(k01). It reads N, so it does
   not split: the engine scores every candidate at every step.
 
@@ -42,6 +44,21 @@ class DiceScorer(SplitScorer):
         return -2.0 * k01 / (k0 + k1)
 
 
+class JaccardScorer(Scorer):
+    """loss = -k01 / (k0 + k1 - k01): the share of the parts' occurrences that are the pair."""
+
+    uses_totals = False  # the loss reads neither N nor m
+
+    def __init__(self, params: AtLeast):
+        self.min_merge_count = params.at_least
+
+    @staticmethod
+    def loss(N, m, k01, k0, k1, same):
+        if same:
+            return -k01 / (k0 - k01)
+        return -k01 / (k0 + k1 - k01)
+
+
 class TScoreScorer(Scorer):
     """loss = -(k01 - k0 k1 / N) / sqrt(k01): pairs seen more often than chance predicts."""
 
@@ -58,6 +75,8 @@ def register_scorers():
     return [
         ScorerInfo(name="dice", factory=DiceScorer, params=AtLeast, version="2.0",
                    summary="highest Dice coefficient 2 k01 / (k0 + k1) (example plugin)"),
+        ScorerInfo(name="jaccard", factory=JaccardScorer, params=AtLeast, version="1.0",
+                   summary="highest Jaccard index k01 / (k0 + k1 - k01) (example plugin)"),
         ScorerInfo(name="tscore", factory=TScoreScorer, params=AtLeast, version="1.0",
                    summary="highest t-score (k01 - k0 k1 / N) / sqrt(k01) (example plugin)"),
     ]
