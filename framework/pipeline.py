@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-from inspect import signature
 from typing import Callable
 
 import attrs
@@ -21,10 +20,10 @@ from .config import PipelineConfig, build_params, default_config, load_config
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format.expand import expand
 from .engine.learner import FitResult, fit
-from .format.limits import BYTES_PER_SYMBOL, check_allocation
+from .format.limits import BYTES_PER_SYMBOL, check_allocation, decoding_memory_cap
 from .text.pretokenize import pretoken_breaks
 from .plugin.registry import Registry, default_registry
-from .plugin.base import as_symbols
+from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
 
 
 class Pipeline:
@@ -80,8 +79,10 @@ class Pipeline:
         coder = self._build("coder")
         ref = None
         if reference:
-            if "dictionary_size" not in signature(coder.encode).parameters:
-                raise ConfigError(f"coder {info.name!r} cannot reference an external dictionary; use combinatorial or varint-*")
+            if not coder.references_dictionary:
+                able = ", ".join(n for n in self.registry.names("coder")
+                                 if getattr(self.registry.get("coder", n).factory, "references_dictionary", False))
+                raise ConfigError(f"coder {info.name!r} cannot reference an external dictionary; coders that can: {able}")
             ref = {"blake2b": container.rules_digest(rules), "count": len(rules)}
         header = container.Header(
             codec=info.codec_id,
@@ -102,24 +103,60 @@ class Pipeline:
         return self.encode(result.rules, result.symbols, data)
 
 
-def _coder_for(header: container.Header, registry: Registry):
+def _coder_for(header: container.Header, registry: Registry) -> Coder:
     try:
         info = registry.coder_for_id(header.codec)
-    except ChunkpressError as exc:
-        raise FormatError(str(exc)) from None
-    try:
         params = build_params(registry, "coder", info.name, header.params, where="archive header")
+        return info.build(params)
     except ChunkpressError as exc:
         raise FormatError(str(exc)) from None
-    return info.build(params)
 
 
-def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None):
-    """(header, rules, symbols) of an archive, validated. ``rules``: the dictionary an archive
+@attrs.frozen(kw_only=True, eq=False)
+class DecodedArchive:
+    """An archive unpacked and decoded once: what decompress, inspect and studies all use."""
+
+    header: container.Header
+    payload: bytes
+    header_bytes: int
+    archive_bytes: int
+    coder: Coder
+    rules: np.ndarray
+    symbols: np.ndarray
+
+    def data(self) -> bytes:
+        """The original bytes, verified against the header's checksum."""
+        data = expand(self.rules, self.symbols, max_length=self.header.length)
+        if container.checksum(data) != self.header.blake2b:
+            raise FormatError("checksum mismatch: the archive is corrupt")
+        return data
+
+    def describe(self) -> dict:
+        """Header fields, rule and symbol counts, and sizes by part (the coder's describe)."""
+        h = self.header
+        info = {
+            "codec": h.codec, "params": h.params, "original_bytes": h.length, "blake2b": h.blake2b,
+            "archive_bytes": self.archive_bytes, "header_bytes": self.header_bytes,
+            "payload_bytes": len(self.payload), "rules": len(self.rules),
+            "dictionary_size": BYTE_SYMBOLS + len(self.rules), "symbols": len(self.symbols),
+        }
+        if h.rules is not None:
+            info["referenced_rules"] = h.rules["count"]
+        info.update(self.coder.describe(self.payload, self.rules, self.symbols))
+        if h.length:
+            info["bits_per_byte"] = 8 * self.archive_bytes / h.length
+        return info
+
+
+def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> DecodedArchive:
+    """Unpack and decode an archive once, validated. ``rules``: the dictionary an archive
     references (FormatError if it is needed and missing or not the one named)."""
-    registry = registry or default_registry()
-    header, payload, _ = container.unpack(archive)
-    kwargs = {}
+    return _decode(container.unpack(archive), len(archive), registry or default_registry(), rules)
+
+
+def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedArchive:
+    header, payload, header_bytes = unpacked
+    dictionary_size = None
     if header.rules is not None:
         if rules is None:
             raise FormatError(
@@ -129,63 +166,46 @@ def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.n
         rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
         if len(rules) != header.rules["count"] or container.rules_digest(rules) != header.rules["blake2b"]:
             raise FormatError(f"the rules given are not the dictionary this archive references (blake2b {header.rules['blake2b']})")
-        kwargs["dictionary_size"] = 256 + len(rules)
+        dictionary_size = BYTE_SYMBOLS + len(rules)
     # the output and at most one 8-byte symbol per output byte: refuse before allocating
     check_allocation(f"{header.length:,} bytes of output", (1 + BYTES_PER_SYMBOL) * header.length + len(payload))
     coder = _coder_for(header, registry)
+    if dictionary_size is not None and not coder.references_dictionary:
+        raise FormatError(f"codec {header.codec} cannot use an external dictionary, but the header names one")
     try:
-        if "max_symbols" in signature(coder.decode).parameters:
+        with decoding_memory_cap():
             # each symbol stands for at least one byte: the header's length bounds the string
-            kwargs["max_symbols"] = header.length
-        stored, symbols = coder.decode(payload, **kwargs)
+            stored, symbols = coder.decode(payload, dictionary_size=dictionary_size, max_symbols=header.length)
         if header.rules is None:
             rules = stored
     except ChunkpressError:
         raise
     except MemoryError:
-        raise FormatError(f"corrupt payload for codec {header.codec}: it asks for more memory than there is") from None
+        raise FormatError(f"corrupt payload for codec {header.codec}: it asks for more memory than the limit") from None
     except Exception as exc:  # a coder bug or corrupt payload must not escape as a crash
         raise FormatError(f"corrupt payload for codec {header.codec}: {type(exc).__name__}: {exc}") from None
-    return header, np.asarray(rules, dtype=np.int64).reshape(-1, 2), np.asarray(symbols, dtype=np.int64)
+    return DecodedArchive(
+        header=header, payload=payload, header_bytes=header_bytes, archive_bytes=archive_bytes, coder=coder,
+        rules=np.asarray(rules, dtype=np.int64).reshape(-1, 2), symbols=np.asarray(symbols, dtype=np.int64),
+    )
 
 
 def decompress(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> bytes:
     """The original bytes of an archive; FormatError if anything does not verify. ``rules``:
     the dictionary, for archives that reference one."""
-    header, rules, symbols = decode_archive(archive, registry, rules)
-    data = expand(rules, symbols, max_length=header.length)
-    if container.checksum(data) != header.blake2b:
-        raise FormatError("checksum mismatch: the archive is corrupt")
-    return data
+    return decode_archive(archive, registry, rules).data()
 
 
-def inspect(archive: bytes, registry: Registry | None = None) -> dict:
-    """Header fields, rule and symbol counts, and sizes by part."""
-    registry = registry or default_registry()
-    header, payload, header_bytes = container.unpack(archive)
-    coder = _coder_for(header, registry)
-    if header.rules is not None:  # the payload alone cannot be decoded: describe the header
+def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> dict:
+    """Header fields, rule and symbol counts, and sizes by part. An archive that references a
+    dictionary is described from its header alone unless ``rules`` are given."""
+    unpacked = container.unpack(archive)
+    header, payload, header_bytes = unpacked
+    if header.rules is not None and rules is None:  # the payload alone cannot be decoded
         return {"codec": header.codec, "params": header.params, "original_bytes": header.length,
                 "archive_bytes": len(archive), "header_bytes": header_bytes, "payload_bytes": len(payload),
                 "referenced_rules": header.rules["count"], "rules_blake2b": header.rules["blake2b"]}
-    _, rules, symbols = decode_archive(archive, registry)
-    info = {
-        "codec": header.codec,
-        "params": header.params,
-        "original_bytes": header.length,
-        "blake2b": header.blake2b,
-        "archive_bytes": len(archive),
-        "header_bytes": header_bytes,
-        "payload_bytes": len(payload),
-        "rules": len(rules),
-        "dictionary_size": 256 + len(rules),
-        "symbols": len(symbols),
-    }
-    if hasattr(coder, "describe"):
-        info.update(coder.describe(payload))
-    if header.length:
-        info["bits_per_byte"] = 8 * len(archive) / header.length
-    return info
+    return _decode(unpacked, len(archive), registry or default_registry(), rules).describe()
 
 
-__all__ = ["Pipeline", "FitResult", "decompress", "inspect", "decode_archive", "default_config"]
+__all__ = ["Pipeline", "FitResult", "DecodedArchive", "decompress", "inspect", "decode_archive", "default_config"]

@@ -13,6 +13,7 @@ any large allocation) with a FormatError that names the field.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from ..errors import FormatError
@@ -43,3 +44,28 @@ def check_allocation(what: str, n_bytes: int) -> None:
             f"the archive claims {what}: decoding would need {n_bytes:,} bytes, more than the "
             f"limit of {limit:,} (set {MEMORY_ENV} to raise it)"
         )
+
+
+@contextlib.contextmanager
+def decoding_memory_cap():
+    """Cap the process's address space at its current size plus :func:`memory_limit` while a
+    coder decodes (Linux; elsewhere a no-op), so that no coder, built-in or plugin, can allocate
+    past the limit whatever its payload claims: an allocation beyond it raises MemoryError."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as f:
+            in_use = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        old = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError, AttributeError):
+        yield
+        return
+    cap = in_use + memory_limit()
+    if old[0] != resource.RLIM_INFINITY and old[0] <= cap:
+        yield  # a tighter cap is already set
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (cap, old[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)

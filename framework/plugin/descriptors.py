@@ -12,6 +12,7 @@ from typing import Any, Callable
 import attrs
 
 from ..errors import PluginError
+from .base import Coder, Rewriter, Scorer
 
 
 @attrs.frozen(kw_only=True)
@@ -38,8 +39,16 @@ class _Component:
     version: str = attrs.field(default="0", validator=attrs.validators.instance_of(str))
 
     def build(self, params=None):
-        """Build the component with ``params`` (an instance of ``self.params``; defaults if None)."""
-        return self.factory(self.params() if params is None else params)
+        """Build the component with ``params`` (an instance of ``self.params``; defaults if None).
+        PluginError if the factory does not return an instance of the role's base class."""
+        component = self.factory(self.params() if params is None else params)
+        base = self.base_class()
+        if not isinstance(component, base):
+            raise PluginError(
+                f"{self.role} {self.name!r}: its factory returned a {type(component).__name__}, "
+                f"not a {base.__module__.replace('.plugin.base', '')}.{base.__name__} subclass"
+            )
+        return component
 
 
 @attrs.frozen(kw_only=True)
@@ -48,12 +57,20 @@ class ScorerInfo(_Component):
 
     role = "scorer"
 
+    @staticmethod
+    def base_class():
+        return Scorer
+
 
 @attrs.frozen(kw_only=True)
 class RewriterInfo(_Component):
     """A rewriter: owns the working symbol string, counts pairs and applies merges."""
 
     role = "rewriter"
+
+    @staticmethod
+    def base_class():
+        return Rewriter
 
 
 @attrs.frozen(kw_only=True)
@@ -65,4 +82,12 @@ class CoderInfo(_Component):
     """
 
     role = "coder"
-    codec_id: str = attrs.field(validator=_check_name)
+    #: defaults to the factory's ``codec_id`` class attribute (written once, on the class)
+    codec_id: str = attrs.field(
+        default=attrs.Factory(lambda self: getattr(self.factory, "codec_id", ""), takes_self=True),
+        validator=_check_name,
+    )
+
+    @staticmethod
+    def base_class():
+        return Coder

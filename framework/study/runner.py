@@ -171,7 +171,7 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
     """One row: learn, encode, decode, verify, measure. Failures go into the row. ``fits``
     caches learned dictionaries per repeat: variants that differ only in their coder share one
     (their rows report the learning time it took)."""
-    from ..pipeline import Pipeline, decompress, inspect
+    from ..pipeline import Pipeline, decode_archive
 
     row = {c: "" for c in COLUMNS}
     row.update(study=study.name, dataset=dataset, variant=variant.name, repeat=repeat, original_bytes=len(data))
@@ -208,14 +208,15 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
         archive = pipe.encode(result.rules, result.symbols, data)
         row["encode_seconds"] = time.perf_counter() - t
         t = time.perf_counter()
-        restored = decompress(archive, registry)
+        decoded = decode_archive(archive, registry)
+        restored = decoded.data()
         row["decode_seconds"] = time.perf_counter() - t
         row["peak_memory_bytes"] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         row["verified"] = restored == data
         if not row["verified"]:
             raise FormatError("decoded archive differs from the input")
-        info = inspect(archive, registry)
+        info = decoded.describe()
         row.update(
             archive_bytes=len(archive), header_bytes=info["header_bytes"], payload_bytes=info["payload_bytes"],
             dictionary_bytes=round(float(info.get("dictionary_bytes", 0)), 1),

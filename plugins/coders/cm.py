@@ -28,7 +28,7 @@ from ...format.expand import _expand as expand_into
 from ...format.expand import expand, symbol_lengths
 from ...format.leb128 import decode_varints, encode_varints
 from ...format.limits import check_allocation
-from ...plugin.base import BYTE_SYMBOLS
+from ...plugin.base import BYTE_SYMBOLS, Coder
 
 from . import cm_model as cmm
 
@@ -275,15 +275,18 @@ def _decode_rules(stream: bytes, r: int) -> np.ndarray:
     return rules
 
 
-class CmCoder:
+class CmCoder(Coder):
     """Context mixing over the chunk parse; see the module docstring for the format."""
 
+    codec_id = "chunkpress.cm.v1"
+
     def __init__(self, params: CmParams):
+        super().__init__(params)
         self.memory = params.memory
         self.flags = CONTEXTS[params.contexts]
         self.coded_parse = params.parse == "exact"
 
-    def encode(self, rules, symbols) -> bytes:
+    def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
         rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbols = np.ascontiguousarray(symbols, dtype=np.int64)
         text = np.frombuffer(expand(rules, symbols), dtype=np.uint8).copy()
@@ -323,7 +326,7 @@ class CmCoder:
             raise FormatError("payload truncated: the rules section extends past the end")
         return n, s, r, payload[pos : pos + size], payload[pos + size :]
 
-    def decode(self, payload: bytes, max_symbols: int | None = None):
+    def decode(self, payload: bytes, *, dictionary_size=None, max_symbols: int | None = None):
         n, s, r, rule_stream, text_stream = self._sections(payload, max_symbols)
         # every coded bit costs at least log2(4096/4095) bits: a longer text is a forgery
         if n > 2900 * (len(text_stream) + 8):
@@ -350,7 +353,7 @@ class CmCoder:
             raise FormatError("corrupt cm payload: trailing bytes after the coded text")
         return rules, symbols
 
-    def describe(self, payload: bytes) -> dict:
+    def describe(self, payload: bytes, rules, symbols) -> dict:
         """Bytes per part: the rules (with the counts) and the coded text with its boundaries."""
         _, _, _, rule_stream, text_stream = self._sections(payload, None)
         return {"dictionary_bytes": len(payload) - len(text_stream), "string_bytes": len(text_stream)}
@@ -360,7 +363,7 @@ class CmCoder:
 def register_coders():
     return [
         CoderInfo(
-            name="cm", codec_id="chunkpress.cm.v1", factory=CmCoder, params=CmParams, version="1",
+            name="cm", factory=CmCoder, params=CmParams, version="1",
             summary="context mixing over the text and its chunk parse (orders 1-6, word, match, chunk contexts)",
         ),
     ]

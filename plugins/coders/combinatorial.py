@@ -29,7 +29,7 @@ from ...plugin.hookspecs import hookimpl
 from ...plugin.descriptors import CoderInfo
 from ...errors import FormatError
 from ...engine.numerics import bit_length_scalar
-from ...plugin.base import BYTE_SYMBOLS
+from ...plugin.base import BYTE_SYMBOLS, Coder
 
 _WINDOW = np.uint64(56)
 _MASK = np.uint64((1 << 56) - 1)
@@ -308,13 +308,13 @@ def decode_string(buf, st, m, out):
     return st[_POS]
 
 
-class CombinatorialCoder:
+class CombinatorialCoder(Coder):
     """Exact coder of the MDL model (see the module docstring)."""
 
-    def __init__(self, params=None):
-        pass
+    codec_id = "chunkpress.combinatorial.v1"
+    references_dictionary = True
 
-    def encode(self, rules, symbols, dictionary_size: int | None = None) -> bytes:
+    def encode(self, rules, symbols, *, dictionary_size: int | None = None) -> bytes:
         """``dictionary_size``: the string uses an external dictionary of that size (``rules``
         is then empty): the counts and the string are coded over it."""
         return self._encode(rules, symbols, dictionary_size)[0]
@@ -333,7 +333,7 @@ class CombinatorialCoder:
         # past the end), so a canonical payload never ends in one
         return out[1:size].tobytes().rstrip(b"\x00"), marks
 
-    def decode(self, payload: bytes, max_symbols: int | None = None, dictionary_size: int | None = None):
+    def decode(self, payload: bytes, *, dictionary_size: int | None = None, max_symbols: int | None = None):
         buf = np.frombuffer(b"\x00" + bytes(payload), dtype=np.uint8)
         st = np.zeros(5, dtype=np.uint64)
         r = decode_header(buf, st)
@@ -353,19 +353,21 @@ class CombinatorialCoder:
         # the encoding is canonical: a payload is valid only if it is exactly what the encoder
         # writes for what it decodes to (this refuses appended or altered trailing bytes,
         # which the decoder's 7-byte lookahead would otherwise absorb)
-        if used < buf.size or self.encode(rules, symbols, dictionary_size) != bytes(payload):
+        again, marks = self._encode(rules, symbols, dictionary_size)
+        if used < buf.size or again != bytes(payload):
             raise FormatError("combinatorial payload is not canonical (trailing or altered bytes)")
+        self._marks = (again, marks)  # describe() of this payload needs no second encode
         return rules, symbols
 
-    def describe(self, payload: bytes) -> dict:
+    def describe(self, payload: bytes, rules, symbols) -> dict:
         """The five parts as the model predicts them for the decoded content, and the bits
-        actually written."""
+        actually written (the marks of the decoder's canonical check)."""
         from ...engine.codelength import code_length
 
-        rules, symbols = self.decode(payload)
         m = BYTE_SYMBOLS + len(rules)
         parts = code_length(m, len(symbols), np.bincount(symbols, minlength=m))
-        _, marks = self._encode(rules, symbols)
+        held = getattr(self, "_marks", None)
+        marks = held[1] if held is not None and held[0] == bytes(payload) else self._encode(rules, symbols)[1]
         written = np.diff(np.concatenate([[0.0], marks]))
         out = {}
         for name, w in zip(("m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits"), written):
@@ -381,7 +383,7 @@ class CombinatorialCoder:
 def register_coders():
     return [
         CoderInfo(
-            name="combinatorial", codec_id="chunkpress.combinatorial.v1", factory=CombinatorialCoder,
+            name="combinatorial", factory=CombinatorialCoder,
             version="1",
             summary="exact coder of the MDL model: Elias-delta, uniform rules, stars and bars, urn",
         )

@@ -15,13 +15,13 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from ...plugin.hookspecs import hookimpl
-from ...plugin.descriptors import CoderInfo
-from ...format import backends as frames
 from ...errors import FormatError
+from ...format.backends import BACKENDS, Backend, check_backend, with_fields
 from ...format.leb128 import decode_varints, encode_varints
-from ...format.limits import check_allocation
-from ...plugin.base import BYTE_SYMBOLS
+from ...format.limits import check_allocation, memory_limit
+from ...plugin.base import BYTE_SYMBOLS, Coder
+from ...plugin.descriptors import CoderInfo
+from ...plugin.hookspecs import hookimpl
 
 
 def rank_table(symbols: np.ndarray, by_frequency: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -45,9 +45,11 @@ def split_model(rules, symbols, by_frequency: bool = True) -> tuple[bytes, bytes
     return head + encode_varints(rules.ravel()) + encode_varints(table), encode_varints(ranks)
 
 
-def join_model(model: bytes, string: bytes, dictionary_size: int | None = None):
+def join_model(model: bytes, string: bytes, dictionary_size: int | None = None, max_symbols: int | None = None):
     """Inverse of :func:`split_model`, validating every count against the bytes present."""
     (r, u, n), pos = decode_varints(model, 3)
+    if max_symbols is not None and n > max_symbols:
+        raise FormatError(f"the string claims {n:,} symbols, more than the {max_symbols:,} bytes of output")
     check_allocation(f"a string of {n:,} symbols", 8 * int(n))
     flat, pos = decode_varints(model, 2 * int(r), pos)
     table, pos = decode_varints(model, int(u), pos)
@@ -65,12 +67,25 @@ def join_model(model: bytes, string: bytes, dictionary_size: int | None = None):
     return rules, table[ranks] if ranks.size else np.zeros(0, dtype=np.int64)
 
 
-class VarintCoder:
-    """Shared frame layout; subclasses say how a frame is compressed."""
+class VarintCoder(Coder):
+    """Frequency-ordered varints behind a general-purpose compressor; subclasses name the
+    :class:`~chunkpress.format.backends.Backend` (see :func:`varint_coder`)."""
 
-    by_frequency = True
+    backend: Backend
+    references_dictionary = True
 
-    def encode(self, rules, symbols, dictionary_size: int | None = None) -> bytes:
+    def __init__(self, params):
+        super().__init__(params)
+        check_backend(self.backend)
+        self.by_frequency = params.order == "frequency"
+
+    def compress(self, data: bytes) -> bytes:
+        return self.backend.compress(data, self.params)
+
+    def decompress(self, frame: bytes) -> bytes:
+        return self.backend.decompress(frame, self.params, memory_limit())
+
+    def encode(self, rules, symbols, *, dictionary_size: int | None = None) -> bytes:
         """``dictionary_size``: the string uses an external dictionary (``rules`` is empty)."""
         model, string = split_model(rules, symbols, self.by_frequency)
         first = self.compress(model)
@@ -82,118 +97,39 @@ class VarintCoder:
             raise FormatError("payload truncated: model frame extends past the end")
         return payload[pos : pos + size], payload[pos + size :]
 
-    def decode(self, payload: bytes, dictionary_size: int | None = None):
+    def decode(self, payload: bytes, *, dictionary_size: int | None = None, max_symbols: int | None = None):
         first, second = self.frames(payload)
-        return join_model(self.decompress(first), self.decompress(second), dictionary_size)
+        return join_model(self.decompress(first), self.decompress(second), dictionary_size, max_symbols)
 
-    def describe(self, payload: bytes) -> dict:
+    def describe(self, payload: bytes, rules, symbols) -> dict:
         """Bytes per part as written: the model (rules + rank table) and the string."""
-        first, second = self.frames(payload)
+        _, second = self.frames(payload)
         return {"model_bytes": len(payload) - len(second), "string_bytes": len(second),
                 "dictionary_bytes": len(payload) - len(second)}
 
 
-def _level(low, high):
-    return [attrs.validators.instance_of(int), attrs.validators.ge(low), attrs.validators.le(high)]
-
-
 #: ``order = "id"`` writes the tokens in id order instead of frequency order (seed 3's
 #: ablation). The decoder reads the table either way, so the byte format is the same.
-_ORDER = attrs.field(default="frequency", validator=attrs.validators.in_(("frequency", "id")))
+ORDER = attrs.field(default="frequency", validator=attrs.validators.in_(("frequency", "id")))
 
 
-@attrs.frozen(kw_only=True)
-class ZstdParams:
-    level: int = attrs.field(default=19, validator=_level(1, 22))
-    order: str = _ORDER
+def varint_coder(backend: Backend) -> type:
+    """The varint coder class over ``backend``: codec ``chunkpress.varint-<name>.v1``."""
+    name = backend.name.capitalize()
+    params = with_fields(f"Varint{name}Params", backend.params, order=ORDER)
+    return type(f"Varint{name}", (VarintCoder,), {
+        "backend": backend, "params_class": params, "codec_id": f"chunkpress.varint-{backend.name}.v1",
+        "__doc__": f"Frequency-ordered varints, then {backend.summary}.",
+    })
 
 
-@attrs.frozen(kw_only=True)
-class ZlibParams:
-    level: int = attrs.field(default=9, validator=_level(0, 9))
-    order: str = _ORDER
-
-
-@attrs.frozen(kw_only=True)
-class LzmaParams:
-    preset: int = attrs.field(default=9, validator=_level(0, 9))
-    extreme: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
-    order: str = _ORDER
-
-
-@attrs.frozen(kw_only=True)
-class Bz2Params:
-    level: int = attrs.field(default=9, validator=_level(1, 9))
-    order: str = _ORDER
-
-
-@attrs.frozen(kw_only=True)
-class PpmdParams:
-    model_order: int = attrs.field(default=8, validator=_level(2, 64))
-    memory_mb: int = attrs.field(default=256, validator=_level(1, 2048))
-    order: str = _ORDER
-
-
-class _Backend(VarintCoder):
-    backend = ""
-
-    def __init__(self, params):
-        self.codec = frames.Compressor(self.backend, params)
-        self.by_frequency = params.order == "frequency"
-
-    def compress(self, data: bytes) -> bytes:
-        return self.codec.compress(data)
-
-    def decompress(self, frame: bytes) -> bytes:
-        return self.codec.decompress(frame)
-
-
-class VarintZstd(_Backend):
-    backend = "zstd"
-
-
-class VarintZlib(_Backend):
-    backend = "zlib"
-
-
-class VarintLzma(_Backend):
-    backend = "lzma"
-
-
-class VarintBz2(_Backend):
-    backend = "bz2"
-
-
-class VarintPpmd(_Backend):
-    backend = "ppmd"
+CODERS = [varint_coder(b) for b in BACKENDS.values()]
 
 
 @hookimpl
 def register_coders():
     return [
-        CoderInfo(
-            name="varint-zstd", codec_id="chunkpress.varint-zstd.v1", factory=VarintZstd,
-            params=ZstdParams, version="1",
-            summary="frequency-ordered ranks as LEB128 varints, then zstd (level 19)",
-        ),
-        CoderInfo(
-            name="varint-zlib", codec_id="chunkpress.varint-zlib.v1", factory=VarintZlib,
-            params=ZlibParams, version="1",
-            summary="frequency-ordered ranks as LEB128 varints, then zlib (level 9)",
-        ),
-        CoderInfo(
-            name="varint-lzma", codec_id="chunkpress.varint-lzma.v1", factory=VarintLzma,
-            params=LzmaParams, version="1",
-            summary="frequency-ordered ranks as LEB128 varints, then xz (preset 9e)",
-        ),
-        CoderInfo(
-            name="varint-bz2", codec_id="chunkpress.varint-bz2.v1", factory=VarintBz2,
-            params=Bz2Params, version="1",
-            summary="frequency-ordered ranks as LEB128 varints, then bzip2 (level 9)",
-        ),
-        CoderInfo(
-            name="varint-ppmd", codec_id="chunkpress.varint-ppmd.v1", factory=VarintPpmd,
-            params=PpmdParams, version="1",
-            summary="frequency-ordered ranks as LEB128 varints, then PPMd var. I order 8 (needs pyppmd)",
-        ),
+        CoderInfo(name=f"varint-{c.backend.name}", factory=c, params=c.params_class, version="1",
+                  summary=f"frequency-ordered ranks as LEB128 varints, then {c.backend.summary}")
+        for c in CODERS
     ]
