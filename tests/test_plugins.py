@@ -3,12 +3,13 @@
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import chunkpress
 from chunkpress import PluginError
 from chunkpress.pipeline import Pipeline, decompress
-from chunkpress.plugin.registry import BUILTIN_PLUGINS, build_registry
+from chunkpress.plugin.registry import build_registry, builtin_plugins
 from support import ROOT
 
 
@@ -36,7 +37,7 @@ def test_builtins_are_registered(registry):
     assert set(registry.names("rewriter")) >= {"scan", "linked"}
     assert set(registry.names("coder")) >= {"varint-zstd", "varint-zlib", "varint-lzma"}
     providers = {p for (_, _), p in registry.providers.items()}
-    assert providers <= set(BUILTIN_PLUGINS)
+    assert providers == {m.__name__ for m in builtin_plugins()}
     assert registry.failures == ()
 
 
@@ -170,3 +171,95 @@ def test_packages_list_every_package():
         for sub in (ROOT / folder).rglob("__init__.py"):
             rel = sub.parent.relative_to(ROOT / folder).parts
             assert ".".join((package, *rel)) in conf["packages"]
+
+
+def _readme_block(marker: str) -> str:
+    """The README's python code block that contains ``marker``."""
+    text = (ROOT / "README.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    return next(b for b in blocks if marker in b)
+
+
+@pytest.fixture
+def brotli_registry(on_path):
+    pytest.importorskip("brotli")
+    fake_distribution(on_path, "cp_test_brotli", {"brotli": "cp_test_brotli"},
+                      {"cp_test_brotli": _readme_block("class VarintBrotli")})
+    reg = build_registry(autoload=True)
+    assert reg.failures == ()
+    return reg
+
+
+def test_readme_coder_installs_through_entry_points_and_round_trips(brotli_registry, tmp_path):
+    """The plugin-authors example is one file; as a plugin it compresses, decompresses,
+    describes itself (studies see its dictionary), and references an external dictionary."""
+    from chunkpress.pipeline import decode_archive, inspect
+
+    reg = brotli_registry
+    assert reg.get("coder", "varint-brotli").codec_id == "example.varint-brotli.v1"
+    data = (ROOT / "tests" / "data" / "alice29.txt").read_bytes()
+    pipe = Pipeline.from_config(None, registry=reg, scorer="repair", coder="varint-brotli",
+                                limits={"max_rules": 500})
+    archive = pipe.compress(data)
+    assert decompress(archive, reg) == data
+    info = inspect(archive, reg)
+    assert info["codec"] == "example.varint-brotli.v1" and info["rules"] == 500
+    assert 500 < info["dictionary_bytes"] < info["payload_bytes"]
+    fit = pipe.fit(data, trace=False)
+    referenced = pipe.encode(fit.rules, fit.symbols, data, reference=True)
+    assert len(referenced) < len(archive)
+    assert decode_archive(referenced, reg, rules=fit.rules).data() == data
+
+
+def test_a_plugin_decoder_cannot_allocate_past_the_memory_limit(brotli_registry, monkeypatch):
+    """A crafted payload whose brotli frame expands to 256 MB, under a 64 MB limit: the
+    framework's cap stops the plugin's uncapped brotli.decompress with a FormatError."""
+    import brotli
+
+    from chunkpress.format import container
+    from chunkpress.format.leb128 import encode_varints
+    from chunkpress.plugins.coders.varint import split_model
+
+    model, _ = split_model(np.zeros((0, 2), np.int64), np.arange(4))
+    first = brotli.compress(model)
+    payload = encode_varints([len(first)]) + first + brotli.compress(bytes(256 << 20), quality=1)
+    header = container.Header(codec="example.varint-brotli.v1", params={"quality": 11}, length=4,
+                              blake2b=container.checksum(b"abcd"), rules=None)
+    monkeypatch.setenv("CHUNKPRESS_MAX_MEMORY", str(64 << 20))
+    with pytest.raises(chunkpress.FormatError, match="more memory than the limit"):
+        decompress(container.pack(header, payload), brotli_registry)
+
+
+def test_a_factory_must_return_its_roles_base_class(on_path):
+    fake_distribution(on_path, "cp_test_duck", {"duck": "cp_test_duck"}, {"cp_test_duck": """
+        import chunkpress
+
+        class Duck:  # encode/decode, but no chunkpress.Coder
+            def __init__(self, params): pass
+
+        @chunkpress.hookimpl
+        def register_coders():
+            return [chunkpress.CoderInfo(name="duck", codec_id="example.duck.v1", factory=Duck,
+                                         summary="not a Coder", version="1")]
+    """})
+    reg = build_registry(autoload=True)
+    with pytest.raises(PluginError, match="not a chunkpress.Coder subclass"):
+        Pipeline.from_config(None, registry=reg, coder="duck").compress(b"some text")
+
+
+def test_hookspec_scorer_example_runs_compiled():
+    """The scorer example in the hook spec is real code: it compiles and merges."""
+    import textwrap
+
+    import chunkpress.plugin.hookspecs as hookspecs
+    from chunkpress.engine.learner import fit
+    from chunkpress.engine.stops import Limits
+    from chunkpress.plugins.rewriters.linked import LinkedRewriter
+
+    code = textwrap.dedent(hookspecs.register_scorers.__doc__.split("smoothed PMI::")[1].split("Expose the")[0])
+    ns: dict = {}
+    exec(code, ns)
+    scorer = ns["SmoothedPmi"](ns["SmoothedParams"](alpha=0.5, at_least=3))
+    result = fit((ROOT / "tests" / "data" / "udhr_arb.txt").read_bytes(), scorer, LinkedRewriter(),
+                 Limits(max_rules=30))
+    assert len(result.rules) == 30 and (result.trace["k01"][:-1] >= 3).all()

@@ -8,7 +8,7 @@ import pytest
 from chunkpress import ConfigError
 from chunkpress.cli import main
 from chunkpress.study.runner import load_study, run_study
-from support import DATA
+from support import DATA, ROOT
 
 STUDY = f"""
 [study]
@@ -109,3 +109,41 @@ def test_study_variant_reuses_a_rules_file(tmp_path, registry):
     rows = run_study(load_study(study), tmp_path / "out", registry, progress=None)
     assert len(rows) == 1 and not rows[0]["error"] and rows[0]["verified"]
     assert rows[0]["rules"] == 300  # the archive carries the reused dictionary
+
+
+def _count_calls(monkeypatch, owner, name, calls):
+    original = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls[name] = calls.get(name, 0) + 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+
+
+@pytest.mark.parametrize("coder", ["combinatorial", "varint-zstd", "cm"])
+def test_inspect_and_a_study_row_decode_each_archive_once(monkeypatch, registry, coder):
+    """One unpack, one decode (and, for combinatorial, one encode: its canonical check) per
+    archive, whether it is inspected or measured in a study row."""
+    from chunkpress.format import container
+    from chunkpress.pipeline import Pipeline, inspect
+    from chunkpress.study.runner import Study, Variant, run_variant
+
+    data = (ROOT / "tests" / "data" / "udhr_arb.txt").read_bytes()
+    params = {"memory": 18} if coder == "cm" else {}
+    config = {"scorer": {"name": "repair"}, "coder": {"name": coder, "params": params}, "limits": {"max_rules": 200}}
+    archive = Pipeline.from_config(None, registry=registry, scorer="repair", coder=config["coder"],
+                                   limits={"max_rules": 200}).compress(data)
+    cls = registry.get("coder", coder).factory
+    calls: dict = {}
+    _count_calls(monkeypatch, container, "unpack", calls)
+    _count_calls(monkeypatch, cls, "decode", calls)
+    _count_calls(monkeypatch, cls, "encode", calls)
+    assert inspect(archive, registry)["rules"] == 200
+    assert calls == {"unpack": 1, "decode": 1}
+    calls.clear()
+    study = Study(name="once", datasets={"arb": "x"}, variants=(Variant(name=coder, config=config),), repeats=1)
+    row = run_variant(study, "arb", data, study.variants[0], 0, registry)
+    assert row["error"] == "" and row["verified"] is True
+    assert row["dictionary_bytes"] > 0
+    assert calls == {"unpack": 1, "decode": 1, "encode": 1}

@@ -22,17 +22,18 @@ from ..errors import PluginError
 ENTRY_POINT_GROUP = "chunkpress"
 AUTOLOAD_ENV = "CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD"
 
-BUILTIN_PLUGINS = (
-    "chunkpress.plugins.scorers.repair",
-    "chunkpress.plugins.scorers.mdl",
-    "chunkpress.plugins.scorers.pmi",
-    "chunkpress.plugins.rewriters.scan",
-    "chunkpress.plugins.rewriters.linked",
-    "chunkpress.plugins.coders.varint",
-    "chunkpress.plugins.coders.combinatorial",
-    "chunkpress.plugins.coders.raw",
-    "chunkpress.plugins.coders.cm",
-)
+
+
+def builtin_plugins() -> list:
+    """The built-in plugin modules, registered exactly like entry-point ones (pytest's
+    ``default_plugins``). Imported here, in plain import statements, so readers and import-graph
+    tools see every built-in reached from the registry."""
+    from ..plugins.coders import cm, combinatorial, raw, varint
+    from ..plugins.rewriters import linked, scan
+    from ..plugins.scorers import mdl, pmi, repair
+
+    return [repair, mdl, pmi, scan, linked, varint, combinatorial, raw, cm]
+
 
 ROLES = {
     "scorer": ("register_scorers", ScorerInfo),
@@ -112,8 +113,8 @@ def build_registry(extra_plugins: Iterable = (), autoload: bool | None = None) -
         except Exception as exc:
             failures.append(PluginFailure(plugin=name, error=_describe(exc)))
 
-    for module in BUILTIN_PLUGINS:
-        register(module, importlib.import_module(module))
+    for module in builtin_plugins():
+        register(module.__name__, module)
     if autoload:
         for name, plugin in _entry_point_plugins(failures):
             register(name, plugin)

@@ -1,4 +1,4 @@
-"""Plots of learning traces (matplotlib, imported on use; ``pip install chunkpress[plots]``)."""
+"""Plots of learning traces and study results (matplotlib, imported on use; ``pip install chunkpress[plots]``)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,30 @@ def plot_factor_vs_size(runs: dict, path: str | Path, title: str = "") -> None:
     ax.set_title(title)
     ax.legend(fontsize="small")
     ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_factors(rows: list[dict], path: Path) -> None:
+    """Grouped bars: compression factor of each variant on each dataset."""
+    plt = _pyplot()
+    ok = [r for r in rows if not r["error"]]
+    datasets = list(dict.fromkeys(r["dataset"] for r in ok))
+    variants = list(dict.fromkeys(r["variant"] for r in ok))
+    if not ok:
+        return
+    fig, ax = plt.subplots(figsize=(min(14, 4 + 0.6 * len(variants) * len(datasets)), 4))
+    width = 0.8 / max(len(variants), 1)
+    for i, v in enumerate(variants):
+        ys = []
+        for d in datasets:
+            vals = [float(r["factor"]) for r in ok if r["dataset"] == d and r["variant"] == v]
+            ys.append(sum(vals) / len(vals) if vals else 0)
+        ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=v)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
+    ax.set_ylabel("compression factor (original / archive)")
+    ax.legend(fontsize="small", bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

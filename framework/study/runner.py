@@ -51,6 +51,7 @@ from .. import __version__
 from ..config import config_from_dict
 from ..errors import ConfigError, FormatError
 from ..plugin.registry import Registry, default_registry
+from .plots import plot_factors
 
 COLUMNS = (
     "study", "dataset", "variant", "repeat", "scorer", "rewriter", "coder", "pretokenizer",
@@ -289,31 +290,3 @@ def markdown_table(rows: list[dict]) -> str:
             f"| {mean('encode_seconds'):.3f} | {mean('decode_seconds'):.3f} | {all(r['verified'] for r in ok)} |"
         )
     return head + "\n".join(lines) + "\n"
-
-
-def plot_factors(rows: list[dict], path: Path) -> None:
-    """Grouped bars: compression factor of each variant on each dataset."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ok = [r for r in rows if not r["error"]]
-    datasets = list(dict.fromkeys(r["dataset"] for r in ok))
-    variants = list(dict.fromkeys(r["variant"] for r in ok))
-    if not ok:
-        return
-    fig, ax = plt.subplots(figsize=(min(14, 4 + 0.6 * len(variants) * len(datasets)), 4))
-    width = 0.8 / max(len(variants), 1)
-    for i, v in enumerate(variants):
-        ys = []
-        for d in datasets:
-            vals = [float(r["factor"]) for r in ok if r["dataset"] == d and r["variant"] == v]
-            ys.append(sum(vals) / len(vals) if vals else 0)
-        ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=v)
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
-    ax.set_ylabel("compression factor (original / archive)")
-    ax.legend(fontsize="small", bbox_to_anchor=(1.01, 1), loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -1,0 +1,91 @@
+"""The layout shows the architecture: every module is reached by imports a reader can follow."""
+
+import ast
+from pathlib import Path
+
+from support import ROOT
+
+#: the package-dir mapping of pyproject.toml
+PACKAGE_DIRS = {"chunkpress.plugins": ROOT / "plugins", "chunkpress": ROOT / "framework"}
+
+
+def module_name(path: Path) -> str:
+    for package, folder in PACKAGE_DIRS.items():
+        if folder in path.parents or path.parent == folder:
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            return ".".join([package, *parts])
+    raise ValueError(path)
+
+
+def module_file(name: str) -> Path | None:
+    for package, folder in PACKAGE_DIRS.items():  # the longer prefix first
+        if name == package or name.startswith(package + "."):
+            rest = name[len(package):].lstrip(".").split(".") if name != package else []
+            base = folder.joinpath(*rest)
+            for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                if candidate.is_file():
+                    return candidate
+            return None
+    return None
+
+
+def imports_of(path: Path) -> set[Path]:
+    """Files of the chunkpress modules ``path`` imports (relative or absolute, at any depth).
+    An import of chunkpress that resolves to no file fails the test."""
+    tree = ast.parse(path.read_text())
+    me = module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names = [target] + [f"{target}.{a.name}" for a in node.names]
+        for name in names:
+            if not (name == "chunkpress" or name.startswith("chunkpress.")):
+                continue
+            file = module_file(name)
+            if file is None and name in names[:1]:
+                raise AssertionError(f"{path.relative_to(ROOT)}: import of {name} resolves to no file")
+            if file is not None:
+                found.add(file)
+                for parent in file.parents:  # importing a module imports its packages
+                    if parent == ROOT:
+                        break
+                    if (parent / "__init__.py").is_file():
+                        found.add(parent / "__init__.py")
+    return found
+
+
+def test_every_module_is_reached_from_the_package_or_the_cli():
+    modules = {p for folder in PACKAGE_DIRS.values() for p in folder.rglob("*.py")}
+    start = [ROOT / "framework" / "__init__.py", ROOT / "framework" / "cli.py"]
+    seen, todo = set(start), list(start)
+    while todo:
+        for file in imports_of(todo.pop()):
+            if file not in seen:
+                seen.add(file)
+                todo.append(file)
+    missing = sorted(str(p.relative_to(ROOT)) for p in modules - seen)
+    assert not missing, f"modules no import reaches: {missing}"
+
+
+def test_inside_the_package_imports_are_relative():
+    """Readers and tools follow relative imports without knowing the package-dir mapping."""
+    absolute = []
+    for folder in PACKAGE_DIRS.values():
+        for path in folder.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("chunkpress"):
+                    absolute.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+                if isinstance(node, ast.Import) and any(a.name.startswith("chunkpress") for a in node.names):
+                    absolute.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not absolute, absolute
