@@ -11,6 +11,7 @@ import time
 from . import __version__, __doc__ as PACKAGE_DOC
 from .errors import ChunkpressError, InputError
 from .fileio import check_writable, read_input, write_output
+from .plugin.registry import ROLES
 
 SUFFIX = ".cpz"
 
@@ -41,7 +42,7 @@ class Progress:
 
 def _overrides(args) -> dict:
     out: dict = {}
-    for role in ("scorer", "rewriter", "coder"):
+    for role in ROLES:
         if getattr(args, role, None):
             out[role] = getattr(args, role)
     limits = {}

@@ -35,7 +35,7 @@ import attrs
 
 from .errors import ChunkpressError, ConfigError
 from .engine.stops import Limits
-from .text.pretokenize import NAMES as PRETOKENIZERS
+from .text.pretokenize import check_name
 from .plugin.registry import ROLES, Registry, default_registry
 
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
@@ -61,7 +61,7 @@ class PipelineConfig:
     rewriter: ComponentConfig
     coder: ComponentConfig
     limits: Limits = Limits()
-    pretokenizer: str = attrs.field(default="none", validator=attrs.validators.in_(PRETOKENIZERS))
+    pretokenizer: str = attrs.field(default="none", validator=lambda _i, _a, value: check_name(value))
 
     def to_dict(self) -> dict:
         out = {role: getattr(self, role).to_dict() for role in ROLES}
@@ -129,9 +129,7 @@ def _pretokenizer(raw, where) -> str:
         if unknown:
             raise ConfigError(f"{where}: unknown key pretokenizer.{unknown[0]!r}; allowed: name")
         raw = raw.get("name", "none")
-    if raw not in PRETOKENIZERS:
-        raise ConfigError(f"{where}: unknown pretokenizer {raw!r}; available: {', '.join(PRETOKENIZERS)}")
-    return raw
+    return check_name(raw, where)
 
 
 def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "config") -> PipelineConfig:

@@ -22,7 +22,7 @@ from .format.expand import expand
 from .engine.learner import FitResult, fit
 from .format.limits import BYTES_PER_SYMBOL, check_allocation, decoding_memory_cap
 from .text.pretokenize import pretoken_breaks
-from .plugin.registry import Registry, default_registry
+from .plugin.registry import ROLES, Registry, default_registry
 from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
 
 
@@ -32,7 +32,7 @@ class Pipeline:
     def __init__(self, config: PipelineConfig, registry: Registry | None = None):
         self.config = config
         self.registry = registry or default_registry()
-        self._infos = {role: self.registry.get(role, getattr(config, role).name) for role in ("scorer", "rewriter", "coder")}
+        self._infos = {role: self.registry.get(role, getattr(config, role).name) for role in ROLES}
 
     @classmethod
     def from_config(cls, path=None, registry: Registry | None = None, **overrides) -> "Pipeline":

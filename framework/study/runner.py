@@ -50,7 +50,7 @@ import attrs
 from .. import __version__
 from ..config import config_from_dict
 from ..errors import ConfigError, FormatError
-from ..plugin.registry import Registry, default_registry
+from ..plugin.registry import ROLES, Registry, default_registry
 from .plots import plot_factors
 
 COLUMNS = (
@@ -154,7 +154,7 @@ def _versions(registry: Registry, config) -> dict:
             out[package] = version(package)
         except PackageNotFoundError:
             out[package] = "?"
-    for role in ("scorer", "rewriter", "coder"):
+    for role in ROLES:
         name = getattr(config, role).name
         out[f"{role}:{name}"] = registry.get(role, name).version
     return out

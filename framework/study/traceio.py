@@ -6,10 +6,6 @@ import io
 
 import numpy as np
 
-REFERENCE_COLUMNS = ("m", "total_bits", "m_bits", "rules_bits", "n_bits", "counts_bits",
-                     "string_bits", "s0", "s1", "k01", "loss")
-
-
 def trace_to_csv(trace: np.ndarray) -> str:
     """CSV text: the reference columns (loss to 2 decimals) then N and seconds."""
     out = io.StringIO()

@@ -134,12 +134,18 @@ SPLITTERS = {"gpt2": _gpt2_breaks, "whitespace": _whitespace_breaks}
 NAMES = ("none", *SPLITTERS)
 
 
+def check_name(name, where: str = "") -> str:
+    """``name`` if it is a pre-tokenizer, else a ConfigError listing them (the one place)."""
+    if name not in NAMES:
+        prefix = f"{where}: " if where else ""
+        raise ConfigError(f"{prefix}unknown pretokenizer {name!r}; available: {', '.join(NAMES)}")
+    return name
+
+
 def pretoken_breaks(data, name: str) -> np.ndarray | None:
     """The ``breaks`` array of ``data`` under splitter ``name`` (None for "none")."""
-    if name == "none":
+    if check_name(name) == "none":
         return None
-    if name not in SPLITTERS:
-        raise ConfigError(f"unknown pretokenizer {name!r}; available: {', '.join(NAMES)}")
     arr = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data
     cls = np.empty(arr.size, dtype=np.int8)
     start = np.empty(arr.size, dtype=np.bool_)

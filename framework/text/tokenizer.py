@@ -13,9 +13,9 @@ import numba
 import numpy as np
 
 from ..engine.codelength import parts_from_sum, PART_NAMES
-from ..errors import ChunkpressError, ConfigError
+from ..errors import ChunkpressError
 from ..format.expand import expand, symbol_lengths
-from .pretokenize import NAMES as PRETOKENIZERS, pretoken_breaks
+from .pretokenize import check_name, pretoken_breaks
 from ..plugin.base import BYTE_SYMBOLS, as_symbols
 
 
@@ -198,9 +198,7 @@ class Tokenizer:
     def __init__(self, rules, pretokenizer: str = "none"):
         self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
-        if pretokenizer not in PRETOKENIZERS:
-            raise ConfigError(f"unknown pretokenizer {pretokenizer!r}; available: {', '.join(PRETOKENIZERS)}")
-        self.pretokenizer = pretokenizer
+        self.pretokenizer = check_name(pretokenizer)
 
     @classmethod
     def from_rules_file(cls, data: bytes) -> "Tokenizer":
