@@ -44,8 +44,11 @@ def _never(best_loss, k01):
 
 
 def _compile(fn, signature, what: str):
+    # a function of a module file (no closure) is cached on disk like the kernels; closures
+    # (params frozen in) compile in each process
+    cache = fn.__closure__ is None and fn.__code__.co_filename.endswith(".py")
     try:
-        return numba.cfunc(signature)(fn)
+        return numba.cfunc(signature, cache=cache)(fn)
     except Exception as exc:  # a numba typing error is long; its first line says what is wrong
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PluginError(
