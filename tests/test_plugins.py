@@ -263,3 +263,20 @@ def test_hookspec_scorer_example_runs_compiled():
     result = fit((ROOT / "tests" / "data" / "udhr_arb.txt").read_bytes(), scorer, LinkedRewriter(),
                  Limits(max_rules=30))
     assert len(result.rules) == 30 and (result.trace["k01"][:-1] >= 3).all()
+
+
+def test_hookspec_coder_and_rewriter_examples_work():
+    """The coder and rewriter examples in the hook specs round-trip through the pipeline."""
+    import textwrap
+    import types
+
+    import chunkpress.plugin.hookspecs as hookspecs
+
+    module = types.ModuleType("cp_test_doc_examples")
+    for hook, marker in [(hookspecs.register_coders, "baseline)::"), (hookspecs.register_rewriters, "one::")]:
+        exec(textwrap.dedent(hook.__doc__.split(marker)[1]), module.__dict__)
+    reg = build_registry(extra_plugins=[module], autoload=False)
+    data = (ROOT / "tests" / "data" / "udhr_arb.txt").read_bytes()
+    archive = Pipeline.from_config(None, registry=reg, scorer="repair", rewriter="loud-scan", coder="raw-u32",
+                                   limits={"max_rules": 5}).compress(data)
+    assert decompress(archive, reg) == data

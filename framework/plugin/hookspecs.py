@@ -62,8 +62,8 @@ def register_scorers() -> list:
 def register_rewriters() -> list:
     """Return a list of :class:`chunkpress.RewriterInfo` descriptors.
 
-    A rewriter owns the working string (see :class:`chunkpress.plugin.base.Rewriter` for the
-    methods it needs). Example, registering a rewriter class that subclasses the reference one::
+    A rewriter is a :class:`chunkpress.Rewriter`: it owns the working string (see the base class
+    for the methods it needs; ``replay`` has a default). Example, registering a rewriter class that subclasses the reference one::
 
         import chunkpress
         from chunkpress.plugins.rewriters.scan import ScanRewriter
@@ -85,28 +85,27 @@ def register_rewriters() -> list:
 def register_coders() -> list:
     """Return a list of :class:`chunkpress.CoderInfo` descriptors.
 
-    A coder turns (rules, symbols) into bytes and back; its ``codec_id`` is written into every
-    archive and must change whenever the byte format changes. Example, a coder that stores the
-    symbols as raw little-endian uint32 (useful as a baseline)::
+    A coder is a :class:`chunkpress.Coder`: it turns (rules, symbols) into bytes and back; its
+    ``codec_id`` is written into every archive and must change whenever the byte format changes.
+    The framework validates the header, bounds the string (``max_symbols``), caps memory while
+    ``decode`` runs and turns its exceptions into a FormatError. Example, a coder that stores
+    the symbols as raw little-endian uint32 (useful as a baseline)::
 
-        import attrs
         import numpy as np
         import chunkpress
 
-        class RawU32:
-            def __init__(self, params):
-                pass
-            def encode(self, rules, symbols):
+        class RawU32(chunkpress.Coder):
+            codec_id = "example.raw-u32.v1"
+            def encode(self, rules, symbols, *, dictionary_size=None):
                 head = np.array([len(rules), len(symbols)], "<u4").tobytes()
                 return head + rules.astype("<u4").tobytes() + symbols.astype("<u4").tobytes()
-            def decode(self, payload):
+            def decode(self, payload, *, dictionary_size=None, max_symbols=None):
                 r, n = np.frombuffer(payload[:8], "<u4")
                 body = np.frombuffer(payload[8:], "<u4").astype(np.int64)
                 return body[: 2 * r].reshape(-1, 2), body[2 * r : 2 * r + n]
 
         @chunkpress.hookimpl
         def register_coders():
-            return [chunkpress.CoderInfo(name="raw-u32", codec_id="example.raw-u32.v1",
-                                         factory=RawU32, summary="uint32 per symbol",
-                                         version="1")]
+            return [chunkpress.CoderInfo(name="raw-u32", factory=RawU32,
+                                         summary="uint32 per symbol", version="1")]
     """
