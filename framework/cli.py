@@ -183,8 +183,8 @@ def cmd_decode(args) -> int:
     if args.format == "text":
         try:
             ids = np.array(raw.split(), dtype=np.int64)
-        except ValueError:
-            raise InputError(f"{args.input}: expected whitespace-separated symbol ids") from None
+        except (ValueError, OverflowError):
+            raise InputError(f"{args.input}: expected whitespace-separated symbol ids below 2^63") from None
     else:
         if len(raw) % 4:
             raise InputError(f"{args.input}: not a uint32 id file (length {len(raw)} is not a multiple of 4)")
@@ -212,7 +212,11 @@ def cmd_import_hf(args) -> int:
     from .format.rulesfile import dump_rules
 
     check_writable(args.output, args.force)
-    rules, pre = from_hf_json(read_input(args.input).decode("utf-8", errors="strict"))
+    try:
+        text = read_input(args.input).decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{args.input}: not UTF-8 text (byte {exc.start}), so not a tokenizer.json") from None
+    rules, pre = from_hf_json(text)
     meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": __version__}
     write_output(args.output, dump_rules(rules, meta), args.force)
     return 0

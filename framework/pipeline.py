@@ -18,7 +18,7 @@ import numpy as np
 from .format import container
 from .config import PipelineConfig, build_params, default_config, load_config
 from .errors import ChunkpressError, ConfigError, FormatError
-from .format.expand import expand
+from .format.expand import expand, symbol_lengths
 from .engine.learner import FitResult, fit
 from .format.limits import BYTES_PER_SYMBOL, check_allocation, decoding_memory_cap
 from .text.pretokenize import pretoken_breaks
@@ -184,6 +184,8 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
         raise FormatError(f"corrupt payload for codec {header.codec}: it asks for more memory than the limit") from None
     except Exception as exc:  # a coder bug or corrupt payload must not escape as a crash
         raise FormatError(f"corrupt payload for codec {header.codec}: {type(exc).__name__}: {exc}") from None
+    rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
+    symbol_lengths(rules)  # cyclic or future rules are refused here, for inspect as for decompress
     return DecodedArchive(
         header=header, payload=payload, header_bytes=header_bytes, archive_bytes=archive_bytes, coder=coder,
         rules=np.asarray(rules, dtype=np.int64).reshape(-1, 2), symbols=np.asarray(symbols, dtype=np.int64),

@@ -92,6 +92,8 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
         header = Header(**raw)
     except (ValueError, TypeError) as exc:
         raise FormatError(f"corrupt archive header: {exc}") from None
+    except RecursionError:  # JSON nested deeper than Python's parser goes
+        raise FormatError("corrupt archive header: nested too deeply") from None
     if (
         not isinstance(header.codec, str)
         or not isinstance(header.params, dict)

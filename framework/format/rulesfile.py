@@ -37,6 +37,10 @@ def load_rules(data: bytes) -> tuple[np.ndarray, dict]:
         meta = json.loads(data[pos : pos + hlen])
     except ValueError as exc:
         raise FormatError(f"corrupt rules file metadata: {exc}") from None
+    except RecursionError:
+        raise FormatError("corrupt rules file metadata: nested too deeply") from None
+    if not isinstance(meta, dict):
+        raise FormatError(f"corrupt rules file metadata: a {type(meta).__name__}, not an object")
     (r,), pos = decode_varints(data, 1, pos + hlen)
     flat, end = decode_varints(data, 2 * int(r), pos)
     if end != len(data):

@@ -78,6 +78,8 @@ def from_hf_json(text: str) -> tuple[np.ndarray, str]:
         doc = json.loads(text)
         model = doc["model"]
         merges = model["merges"]
+    except RecursionError:
+        raise FormatError("not an HF tokenizer.json: nested too deeply") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise FormatError(f"not an HF tokenizer.json with a BPE model: {exc}") from None
     if model.get("type") != "BPE":

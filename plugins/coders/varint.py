@@ -82,8 +82,9 @@ class VarintCoder(Coder):
     def compress(self, data: bytes) -> bytes:
         return self.backend.compress(data, self.params)
 
-    def decompress(self, frame: bytes) -> bytes:
-        return self.backend.decompress(frame, self.params, memory_limit())
+    def decompress(self, frame: bytes, max_size: int | None = None) -> bytes:
+        limit = memory_limit()
+        return self.backend.decompress(frame, self.params, limit if max_size is None else min(limit, max_size))
 
     def encode(self, rules, symbols, *, dictionary_size: int | None = None) -> bytes:
         """``dictionary_size``: the string uses an external dictionary (``rules`` is empty)."""
@@ -99,7 +100,9 @@ class VarintCoder(Coder):
 
     def decode(self, payload: bytes, *, dictionary_size: int | None = None, max_symbols: int | None = None):
         first, second = self.frames(payload)
-        return join_model(self.decompress(first), self.decompress(second), dictionary_size, max_symbols)
+        # a rank takes at most 10 LEB128 bytes, and the header's length bounds the symbols
+        string_cap = None if max_symbols is None else 10 * max_symbols
+        return join_model(self.decompress(first), self.decompress(second, string_cap), dictionary_size, max_symbols)
 
     def describe(self, payload: bytes, rules, symbols) -> dict:
         """Bytes per part as written: the model (rules + rank table) and the string."""

@@ -1,0 +1,96 @@
+"""The hostile-input corpus: crafted archives, id files, rules files, configs and inputs.
+
+Each case builds its files in a folder and names the chunkpress command to run on them and the
+exit status it must end with. ``tests/test_hostile.py`` runs every case as its own process
+under a memory cap (``CHUNKPRESS_MAX_MEMORY`` = 1e9 and an address-space limit) and a time cap,
+and checks for a one-line error, the exit status, and no output file left behind.
+
+    python tests/hostile/cases.py OUT_DIR    # writes the corpus, one folder per case
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from chunkpress.format import container
+from chunkpress.format.leb128 import encode_varints
+from chunkpress.format.rulesfile import MAGIC as RULES_MAGIC
+from chunkpress.format.rulesfile import VERSION as RULES_VERSION
+
+
+def _archive(codec: str, params: dict, length: int, payload: bytes, raw_header: bytes | None = None) -> bytes:
+    header = container.Header(codec=codec, params=params, length=length, blake2b=container.checksum(b"x" * length))
+    good = container.pack(header, payload)
+    if raw_header is None:
+        return good
+    # a hand-made header, with valid check bytes so that the header itself is what is tested
+    body = container.MAGIC + bytes([container.VERSION]) + encode_varints([len(raw_header)]) + raw_header + payload
+    return body + container._check(body)
+
+
+def _rules_file(meta_json: bytes, rules: list[int]) -> bytes:
+    return (RULES_MAGIC + bytes([RULES_VERSION]) + encode_varints([len(meta_json)]) + meta_json
+            + encode_varints([len(rules) // 2]) + encode_varints(rules))
+
+
+#: name -> (files to write, command after `chunkpress`, expected exit status: 2 a config error,
+#: 4 a corrupt archive or rules file, 5 a bad input file)
+def cases() -> dict:
+    out = {}
+    nested = b'{"codec": ' + b"[" * 30000 + b"]" * 30000 + b"}"
+    out["header-nested-30000"] = ({"a.cpz": _archive("x", {}, 1, b"", raw_header=nested)},
+                                  ["decompress", "a.cpz", "-o", "out"], 4)
+    bool_length = json.dumps({"codec": "chunkpress.combinatorial.v1", "params": {}, "length": True,
+                              "blake2b": "0" * 32}).encode()
+    out["header-bool-length"] = ({"a.cpz": _archive("x", {}, 1, b"", raw_header=bool_length)},
+                                 ["decompress", "a.cpz", "-o", "out"], 4)
+    import zstandard
+
+    bomb = zstandard.ZstdCompressor(level=3).compress(bytes(400 << 20))
+    out["raw-zstd-frame-beyond-header"] = ({"a.cpz": _archive("chunkpress.raw-zstd.v1", {"level": 19}, 1, bomb)},
+                                           ["decompress", "a.cpz", "-o", "out"], 4)
+    import zlib
+
+    model = encode_varints([0, 1, 1]) + encode_varints([97])
+    first = zlib.compress(model)
+    zbomb = encode_varints([len(first)]) + first + zlib.compress(bytes(400 << 20), 9)
+    out["varint-zlib-string-bomb"] = ({"a.cpz": _archive("chunkpress.varint-zlib.v1", {"level": 9, "order": "frequency"}, 1, zbomb)},
+                                      ["decompress", "a.cpz", "-o", "out"], 4)
+    # 48 doubling rules, then 2^16 copies of the 2^48-byte symbol: the length sum wraps int64
+    rules = [97, 97] + sum(([256 + i, 256 + i] for i in range(47)), [])
+    model = encode_varints([48, 1, 1 << 16]) + encode_varints(rules) + encode_varints([256 + 47])
+    first = zlib.compress(model)
+    wrap = encode_varints([len(first)]) + first + zlib.compress(bytes(1 << 16))
+    out["expanded-length-wraps"] = ({"a.cpz": _archive("chunkpress.varint-zlib.v1", {"level": 9, "order": "frequency"}, 16, wrap)},
+                                    ["decompress", "a.cpz", "-o", "out"], 4)
+    good_rules = _rules_file(b"{}", [97, 98])
+    out["id-file-huge-text-id"] = ({"r.rules": good_rules, "ids.txt": b"5 99999999999999999999999\n"},
+                                   ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 5)
+    out["rules-meta-list"] = ({"r.rules": _rules_file(b"[1, 2]", [97, 98]), "ids.txt": b"97\n"},
+                              ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
+    out["rules-meta-nested"] = ({"r.rules": _rules_file(b"[" * 30000 + b"]" * 30000, [97, 98]), "ids.txt": b"97\n"},
+                                ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
+    out["rules-cyclic"] = ({"r.rules": _rules_file(b"{}", [97, 257]), "ids.txt": b"97\n"},
+                           ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
+    out["config-not-utf8"] = ({"c.toml": b"[scorer]\nname = '\xff'\n", "in.txt": b"hello hello"},
+                              ["compress", "in.txt", "-c", "c.toml", "-o", "out"], 2)
+    out["config-bool-max-rules"] = ({"c.toml": b"[limits]\nmax_rules = true\n", "in.txt": b"hello hello"},
+                                    ["compress", "in.txt", "-c", "c.toml", "-o", "out"], 2)
+    out["import-hf-not-utf8"] = ({"tok.json": b'{"model": "\xff\xfe"}'}, ["import-hf", "tok.json", "-o", "out"], 5)
+    out["compress-missing-input"] = ({}, ["compress", "missing.txt", "-o", "out"], 5)
+    return out
+
+
+def write(folder: Path) -> None:
+    for name, (files, command, status) in cases().items():
+        d = folder / name
+        d.mkdir(parents=True, exist_ok=True)
+        for fname, content in files.items():
+            (d / fname).write_bytes(content)
+        (d / "case.json").write_text(json.dumps({"command": command, "exit": status}) + "\n")
+
+
+if __name__ == "__main__":
+    write(Path(sys.argv[1]))
