@@ -74,7 +74,11 @@ def _default_output(path: str, compressing: bool) -> str:
 
 
 def _same_file(a: str, b: str) -> bool:
-    return a != "-" and b != "-" and os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+    """True when writing ``b`` would replace the input ``a`` (a device such as /dev/null is
+    written through, so it replaces nothing)."""
+    if a == "-" or b == "-" or not (os.path.exists(a) and os.path.exists(b)):
+        return False
+    return os.path.samefile(a, b) and os.path.isfile(b)
 
 
 def _tokenizer(path: str):
@@ -99,7 +103,7 @@ def cmd_compress(args) -> int:
         progress = Progress("compress")
         archive = pipe.compress(data, progress=progress)
         progress.done()
-    write_output(out, archive, args.force)
+    write_output(out, archive, args.force, binary=True)
     if args.verbose:
         print(f"{args.input}: {len(data):,} -> {len(archive):,} bytes", file=sys.stderr)
     return 0
@@ -138,7 +142,7 @@ def cmd_train(args) -> int:
     if rules_out:
         meta = {"config": pipe.config.to_dict(), "length": len(data), "blake2b": checksum(data),
                 "chunkpress": __version__}
-        write_output(rules_out, dump_rules(result.rules, meta), args.force)
+        write_output(rules_out, dump_rules(result.rules, meta), args.force, binary=True)
     if args.trace:
         trace = result.trace
         if held_out is not None:
@@ -169,7 +173,7 @@ def cmd_encode(args) -> int:
         payload = (" ".join(map(str, ids.tolist())) + "\n").encode()
     else:
         payload = ids.astype("<u4").tobytes()
-    write_output(out, payload, args.force)
+    write_output(out, payload, args.force, binary=args.format != "text")
     return 0
 
 
@@ -218,7 +222,7 @@ def cmd_import_hf(args) -> int:
         raise InputError(f"{args.input}: not UTF-8 text (byte {exc.start}), so not a tokenizer.json") from None
     rules, pre = from_hf_json(text)
     meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": __version__}
-    write_output(args.output, dump_rules(rules, meta), args.force)
+    write_output(args.output, dump_rules(rules, meta), args.force, binary=True)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -22,14 +23,28 @@ def read_input(path: str) -> bytes:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def _special(path: Path) -> bool:
+    """A device or a FIFO (``/dev/null``, a named pipe): written through, never replaced."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISBLK(mode)
+
+
 def check_writable(path: str, force: bool) -> None:
-    """Fail early, before any work, if ``path`` exists (without force) or its folder is missing."""
+    """Fail early, before any work, if ``path`` exists (without force), is a directory, or its
+    folder is missing. Devices and FIFOs are fine: they are written through."""
     if path == "-":
         return
     p = Path(path)
-    if p.exists() and not force:
+    if p.is_dir():
+        raise InputError(f"cannot write {path}: it is a directory")
+    if _special(p):
+        return
+    if (p.exists() or p.is_symlink()) and not force:
         raise InputError(f"{path} already exists; use --force to overwrite it")
-    if not p.parent.exists():
+    if not p.resolve().parent.exists():
         raise InputError(f"cannot write {path}: folder {p.parent} does not exist")
 
 
@@ -58,10 +73,14 @@ def _write_anonymous(target: Path, data: bytes, force: bool) -> bool:
         # CPython call linkat rather than link (which would link the /proc symlink itself)
         proc = os.open("/proc/self/fd", os.O_RDONLY)
         try:
-            if force and target.exists():
+            if force:  # replace atomically whatever is (or meanwhile appears) there
                 staging = target.parent / f".{target.name}.{os.getpid()}.part"
                 os.link(str(fd), staging, src_dir_fd=proc, follow_symlinks=True)
-                os.replace(staging, target)
+                try:
+                    os.replace(staging, target)
+                except BaseException:
+                    staging.unlink(missing_ok=True)
+                    raise
             else:
                 os.link(str(fd), target, src_dir_fd=proc, follow_symlinks=True)
         finally:
@@ -88,15 +107,28 @@ def _write_stdout(data: bytes) -> None:
         raise InputError(f"cannot write to standard output: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def write_output(path: str, data: bytes, force: bool = False) -> None:
+def write_output(path: str, data: bytes, force: bool = False, binary: bool = False) -> None:
     """Write ``data`` to ``path`` so that an error, an interrupt or a kill leaves either the old
     file or nothing: an unnamed file linked in when complete (Linux), else a temporary file in
-    the same folder renamed at the end."""
+    the same folder renamed at the end. A symlink keeps pointing where it did (the file it
+    names is replaced); a device or FIFO is written through. ``binary`` output (an archive)
+    is refused on a terminal, as zstd does."""
     if path == "-":
+        if binary and sys.stdout is not None and sys.stdout.isatty():
+            raise InputError("refusing to write binary data to a terminal; use -o FILE or a pipe")
         _write_stdout(data)
         return
     check_writable(path, force)
     target = Path(path)
+    if _special(target):
+        try:
+            with open(target, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return
+    if target.is_symlink():
+        target = target.resolve()
     try:
         if _write_anonymous(target, data, force):
             return

@@ -148,3 +148,62 @@ def test_a_full_disk_on_stdout_is_an_error_not_a_cut_file(tmp_path, alice_copy):
     closed = subprocess.run(f"'{sys.executable}' -m chunkpress.cli decompress '{alice_copy}.cpz' -o - >&-",
                             shell=True, stderr=subprocess.PIPE)
     assert closed.returncode != 0 and b"standard output" in closed.stderr and b"Traceback" not in closed.stderr
+
+
+def small_input(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_bytes((DATA / "udhr_arb.txt").read_bytes())
+    return src
+
+
+def test_dev_null_is_written_through_not_replaced(tmp_path):
+    """As with zstd: no --force needed, and /dev/null stays a device."""
+    import stat
+
+    assert main(["compress", str(small_input(tmp_path)), "-o", "/dev/null", "--max-rules", "20"]) == 0
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+
+
+def test_a_fifo_is_written_through(tmp_path):
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    assert main(["compress", str(small_input(tmp_path)), "-o", str(fifo), "--max-rules", "20"]) == 0
+    reader.join(10)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and got and got[0][:4] == b"CHKP"
+
+
+def test_a_symlink_keeps_pointing_at_its_file(tmp_path):
+    real = tmp_path / "real.cpz"
+    real.write_bytes(b"old contents")
+    link = tmp_path / "link.cpz"
+    link.symlink_to(real)
+    assert main(["compress", str(small_input(tmp_path)), "-o", str(link), "--max-rules", "20", "--force"]) == 0
+    assert link.is_symlink() and real.read_bytes()[:4] == b"CHKP"
+
+
+def test_a_directory_as_output_is_refused_and_leaves_nothing(tmp_path, capsys):
+    out = tmp_path / "adir"
+    out.mkdir()
+    assert main(["compress", str(small_input(tmp_path)), "-o", str(out), "--force"]) != 0
+    assert "is a directory" in one_line_error(capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "in.txt"] and not list(out.iterdir())
+
+
+def test_binary_output_to_a_terminal_is_refused(tmp_path):
+    import os
+
+    primary, secondary = os.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "chunkpress.cli", "compress", str(small_input(tmp_path)), "-o", "-"],
+                              stdout=secondary, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    assert proc.returncode != 0 and "terminal" in proc.stderr
