@@ -18,7 +18,7 @@ from . import index as ix
 from .codelength import merge_sum_delta
 from .kernels import kernel
 from .trace import fill_trace_row
-from .linkedstring import _LENGTH, _N_CHANGED, _POOL_USED, _ROOM, LinkedString, merge
+from .linkedstring import _LENGTH, _N_CHANGED, _ROOM, LinkedString, merge, room_for
 from .losses import CompiledScorer
 from .pairtable import EMPTY, N_SLOTS, find_slot, has_room
 from .prefetch import prefetch_row
@@ -68,12 +68,12 @@ def run_fused(
         a = np.int64(x_rec[slot].ps0)
         b = np.int64(x_rec[slot].ps1)
         slot_ab = find_slot(table, a, b)
-        room = 3 * pairs[slot_ab].nsites + 8  # sites, not the (weighted) count
+        nsites = pairs[slot_ab].nsites  # sites, not the (weighted) count
+        room = room_for(nsites, m)
         if (meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room)
-                or meta[_POOL_USED] + room > pool.shape[0]
                 or meta[N_SLOTS] + room > x_rec.size or not has_room(x_table, x_meta, room)
                 or m + 1 > counts.size):
-            meta[_ROOM] = room
+            meta[_ROOM] = nsites
             return done, NEED_ROOM
         if want_trace:
             fill_trace_row(m, n, counts, acc, parts, trace_out[done], a, b, best_k, best_loss)
@@ -159,5 +159,5 @@ def run(string: LinkedString, scorer: CompiledScorer, index: ix.PairIndex, rules
             return
         if status == NEED_ROOM:
             scratch.arrays = None  # the slot arrays grow: let go of views of them
-            string._reserve(int(string.meta[_ROOM]))
+            string._reserve_merge(int(string.meta[_ROOM]), string.next_symbol)
             string._reserve_symbols(string.next_symbol + 1)

@@ -48,10 +48,11 @@ PAIR = np.dtype([
 #: how many sites ahead the merge kernel asks for a node
 PREFETCH_AHEAD = 8
 
-# meta fields after the pair table's; _ROOM: new pairs (and pool entries) the next merge may
-# need room for; _POOL_USED: entries handed out; _LIVE: nodes counted (live entries)
-_EPOCH, _N_CHANGED, _LENGTH, _ROOM, _POOL_USED, _LIVE = 2, 3, 4, 5, 6, 7
-_META_FIELDS = 8
+# meta fields after the pair table's; _ROOM: sites of the next merge (what it needs room for,
+# see room_for); _POOL_USED: entries handed out; _LIVE: nodes counted (live entries);
+# _REBUILDS: times the pool was rebuilt
+_EPOCH, _N_CHANGED, _LENGTH, _ROOM, _POOL_USED, _LIVE, _REBUILDS = 2, 3, 4, 5, 6, 7, 8
+_META_FIELDS = 9
 
 
 @numba.njit(cache=True, inline="always")
@@ -115,8 +116,18 @@ def _pair_slot(x, y, z, zcache, table, meta, pairs):
 
 
 @numba.njit(cache=True, inline="always")
-def _append(q, slot, pool, pairs, meta):
-    """A new entry for node q, first on ``slot``'s list."""
+def _append(q, slot, node, pool, pairs, meta):
+    """A new entry for node q, first on ``slot``'s list. A full pool is rebuilt first: at most
+    one live entry per node, and the pool holds more entries than there are nodes, so a rebuild
+    always frees room (and, with a quarter of headroom, rebuilds are rare: amortized O(1)).
+    No merge, however degenerate, can write past the pool."""
+    if meta[_POOL_USED] >= pool.shape[0]:
+        rebuild_pool(node, pool, pairs, meta)
+    _append_entry(q, slot, pool, pairs, meta)
+
+
+@numba.njit(cache=True, inline="always")
+def _append_entry(q, slot, pool, pairs, meta):
     e = meta[_POOL_USED]
     meta[_POOL_USED] += 1
     pool[e, POS] = q
@@ -131,7 +142,7 @@ def _count(q, slot, node, pool, pairs, changed, meta, weight):
     can name q on this slot's list is its own last one, which is reused."""
     _touch(slot, pairs, changed, meta)
     if node[q, OSLOT] != -(slot + 2):
-        _append(q, slot, pool, pairs, meta)
+        _append(q, slot, node, pool, pairs, meta)
     node[q, OSLOT] = slot
     pairs[slot].cnt += weight[q] if weight.size else 1
     pairs[slot].nsites += 1
@@ -139,11 +150,11 @@ def _count(q, slot, node, pool, pairs, changed, meta, weight):
 
 
 @numba.njit(cache=True, inline="always")
-def _region(start, after, add, merged, z, zcache, node, pool, table, pairs, changed, meta, weight):
-    """Uncount (add=False) or count (add=True) the pairs from run start ``start`` up to the
-    node ``after`` (exclusive; -1 = end of list). A pair (x, x) counts at even run offsets."""
+def _region(start, off, after, add, merged, z, zcache, node, pool, table, pairs, changed, meta, weight):
+    """Uncount (add=False) or count (add=True) the pairs from node ``start``, at offset ``off``
+    in its run of equal symbols, up to the node ``after`` (exclusive; -1 = end of list). A pair
+    (x, x) counts at even run offsets."""
     q = start
-    off = 0
     while True:
         r = node[q, NXT]
         if r == EMPTY or r == after:
@@ -157,6 +168,15 @@ def _region(start, after, add, merged, z, zcache, node, pool, table, pairs, chan
                 _uncount(q, node, pairs, changed, meta, weight, merged)
         off = off + 1 if x == y else 0
         q = r
+
+
+@numba.njit(cache=True)
+def room_for(nsites, z):
+    """New pair slots a merge with ``nsites`` sites that makes symbol ``z`` may need: 3 per
+    site, but every new pair holds z, as (x, z), (z, y) or (z, z), so at most 2 (z + 1) + 1 of
+    them however many sites there are (3 per site alone made 10 MB of "ab" reserve 15 million
+    pair records for the one new pair (z, z)). The pool needs no reservation (see _append)."""
+    return min(3 * nsites + 8, 2 * z + 11)
 
 
 @kernel
@@ -215,10 +235,11 @@ def rebuild_pool(node, pool, pairs, meta):
     for slot in range(meta[N_SLOTS]):
         pairs[slot].head = EMPTY
     meta[_POOL_USED] = 0
+    meta[_REBUILDS] += 1
     for q in range(node.shape[0]):
         slot = node[q, OSLOT]
         if slot >= 0:
-            _append(q, slot, pool, pairs, meta)
+            _append_entry(q, slot, pool, pairs, meta)
         else:
             node[q, OSLOT] = EMPTY
 
@@ -273,14 +294,18 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
         if node[i, OSLOT] != slot_ab:  # uncounted by an earlier site of this merge
             continue
         j = node[i, NXT]
-        # region start: the first node of the run that holds the left neighbour
+        # region start: the left neighbour, with the parity of its offset in its run of equal
+        # symbols, read off its predecessor: a pair (x, x) is counted exactly at even offsets.
+        # (Walking back to the run's start made periodic input quadratic: in abab... each site
+        # of the first merge walked the whole run of new symbols to its left.)
         left = node[i, PRV]
         start = i
+        off = 0
         if left != EMPTY:
             start = left
-            s = node[left, SYM]
-            while node[start, PRV] != EMPTY and node[node[start, PRV], SYM] == s:
-                start = node[start, PRV]
+            p = node[left, PRV]
+            if p != EMPTY and node[p, SYM] == node[left, SYM] and node[p, OSLOT] >= 0:
+                off = 1
         # the rewritten part ends at j, or for (a, a) at the end of the run of a's
         last = j
         if a == b:
@@ -293,7 +318,7 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
             s = node[after, SYM]
             while after != EMPTY and node[after, SYM] == s:
                 after = node[after, NXT]
-        _region(start, after, False, slot_ab, z, zcache, node, pool, table, pairs, changed, meta, weight)
+        _region(start, off, after, False, slot_ab, z, zcache, node, pool, table, pairs, changed, meta, weight)
         w = weight[i] if weight.size else 1  # every node of a word carries the word's count
         if a != b:
             node[i, SYM] = z
@@ -310,7 +335,7 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
                 _unlink(r, node)
                 replaced += w
                 q = node[q, NXT]
-        _region(start, after, True, EMPTY, z, zcache, node, pool, table, pairs, changed, meta, weight)
+        _region(start, off, after, True, EMPTY, z, zcache, node, pool, table, pairs, changed, meta, weight)
     # every occurrence of (a, b) was replaced (a merge cannot make a new one), so its list is empty
     pairs[slot_ab].head = EMPTY
     counts[a] -= replaced
@@ -358,13 +383,12 @@ def replay(rules, start, record, n_out, sum_out, acc,
         slot = find_slot(table, a, b)
         if slot == EMPTY or pairs[slot].cnt == 0:
             continue
-        room = 3 * pairs[slot].nsites + 8
-        if (meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room)
-                or meta[_POOL_USED] + room > pool.shape[0]):
+        z = 256 + i
+        room = room_for(pairs[slot].nsites, z)
+        if meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room):
             return i
         old_a = counts[a]
         old_b = counts[b]
-        z = 256 + i
         merge(slot, a, b, z, node, pool, table, pairs, changed, meta, weight, zcache, counts, sites)
         if record:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[z], a == b)
@@ -409,13 +433,20 @@ class LinkedString:
         self.changed = np.empty(cap, dtype=np.int32)
         self.table = new_table(cap)
         self.pool = np.empty((n + int(n * self.pool_headroom) + 16, 2), dtype=np.int32)  # count_all appends < n
-        self.pool_rebuilds = 0
         self.zcache = np.zeros((self.counts.size, 4), dtype=np.int64)
         self.next_symbol = BYTE_SYMBOLS
         count_all(*self._kernel_state(), np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32))
 
     def _kernel_state(self):
         return (self.node, self.pool, self.table, self.pair_records, self.changed, self.meta, self.weight, self.zcache)
+
+    def _reserve_merge(self, nsites: int, z: int) -> None:
+        """Room for a merge with ``nsites`` sites making symbol ``z``."""
+        self._reserve(room_for(nsites, z))
+
+    @property
+    def pool_rebuilds(self) -> int:
+        return int(self.meta[_REBUILDS])
 
     def _reserve(self, n_new: int) -> None:
         need = int(self.meta[N_SLOTS]) + n_new
@@ -426,17 +457,6 @@ class LinkedString:
         if not has_room(self.table, self.meta, n_new):
             self.table = new_table(int(self.meta[HASH_USED]) + n_new)
             rehash(self.table, self.pair_records["ps0"], self.pair_records["ps1"], int(self.meta[N_SLOTS]))
-        used, live, cap = int(self.meta[_POOL_USED]), int(self.meta[_LIVE]), self.pool.shape[0]
-        if used + n_new > cap:
-            # A quarter stale: rebuild (one pass over the nodes, 0.04 s per 10 MB) rather than
-            # grow. Measured, this keeps the pool at its load size (1.25 entries per symbol)
-            # through whole runs: three rebuilds for repair or mdl on en_mix_10MB.
-            if 4 * (used - live) >= cap:
-                rebuild_pool(self.node, self.pool, self.pair_records, self.meta)
-                self.pool_rebuilds += 1
-                used = live
-            if used + n_new > cap:
-                grow(self, "pool", max(used + n_new, cap * 5 // 4), None)
 
     @property
     def length(self):
@@ -465,8 +485,8 @@ class LinkedString:
 
     def apply(self, s0, s1):
         slot = find_slot(self.table, s0, s1)  # slots never move, so it survives a rehash
-        self._reserve(3 * self._sites_at(slot) + 8)
         z = self.next_symbol
+        self._reserve_merge(self._sites_at(slot), z)
         self.next_symbol += 1
         self._reserve_symbols(z)
         sites = merge(slot, s0, s1, z, *self._kernel_state(), self.counts, self.sites)
@@ -487,7 +507,7 @@ class LinkedString:
             i = replay(rules, i, record, n_out, sum_out, acc, *self._kernel_state(), self.counts, self.sites)
             if i >= r:
                 break
-            self._reserve(3 * self._sites_at(find_slot(self.table, rules[i, 0], rules[i, 1])) + 8)
+            self._reserve_merge(self._sites_at(find_slot(self.table, rules[i, 0], rules[i, 1])), BYTE_SYMBOLS + i)
         self.next_symbol = BYTE_SYMBOLS + r
         if record:
             n_out[r] = self.length
