@@ -5,7 +5,7 @@ import pytest
 
 from chunkpress import FormatError
 from chunkpress.pipeline import Pipeline, decompress, inspect
-from support import fixture_inputs
+from support import fixture_inputs, read
 
 INPUTS = fixture_inputs()
 CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma", "raw-zstd", "raw-bz2", "raw-ppmd", "varint-ppmd", "cm"]
@@ -87,3 +87,31 @@ def test_one_shot_api():
     with pytest.raises(FormatError):
         chunkpress.decompress(archive[:-5])
     assert chunkpress.__version__[0].isdigit()
+
+
+def test_a_backend_added_to_the_table_gives_a_raw_and_a_varint_coder(monkeypatch):
+    """One table: adding a backend adds both coder families, with capped decoding."""
+    import attrs
+
+    from chunkpress import FormatError
+    from chunkpress.format import backends
+    from chunkpress.pipeline import Pipeline, decompress
+    from chunkpress.plugin.registry import build_registry
+
+    def stored(frame, params, max_size):
+        if len(frame) > max_size:
+            raise FormatError("stored frame is larger than allowed")
+        return bytes(frame)
+
+    table = dict(backends.BACKENDS)
+    table["stored"] = backends.Backend(name="stored", params=attrs.make_class("StoredParams", {}, frozen=True),
+                                       compress=lambda data, params: bytes(data), decompress=stored,
+                                       summary="no compression")
+    monkeypatch.setattr(backends, "BACKENDS", table)
+    reg = build_registry(autoload=False)
+    data = read("udhr_arb.txt")
+    for name in ("raw-stored", "varint-stored"):
+        assert reg.get("coder", name).codec_id == f"chunkpress.{name}.v1"
+        archive = Pipeline.from_config(None, registry=reg, scorer="repair", coder=name,
+                                       limits={"max_rules": 50}).compress(data)
+        assert decompress(archive, reg) == data

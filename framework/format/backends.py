@@ -178,3 +178,21 @@ def check_backend(backend: Backend) -> None:
     """Fail when the coder is built, not when it first runs, if an optional package is missing."""
     if backend.name == "ppmd":
         _ppmd()
+
+
+def backend_coders(family: str, base: type, summary: str, **extra_fields) -> list:
+    """One coder per backend of the table: a subclass of ``base`` named ``<family>-<backend>``,
+    codec ``chunkpress.<family>-<backend>.v1``, whose params are the backend's plus
+    ``extra_fields``; returned as CoderInfo descriptors (``summary`` is formatted with the
+    backend's). How the raw and varint families are generated."""
+    from ..plugin.descriptors import CoderInfo
+
+    infos = []
+    for backend in BACKENDS.values():
+        title = f"{family.capitalize()}{backend.name.capitalize()}"
+        params = with_fields(f"{title}Params", backend.params, **extra_fields) if extra_fields else backend.params
+        cls = type(title, (base,), {"backend": backend, "codec_id": f"chunkpress.{family}-{backend.name}.v1",
+                                    "__doc__": summary.format(backend.summary)})
+        infos.append(CoderInfo(name=f"{family}-{backend.name}", factory=cls, params=params, version="1",
+                               summary=summary.format(backend.summary)))
+    return infos

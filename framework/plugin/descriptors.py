@@ -42,7 +42,7 @@ class _Component:
         """Build the component with ``params`` (an instance of ``self.params``; defaults if None).
         PluginError if the factory does not return an instance of the role's base class."""
         component = self.factory(self.params() if params is None else params)
-        base = self.base_class()
+        base = _BASES[self.role]
         if not isinstance(component, base):
             raise PluginError(
                 f"{self.role} {self.name!r}: its factory returned a {type(component).__name__}, "
@@ -57,20 +57,12 @@ class ScorerInfo(_Component):
 
     role = "scorer"
 
-    @staticmethod
-    def base_class():
-        return Scorer
-
 
 @attrs.frozen(kw_only=True)
 class RewriterInfo(_Component):
     """A rewriter: owns the working symbol string, counts pairs and applies merges."""
 
     role = "rewriter"
-
-    @staticmethod
-    def base_class():
-        return Rewriter
 
 
 @attrs.frozen(kw_only=True)
@@ -88,6 +80,6 @@ class CoderInfo(_Component):
         validator=_check_name,
     )
 
-    @staticmethod
-    def base_class():
-        return Coder
+
+#: the contract each role's factory must honour
+_BASES = {"scorer": Scorer, "rewriter": Rewriter, "coder": Coder}

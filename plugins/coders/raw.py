@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...format.backends import BACKENDS, Backend, check_backend
+from ...format.backends import Backend, backend_coders, check_backend
 from ...format.expand import expand
 from ...format.limits import memory_limit
 from ...plugin.base import Coder
-from ...plugin.descriptors import CoderInfo
 from ...plugin.hookspecs import hookimpl
 
 
@@ -40,22 +39,6 @@ class RawCoder(Coder):
         return {"dictionary_bytes": 0, "string_bytes": len(payload)}
 
 
-def raw_coder(backend: Backend) -> type:
-    """The raw coder class over ``backend``: codec ``chunkpress.raw-<name>.v1``."""
-    name = backend.name.capitalize()
-    return type(f"Raw{name}", (RawCoder,), {
-        "backend": backend, "params_class": backend.params, "codec_id": f"chunkpress.raw-{backend.name}.v1",
-        "__doc__": f"The text's bytes through {backend.summary}.",
-    })
-
-
-CODERS = [raw_coder(b) for b in BACKENDS.values()]
-
-
 @hookimpl
 def register_coders():
-    return [
-        CoderInfo(name=f"raw-{c.backend.name}", factory=c, params=c.params_class, version="1",
-                  summary=f"the raw bytes through {c.backend.summary} (baseline; pair with max_rules = 0)")
-        for c in CODERS
-    ]
+    return backend_coders("raw", RawCoder, "the raw bytes through {} (baseline; pair with max_rules = 0)")

@@ -16,11 +16,10 @@ import attrs
 import numpy as np
 
 from ...errors import FormatError
-from ...format.backends import BACKENDS, Backend, check_backend, with_fields
+from ...format.backends import Backend, backend_coders, check_backend
 from ...format.leb128 import decode_varints, encode_varints
 from ...format.limits import check_allocation, memory_limit
 from ...plugin.base import BYTE_SYMBOLS, Coder
-from ...plugin.descriptors import CoderInfo
 from ...plugin.hookspecs import hookimpl
 
 
@@ -69,7 +68,7 @@ def join_model(model: bytes, string: bytes, dictionary_size: int | None = None, 
 
 class VarintCoder(Coder):
     """Frequency-ordered varints behind a general-purpose compressor; subclasses name the
-    :class:`~chunkpress.format.backends.Backend` (see :func:`varint_coder`)."""
+    :class:`~chunkpress.format.backends.Backend` (see :func:`~chunkpress.format.backends.backend_coders`)."""
 
     backend: Backend
     references_dictionary = True
@@ -116,23 +115,6 @@ class VarintCoder(Coder):
 ORDER = attrs.field(default="frequency", validator=attrs.validators.in_(("frequency", "id")))
 
 
-def varint_coder(backend: Backend) -> type:
-    """The varint coder class over ``backend``: codec ``chunkpress.varint-<name>.v1``."""
-    name = backend.name.capitalize()
-    params = with_fields(f"Varint{name}Params", backend.params, order=ORDER)
-    return type(f"Varint{name}", (VarintCoder,), {
-        "backend": backend, "params_class": params, "codec_id": f"chunkpress.varint-{backend.name}.v1",
-        "__doc__": f"Frequency-ordered varints, then {backend.summary}.",
-    })
-
-
-CODERS = [varint_coder(b) for b in BACKENDS.values()]
-
-
 @hookimpl
 def register_coders():
-    return [
-        CoderInfo(name=f"varint-{c.backend.name}", factory=c, params=c.params_class, version="1",
-                  summary=f"frequency-ordered ranks as LEB128 varints, then {c.backend.summary}")
-        for c in CODERS
-    ]
+    return backend_coders("varint", VarintCoder, "frequency-ordered ranks as LEB128 varints, then {}", order=ORDER)
