@@ -266,7 +266,7 @@ def cmd_plugins(args) -> int:
     for role, name, summary, version, provider in rows:
         extra = ""
         if role == "coder":
-            extra = f" [{reg.get(role, name).codec_id}]"
+            extra = f" [{reg.components[role][name].codec_id}]"
         print(f"{role:<9} {name:<14} v{version:<5} {summary}{extra}  ({provider})")
     for f in reg.failures:
         print(f"FAILED    {f.plugin}: {f.error}")

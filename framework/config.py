@@ -33,7 +33,7 @@ from typing import Any
 
 import attrs
 
-from .errors import ChunkpressError, ConfigError
+from .errors import ConfigError, PluginError
 from .engine.stops import Limits
 from .text.pretokenize import check_name
 from .plugin.registry import ROLES, Registry, default_registry
@@ -74,8 +74,8 @@ def build_params(registry: Registry, role: str, name: str, params: dict | None, 
     """An instance of the params class of ``role`` ``name``, or a ConfigError saying why not."""
     try:
         info = registry.get(role, name)
-    except ChunkpressError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+    except PluginError as exc:  # exit 3, naming where the name came from and what is installed
+        raise PluginError(f"{where}: {exc}") from None
     params = dict(params or {})
     fields = {f.name for f in attrs.fields(info.params)}
     unknown = sorted(set(params) - fields)
@@ -172,6 +172,8 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
                 raw[key] = {"name": value}
         else:
             raw[key] = value
+    if overrides:
+        where = f"{where} with overrides ({', '.join(overrides)})"
     return config_from_dict(raw, registry, where)
 
 

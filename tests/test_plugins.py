@@ -133,9 +133,40 @@ def test_duplicate_name_names_both_providers(on_path):
         def register_scorers():
             return [chunkpress.ScorerInfo(name="mdl", factory=RepairScorer, summary="impostor")]
     """})
+    reg = build_registry(autoload=True)  # not fatal: everything else stays usable
+    assert "repair" in reg.names("scorer")
     with pytest.raises(PluginError) as err:
-        build_registry(autoload=True)
+        reg.get("scorer", "mdl")
     assert "chunkpress.plugins.scorers.mdl" in str(err.value) and "dup" in str(err.value)
+    assert any("'mdl' is provided more than once" in f.error for f in reg.failures)
+
+
+def test_plugins_command_lists_a_conflict_and_other_commands_name_both(on_path, monkeypatch, capsys):
+    """One duplicate third-party plugin: `chunkpress plugins` still lists what is installed and
+    shows the conflict; a command that uses the name fails with both providers named."""
+    from chunkpress.cli import main
+    from chunkpress.plugin import registry as registry_module
+
+    fake_distribution(on_path, "cp_dup2", {"dup2": "cp_test_dup2"}, {"cp_test_dup2": """
+        import chunkpress
+        from chunkpress.plugins.coders.combinatorial import CombinatorialCoder
+        class Again(CombinatorialCoder):
+            codec_id = "example.again.v1"
+        @chunkpress.hookimpl
+        def register_coders():
+            return [chunkpress.CoderInfo(name="cm", factory=Again, summary="impostor", version="1")]
+    """})
+    monkeypatch.setattr(registry_module, "_default", None)
+    monkeypatch.setenv("CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD", "0")
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "combinatorial" in out and "FAILED" in out and "'cm' is provided more than once" in out
+    src = on_path / "in.txt"
+    src.write_bytes(b"hello hello hello")
+    assert main(["compress", str(src), "--coder", "cm", "-o", str(on_path / "x.cpz")]) == 3
+    err = capsys.readouterr().err
+    assert "chunkpress.plugins.coders.cm" in err and "dup2" in err
+    monkeypatch.setattr(registry_module, "_default", None)
 
 
 def test_unknown_plugin_lists_available(registry):

@@ -57,9 +57,15 @@ class Registry:
     components: dict  # role -> {name: descriptor}
     providers: dict  # (role, name) -> plugin name
     failures: tuple = ()
+    #: (role, name) -> every plugin that provides it, for names provided more than once: the
+    #: name is unusable until one is uninstalled, but nothing else is affected
+    conflicts: dict = attrs.field(factory=dict)
 
     def get(self, role: str, name: str):
         table = self.components[role]
+        if (role, name) in self.conflicts:
+            raise PluginError(f"{role} {name!r} is provided twice: by {' and by '.join(self.conflicts[(role, name)])}; "
+                              "uninstall one of them")
         if name not in table:
             known = ", ".join(sorted(table)) or "none"
             raise PluginError(f"unknown {role} {name!r}; available: {known}")
@@ -127,6 +133,7 @@ def build_registry(extra_plugins: Iterable = (), autoload: bool | None = None) -
 
     components: dict = {role: {} for role in ROLES}
     providers: dict = {}
+    conflicts: dict = {}
     for role, (hook_name, info_class) in ROLES.items():
         for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
             try:
@@ -139,20 +146,25 @@ def build_registry(extra_plugins: Iterable = (), autoload: bool | None = None) -
                 continue
             for info in found:
                 if info.name in components[role]:
-                    raise PluginError(
-                        f"{role} {info.name!r} is provided twice: by {providers[(role, info.name)]}"
-                        f" and by {impl.plugin_name}"
-                    )
+                    first = conflicts.setdefault((role, info.name), [providers[(role, info.name)]])
+                    first.append(impl.plugin_name)
+                    continue
                 components[role][info.name] = info
                 providers[(role, info.name)] = impl.plugin_name
     ids: dict = {}
-    for info in components["coder"].values():
-        if info.codec_id in ids:
-            raise PluginError(
-                f"codec id {info.codec_id!r} is used by coders {ids[info.codec_id]!r} and {info.name!r}"
-            )
+    for info in list(components["coder"].values()):
+        if info.codec_id in ids:  # an archive could not say which coder reads it
+            first = ids[info.codec_id]
+            for name in (first, info.name):
+                conflicts.setdefault(("coder", name), [providers[("coder", first)], providers[("coder", info.name)]])
+            failures.append(PluginFailure(plugin=providers[("coder", info.name)],
+                                          error=f"codec id {info.codec_id!r} is used by coders {first!r} and {info.name!r}"))
+            continue
         ids[info.codec_id] = info.name
-    return Registry(components=components, providers=providers, failures=tuple(failures))
+    for role, name in conflicts:
+        failures.append(PluginFailure(plugin=" and ".join(dict.fromkeys(conflicts[(role, name)])),
+                                      error=f"{role} {name!r} is provided more than once; it cannot be used"))
+    return Registry(components=components, providers=providers, failures=tuple(failures), conflicts=conflicts)
 
 
 _default: Registry | None = None
