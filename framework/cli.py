@@ -20,23 +20,26 @@ class Progress:
     """A one-line status on stderr, refreshed at most 4 times a second; silent when stderr is
     not a terminal (so logs and pipes stay clean)."""
 
-    def __init__(self, label: str, enabled: bool | None = None):
+    def __init__(self, label: str, enabled: bool | None = None, quiet: bool = False, verbose: bool = False):
         self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.enabled = (sys.stderr.isatty() or verbose) and not quiet if enabled is None else enabled
+        self.tty = sys.stderr.isatty()
         self.started = time.monotonic()
         self.last = 0.0
 
     def __call__(self, rules: int, n: int, total_bits: int) -> None:
         now = time.monotonic()
-        if not self.enabled or now - self.last < 0.25:
+        if not self.enabled or now - self.last < (0.25 if self.tty else 5.0):
             return
         self.last = now
         bits = f"  total {total_bits:,} bits" if total_bits >= 0 else ""
-        sys.stderr.write(f"\r{self.label}: {rules:,} rules  N={n:,}{bits}  {now - self.started:.1f}s ")
+        line = f"{self.label}: {rules:,} rules  N={n:,}{bits}  {now - self.started:.1f}s"
+        # a status line on a terminal; a plain periodic line in a log
+        sys.stderr.write(f"\r{line} " if self.tty else line + "\n")
         sys.stderr.flush()
 
     def done(self) -> None:
-        if self.enabled and self.last:
+        if self.enabled and self.last and self.tty:
             sys.stderr.write("\n")
 
 
@@ -87,39 +90,74 @@ def _tokenizer(path: str):
     return Tokenizer.from_rules_file(read_input(path))
 
 
+def _each_input(args, one) -> int:
+    """Run ``one(input)`` for every input, as zstd does: an error is reported for its file and
+    the others still run; the exit status is the first error's."""
+    if args.output is not None and len(args.inputs) > 1 and args.output != "-":
+        raise InputError("-o names one output; with several inputs leave it out (each gets its own)")
+    if args.inputs.count("-") > 1:
+        raise InputError("'-' (stdin) can be given once")
+    status = 0
+    for path in args.inputs:
+        try:
+            one(path)
+        except ChunkpressError as exc:
+            if len(args.inputs) == 1 or getattr(args, "debug", False):
+                raise
+            print(f"chunkpress: error: {exc}", file=sys.stderr)
+            status = status or exc.exit_code
+    return status
+
+
+def _say(args, text: str) -> None:
+    if getattr(args, "verbose", False) and not getattr(args, "quiet", False):
+        print(text, file=sys.stderr)
+
+
 def cmd_compress(args) -> int:
-    out = args.output or _default_output(args.input, True)
     pipe = _pipeline(args)
-    if args.input != "-" and _same_file(args.input, out):
-        raise InputError("the output would overwrite the input")
-    check_writable(out, args.force)
     tokenizer = _tokenizer(args.rules) if args.rules else None
     if args.rules_ref and tokenizer is None:
         raise InputError("--rules-ref needs --rules")
-    data = read_input(args.input)
-    if tokenizer is not None:  # reuse a learned dictionary: no learning
-        archive = pipe.encode(tokenizer.rules, tokenizer.encode(data), data, reference=args.rules_ref)
-    else:
-        progress = Progress("compress")
-        archive = pipe.compress(data, progress=progress)
-        progress.done()
-    write_output(out, archive, args.force, binary=True)
-    if args.verbose:
-        print(f"{args.input}: {len(data):,} -> {len(archive):,} bytes", file=sys.stderr)
-    return 0
+
+    def one(path: str) -> None:
+        out = args.output or _default_output(path, True)
+        if path != "-" and _same_file(path, out):
+            raise InputError(f"{path}: the output would overwrite the input")
+        check_writable(out, args.force)
+        data = read_input(path)
+        if tokenizer is not None:  # reuse a learned dictionary: no learning
+            archive = pipe.encode(tokenizer.rules, tokenizer.encode(data), data, reference=args.rules_ref)
+        else:
+            progress = Progress("compress", quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
+            archive = pipe.compress(data, progress=progress)
+            progress.done()
+        write_output(out, archive, args.force, binary=True)
+        _say(args, f"{path}: {len(data):,} -> {len(archive):,} bytes ({8 * len(archive) / max(len(data), 1):.3f} bits/byte)")
+
+    return _each_input(args, one)
 
 
 def cmd_decompress(args) -> int:
-    from .pipeline import decompress
+    from .pipeline import decode_archive
 
-    out = args.output or _default_output(args.input, False)
-    if args.input != "-" and _same_file(args.input, out):
-        raise InputError("the output would overwrite the input")
-    check_writable(out, args.force)
     rules = _tokenizer(args.rules).rules if args.rules else None
-    data = decompress(read_input(args.input), rules=rules)
-    write_output(out, data, args.force)
-    return 0
+
+    def one(path: str) -> None:
+        out = None
+        if not args.test:
+            out = args.output or _default_output(path, False)
+            if path != "-" and _same_file(path, out):
+                raise InputError(f"{path}: the output would overwrite the input")
+            check_writable(out, args.force)
+        data = decode_archive(read_input(path), rules=rules).data()
+        if args.test:
+            _say(args, f"{path}: OK ({len(data):,} bytes)")
+            return
+        write_output(out, data, args.force)
+        _say(args, f"{path}: {len(data):,} bytes")
+
+    return _each_input(args, one)
 
 
 def cmd_train(args) -> int:
@@ -136,7 +174,7 @@ def cmd_train(args) -> int:
             check_writable(path, args.force)
     data = read_input(args.input)
     held_out = read_input(args.eval) if args.eval else None
-    progress = Progress("train")
+    progress = Progress("train", quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
     result = pipe.fit(data, trace=True, progress=progress)
     progress.done()
     if rules_out:
@@ -283,17 +321,37 @@ def _add_pipeline_options(p) -> None:
     p.add_argument("--pretokenizer", help="none | gpt2 | whitespace: keep merges inside words")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="chunkpress", description=PACKAGE_DOC)
-    parser.add_argument("--version", action="version", version=f"chunkpress {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _common() -> argparse.ArgumentParser:
+    """Options every command takes, before or after its name (as zstd and xz users expect)."""
+    common = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: a subcommand's default must not undo the option given before the subcommand
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="no progress or summary lines (errors still go to stderr)")
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="a summary line per file, and progress lines even when stderr is a log")
+    common.add_argument("-k", "--keep", action="store_true", default=argparse.SUPPRESS,
+                        help="keep the input (always the case; accepted for zstd/xz habits)")
+    return common
 
-    p = sub.add_parser("compress", help="compress a file into a .cpz archive")
-    p.add_argument("input", help="file to compress ('-' for stdin)")
-    p.add_argument("-o", "--output", help="archive path (default INPUT.cpz; '-' for stdout)")
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = argparse.ArgumentParser(prog="chunkpress", description=PACKAGE_DOC, parents=[common])
+    parser.add_argument("--version", action="version", version=f"chunkpress {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser = sub.add_parser
+
+    def sub_add_parser(name, **kw):
+        return add_parser(name, parents=[common], **kw)
+
+    sub.add_parser = sub_add_parser
+
+    p = sub.add_parser("compress", help="compress files into .cpz archives")
+    p.add_argument("inputs", nargs="+", metavar="input", help="files to compress ('-' for stdin)")
+    p.add_argument("-o", "--output", help="archive path (one input; default INPUT.cpz; '-' for stdout)")
+    p.add_argument("--stdout", action="store_const", const="-", dest="output", help="same as -o -")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
-    p.add_argument("-v", "--verbose", action="store_true")
     p.add_argument("--rules", help="reuse this learned dictionary (a rules file) instead of learning one")
     p.add_argument("--rules-ref", action="store_true",
                    help="with --rules: store a reference (hash and size) instead of the rules; "
@@ -301,9 +359,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pipeline_options(p)
     p.set_defaults(func=cmd_compress)
 
-    p = sub.add_parser("decompress", help="restore the original file from an archive")
-    p.add_argument("input", help="archive ('-' for stdin)")
-    p.add_argument("-o", "--output", help="output path (default: INPUT without .cpz; '-' for stdout)")
+    p = sub.add_parser("decompress", help="restore the original files from archives")
+    p.add_argument("inputs", nargs="+", metavar="input", help="archives ('-' for stdin)")
+    p.add_argument("-o", "--output", help="output path (one input; default: INPUT without .cpz; '-' for stdout)")
+    p.add_argument("--stdout", action="store_const", const="-", dest="output", help="same as -o -")
+    p.add_argument("-t", "--test", action="store_true",
+                   help="verify the archives (decode and check) without writing anything")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
     p.add_argument("--rules", help="the rules file an archive made with --rules-ref references")
     p.set_defaults(func=cmd_decompress)
@@ -361,7 +422,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except ChunkpressError as exc:
-        if args.debug:
+        if getattr(args, "debug", False):
             raise
         print(f"chunkpress: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -112,10 +112,10 @@ def write_output(path: str, data: bytes, force: bool = False, binary: bool = Fal
     file or nothing: an unnamed file linked in when complete (Linux), else a temporary file in
     the same folder renamed at the end. A symlink keeps pointing where it did (the file it
     names is replaced); a device or FIFO is written through. ``binary`` output (an archive)
-    is refused on a terminal, as zstd does."""
+    is refused on a terminal unless forced, as zstd does."""
     if path == "-":
-        if binary and sys.stdout is not None and sys.stdout.isatty():
-            raise InputError("refusing to write binary data to a terminal; use -o FILE or a pipe")
+        if binary and not force and sys.stdout is not None and sys.stdout.isatty():
+            raise InputError("refusing to write binary data to a terminal; use -o FILE, a pipe, or -f")
         _write_stdout(data)
         return
     check_writable(path, force)

@@ -207,3 +207,49 @@ def test_binary_output_to_a_terminal_is_refused(tmp_path):
         os.close(secondary)
         os.close(primary)
     assert proc.returncode != 0 and "terminal" in proc.stderr
+
+
+def test_zstd_style_options(tmp_path, capsys):
+    """--stdout, -k, -q/-v and --debug before or after the command, --config, and -t."""
+    src = small_input(tmp_path)
+    assert main(["compress", str(src), "-k", "-q", "--max-rules", "20", "--config", str(write_config(tmp_path))]) == 0
+    archive = tmp_path / "in.txt.cpz"
+    assert archive.exists() and src.exists()
+    assert main(["--debug", "decompress", "-t", "-v", str(archive)]) == 0
+    assert "in.txt.cpz: OK (" in capsys.readouterr().err
+    assert not (tmp_path / "in.txt").with_suffix(".txt.out").exists()
+    code, out, _ = run("decompress", "--stdout", archive)
+    assert code == 0 and out == src.read_bytes()
+    code, _, err = run("decompress", "--debug", "-t", tmp_path / "missing.cpz")
+    assert code != 0 and "Traceback" in err  # --debug after the command shows the traceback
+
+
+def write_config(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[scorer]\nname = 'repair'\n")
+    return cfg
+
+
+def test_several_inputs_each_get_their_archive_and_an_error_does_not_stop_the_others(tmp_path, capsys):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_bytes(b"first file, first file")
+    b.write_bytes(b"second file, second file")
+    assert main(["compress", str(a), str(tmp_path / "missing.txt"), str(b), "--max-rules", "5"]) == 5
+    assert "missing.txt" in capsys.readouterr().err
+    assert (tmp_path / "a.txt.cpz").exists() and (tmp_path / "b.txt.cpz").exists()
+    (tmp_path / "a.txt").unlink()
+    (tmp_path / "b.txt").unlink()
+    assert main(["decompress", str(tmp_path / "a.txt.cpz"), str(tmp_path / "b.txt.cpz")]) == 0
+    assert a.read_bytes() == b"first file, first file" and b.read_bytes() == b"second file, second file"
+    assert main(["compress", str(a), str(b), "-o", str(tmp_path / "one.cpz")]) == 5  # one -o, two inputs
+
+
+def test_a_corrupt_archive_fails_the_test_option(tmp_path, capsys):
+    src = small_input(tmp_path)
+    assert main(["compress", str(src), "--max-rules", "20"]) == 0
+    archive = tmp_path / "in.txt.cpz"
+    raw = bytearray(archive.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    archive.write_bytes(bytes(raw))
+    assert main(["decompress", "-t", str(archive)]) == 4
+    assert "corrupt" in one_line_error(capsys.readouterr().err)
