@@ -107,3 +107,23 @@ def test_archive_referencing_a_dictionary(tmp_path, trained, alice, capsys, code
     assert "not the dictionary this archive references" in capsys.readouterr().err and not out.exists()
     assert main(["decompress", str(ref), "--rules", str(rules), "-o", str(out)]) == 0
     assert out.read_bytes() == text.read_bytes()
+
+
+def test_version_1_rules_files_still_load_and_version_2_carry_a_check():
+    """Rules files written before the check (version 1) keep loading; new ones refuse a flip."""
+    from chunkpress import FormatError
+    from chunkpress.format.leb128 import encode_varints
+    from chunkpress.format.rulesfile import load_rules
+
+    rules = np.array([[97, 98], [256, 99]])
+    meta = b'{"note":"v1"}'
+    v1 = b"CPRL" + bytes([1]) + encode_varints([len(meta)]) + meta + encode_varints([2]) + encode_varints(rules.ravel())
+    loaded, got = load_rules(v1)
+    assert np.array_equal(loaded, rules) and got == {"note": "v1"}
+    v2 = dump_rules(rules, {"note": "v2"})
+    assert v2[4] == 2 and np.array_equal(load_rules(v2)[0], rules)
+    for i in range(5, len(v2)):
+        bad = bytearray(v2)
+        bad[i] ^= 0x10
+        with pytest.raises(FormatError):
+            load_rules(bytes(bad))

@@ -36,7 +36,8 @@ CHECK_BYTES = 4
 MAX_HEADER_BYTES = 1 << 16
 
 
-def _check(data: bytes) -> bytes:
+def check_bytes(data: bytes) -> bytes:
+    """The trailing BLAKE2b-32 of archives and rules files: any flipped, cut or added byte shows."""
     return hashlib.blake2b(data, digest_size=CHECK_BYTES).digest()
 
 
@@ -71,7 +72,7 @@ class Header:
 def pack(header: Header, payload: bytes) -> bytes:
     head = header.to_bytes()
     body = MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + payload
-    return body + _check(body)
+    return body + check_bytes(body)
 
 
 def unpack(archive: bytes) -> tuple[Header, bytes, int]:
@@ -81,7 +82,7 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
     version = archive[len(MAGIC)]
     if version != VERSION:
         raise FormatError(f"unsupported container version {version} (this chunkpress reads {VERSION})")
-    if len(archive) < len(MAGIC) + 2 + CHECK_BYTES or _check(archive[:-CHECK_BYTES]) != archive[-CHECK_BYTES:]:
+    if len(archive) < len(MAGIC) + 2 + CHECK_BYTES or check_bytes(archive[:-CHECK_BYTES]) != archive[-CHECK_BYTES:]:
         raise FormatError("archive is corrupt, truncated or extended (check bytes do not match)")
     archive = archive[:-CHECK_BYTES]
     (hlen,), pos = decode_varints(archive, 1, len(MAGIC) + 1)

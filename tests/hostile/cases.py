@@ -17,7 +17,6 @@ from pathlib import Path
 from chunkpress.format import container
 from chunkpress.format.leb128 import encode_varints
 from chunkpress.format.rulesfile import MAGIC as RULES_MAGIC
-from chunkpress.format.rulesfile import VERSION as RULES_VERSION
 
 
 def _archive(codec: str, params: dict, length: int, payload: bytes, raw_header: bytes | None = None) -> bytes:
@@ -27,12 +26,14 @@ def _archive(codec: str, params: dict, length: int, payload: bytes, raw_header: 
         return good
     # a hand-made header, with valid check bytes so that the header itself is what is tested
     body = container.MAGIC + bytes([container.VERSION]) + encode_varints([len(raw_header)]) + raw_header + payload
-    return body + container._check(body)
+    return body + container.check_bytes(body)
 
 
 def _rules_file(meta_json: bytes, rules: list[int]) -> bytes:
-    return (RULES_MAGIC + bytes([RULES_VERSION]) + encode_varints([len(meta_json)]) + meta_json
+    """A version-2 rules file with valid check bytes, so that its content is what is tested."""
+    body = (RULES_MAGIC + bytes([2]) + encode_varints([len(meta_json)]) + meta_json
             + encode_varints([len(rules) // 2]) + encode_varints(rules))
+    return body + container.check_bytes(body)
 
 
 #: name -> (files to write, command after `chunkpress`, expected exit status: 2 a config error,
@@ -79,6 +80,10 @@ def cases() -> dict:
     out["config-bool-max-rules"] = ({"c.toml": b"[limits]\nmax_rules = true\n", "in.txt": b"hello hello"},
                                     ["compress", "in.txt", "-c", "c.toml", "-o", "out"], 2)
     out["import-hf-not-utf8"] = ({"tok.json": b'{"model": "\xff\xfe"}'}, ["import-hf", "tok.json", "-o", "out"], 5)
+    flipped = bytearray(good_rules)
+    flipped[-6] ^= 1  # a rule part: without the check it decoded to other text, exit 0
+    out["rules-flipped-byte"] = ({"r.rules": bytes(flipped), "ids.txt": b"97 256\n"},
+                                 ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
     out["compress-missing-input"] = ({}, ["compress", "missing.txt", "-o", "out"], 5)
     return out
 
