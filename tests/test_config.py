@@ -86,3 +86,13 @@ def test_a_config_that_is_not_utf8_or_has_scalar_limits_is_a_config_error(regist
 def test_a_boolean_is_not_a_count(registry, tmp_path):
     with pytest.raises(ConfigError, match="bad \\[limits\\]"):
         load_config(write(tmp_path, "[limits]\nmax_rules = true"), registry)
+
+
+def test_a_scorer_without_a_stop_rule_needs_a_limit(registry):
+    """pmi alone would merge until every word is one symbol: refused up front, not run."""
+    from chunkpress.pipeline import Pipeline
+
+    with pytest.raises(ConfigError, match="'pmi' has no stop rule of its own"):
+        Pipeline.from_config(None, registry, scorer="pmi").compress(b"some text, some text")
+    for limits in ({"max_rules": 10}, {"min_count": 2}):
+        assert Pipeline.from_config(None, registry, scorer="pmi", limits=limits).compress(b"some text, some text")
