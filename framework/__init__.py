@@ -34,10 +34,19 @@ def decompress(archive: bytes) -> bytes:
     return _decompress(archive)
 
 
+def numcodecs_codec(**params):
+    """chunkpress as a numcodecs codec (for zarr): ``ChunkpressCodec(scorer=..., coder=...,
+    max_rules=..., pretokenizer=..., config=...)``; needs ``pip install 'chunkpress[numcodecs]'``."""
+    from .format.numcodecs_codec import ChunkpressCodec
+
+    return ChunkpressCodec(**params)
+
+
 __all__ = [
     "__version__",
     "compress",
     "decompress",
+    "numcodecs_codec",
     "hookimpl",
     "Scorer",
     "SplitScorer",
