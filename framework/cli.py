@@ -90,6 +90,20 @@ def _tokenizer(path: str):
     return Tokenizer.from_rules_file(read_input(path))
 
 
+def _announce_first_compile(args) -> None:
+    """One line before numba compiles the kernels for the first time (about 15 s once after
+    install; later runs load them from the cache), so a first run does not look hung."""
+    if getattr(args, "quiet", False):
+        return
+    from pathlib import Path
+
+    engine = Path(__file__).parent / "engine"
+    cache = engine / "__pycache__"
+    if os.access(engine, os.W_OK) and not any(cache.glob("fused.run_fused-*.nbi")):
+        print("chunkpress: compiling the kernels for first use (about 15 s, once; later runs load them)",
+              file=sys.stderr)
+
+
 def _each_input(args, one) -> int:
     """Run ``one(input)`` for every input, as zstd does: an error is reported for its file and
     the others still run; the exit status is the first error's."""
@@ -116,6 +130,7 @@ def _say(args, text: str) -> None:
 
 def cmd_compress(args) -> int:
     pipe = _pipeline(args)
+    _announce_first_compile(args)
     tokenizer = _tokenizer(args.rules) if args.rules else None
     if args.rules_ref and tokenizer is None:
         raise InputError("--rules-ref needs --rules")
@@ -165,6 +180,7 @@ def cmd_train(args) -> int:
     from .study.traceio import trace_to_csv
     from .format.container import checksum
 
+    _announce_first_compile(args)
     pipe = _pipeline(args)
     rules_out = args.rules
     if rules_out is None and not args.trace:
