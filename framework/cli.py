@@ -285,10 +285,10 @@ def cmd_study(args) -> int:
 
     study = load_study(args.study)
     out = args.out or str(__import__("pathlib").Path(args.study).parent / "results")
-    rows = run_study(study, out)
+    rows = run_study(study, out, rerun=args.rerun)
     failed = sum(1 for r in rows if r["error"])
     print(f"{len(rows)} rows, {failed} failed; results in {out}", file=sys.stderr)
-    return 0
+    return 1 if failed else 0
 
 
 def cmd_inspect(args) -> int:
@@ -420,6 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("study", help="run a study: a grid of pipelines over datasets")
     p.add_argument("study", help="study TOML file")
     p.add_argument("--out", help="results folder (default: results/ beside the study file)")
+    p.add_argument("--rerun", action="store_true",
+                   help="run every row again, even those already in results.jsonl for the same config, input and version")
     p.set_defaults(func=cmd_study)
 
     p = sub.add_parser("inspect", help="show an archive's header and sizes by part")

@@ -58,7 +58,7 @@ COLUMNS = (
     "original_bytes", "archive_bytes", "header_bytes", "payload_bytes", "dictionary_bytes",
     "string_bytes", "bits_per_byte", "factor", "rules", "dictionary_size", "symbols",
     "learn_seconds", "encode_seconds", "decode_seconds", "peak_memory_bytes", "verified",
-    "config_hash", "config", "versions", "error",
+    "config_hash", "input_blake2b", "config", "versions", "error",
 )
 _STUDY_KEYS = {"name", "repeats"}
 
@@ -175,7 +175,8 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
     from ..pipeline import Pipeline, decode_archive
 
     row = {c: "" for c in COLUMNS}
-    row.update(study=study.name, dataset=dataset, variant=variant.name, repeat=repeat, original_bytes=len(data))
+    row.update(study=study.name, dataset=dataset, variant=variant.name, repeat=repeat, original_bytes=len(data),
+               input_blake2b=hashlib.blake2b(data, digest_size=16).hexdigest())
     try:
         raw_config = dict(variant.config)
         rules_path = raw_config.pop("rules", None)
@@ -233,27 +234,93 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
     return row
 
 
-def run_study(study: Study, out_dir: str | Path, registry: Registry | None = None, progress=sys.stderr) -> list[dict]:
+def check_study(study: Study, registry: Registry) -> None:
+    """Before any row runs: every dataset is a readable file and every variant a valid config
+    (a typo in the last variant is found at once, not after hours)."""
+    for name, path in study.datasets.items():
+        if not Path(path).is_file():
+            raise ConfigError(f"study {study.name}: dataset {name!r} not found: {path}")
+    for variant in study.variants:
+        raw = dict(variant.config)
+        rules = raw.pop("rules", None)
+        config_from_dict(raw, registry, where=f"study {study.name}, variant {variant.name!r}")
+        if rules is not None and not Path(rules).is_file():
+            raise ConfigError(f"study {study.name}, variant {variant.name!r}: rules file not found: {rules}")
+
+
+def _row_key(row: dict) -> tuple:
+    """What makes a row the same measurement: the cell, the config, the input and the code."""
+    version = json.loads(row["versions"]).get("chunkpress", "") if row.get("versions") else ""
+    return (row["dataset"], row["variant"], int(row["repeat"]), row["config_hash"], row.get("input_blake2b", ""), version)
+
+
+def _done_rows(jsonl: Path) -> dict:
+    """Rows already measured (without error) in a results.jsonl, by key; a line cut short by an
+    interrupted run is ignored."""
+    done: dict = {}
+    if not jsonl.exists():
+        return done
+    for line in jsonl.read_text().splitlines():
+        try:
+            row = json.loads(line)
+            if not row.get("error"):
+                done[_row_key(row)] = row
+        except (ValueError, KeyError, TypeError):
+            continue
+    return done
+
+
+def run_study(study: Study, out_dir: str | Path, registry: Registry | None = None, progress=sys.stderr,
+              rerun: bool = False) -> list[dict]:
+    """Run every (dataset, variant, repeat) row, appending each to ``results.jsonl`` as it
+    finishes; rows already there for the same config, input and code version are reused unless
+    ``rerun``, so an interrupted study resumes where it stopped. Writes CSV, Markdown and plot."""
     registry = registry or default_registry()
+    check_study(study, registry)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    jsonl = out_dir / "results.jsonl"
+    done = {} if rerun else _done_rows(jsonl)
     rows = []
+    skipped = 0
     total = len(study.datasets) * len(study.variants) * study.repeats
-    for dataset, path in study.datasets.items():
-        try:
+    with open(jsonl, "a") as log:
+        for dataset, path in study.datasets.items():
             data = path.read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"study {study.name}: cannot read dataset {dataset!r} ({path}): {exc.strerror}") from None
-        fits: dict = {}
-        for variant in study.variants:
-            for repeat in range(study.repeats):
-                row = run_variant(study, dataset, data, variant, repeat, registry, fits)
-                rows.append(row)
-                if progress is not None:
-                    status = f"ERROR {row['error']}" if row["error"] else f"factor {row['factor']:.3f}, {row['learn_seconds']:.1f}s"
-                    print(f"[{len(rows)}/{total}] {dataset} / {variant.name}: {status}", file=progress, flush=True)
+            input_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+            fits: dict = {}
+            for variant in study.variants:
+                for repeat in range(study.repeats):
+                    row = _reused(done, study, dataset, variant, repeat, input_hash, registry)
+                    reused = row is not None
+                    if reused:
+                        skipped += 1
+                    else:
+                        row = run_variant(study, dataset, data, variant, repeat, registry, fits)
+                        log.write(json.dumps(row, default=str) + "\n")
+                        log.flush()
+                    rows.append(row)
+                    if progress is not None:
+                        status = ("already in results.jsonl" if reused
+                                  else f"ERROR {row['error']}" if row["error"]
+                                  else f"factor {float(row['factor']):.3f}, {float(row['learn_seconds']):.1f}s")
+                        print(f"[{len(rows)}/{total}] {dataset} / {variant.name}: {status}", file=progress, flush=True)
     write_results(rows, out_dir)
+    if progress is not None and skipped:
+        print(f"{skipped} of {total} rows were already in {jsonl} and were not run again (--rerun runs them)",
+              file=progress, flush=True)
     return rows
+
+
+def _reused(done: dict, study: Study, dataset: str, variant: Variant, repeat: int, input_hash: str, registry):
+    if not done:
+        return None
+    raw = dict(variant.config)
+    raw.pop("rules", None)
+    config = config_from_dict(raw, registry, where=f"variant {variant.name!r}")
+    config_hash = hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+    key = (dataset, variant.name, repeat, config_hash, input_hash, __version__)
+    return done.get(key)
 
 
 def write_results(rows: list[dict], out_dir: Path) -> None:
