@@ -285,7 +285,7 @@ def cmd_study(args) -> int:
 
     study = load_study(args.study)
     out = args.out or str(__import__("pathlib").Path(args.study).parent / "results")
-    rows = run_study(study, out, rerun=args.rerun)
+    rows = run_study(study, out, rerun=args.rerun, workers=args.workers, scheduler=args.scheduler)
     failed = sum(1 for r in rows if r["error"])
     print(f"{len(rows)} rows, {failed} failed; results in {out}", file=sys.stderr)
     return 1 if failed else 0
@@ -420,6 +420,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("study", help="run a study: a grid of pipelines over datasets")
     p.add_argument("study", help="study TOML file")
     p.add_argument("--out", help="results folder (default: results/ beside the study file)")
+    p.add_argument("--workers", type=int, help="run rows in this many local worker processes (Dask distributed)")
+    p.add_argument("--scheduler", help="run rows on the Dask distributed scheduler at this address")
     p.add_argument("--rerun", action="store_true",
                    help="run every row again, even those already in results.jsonl for the same config, input and version")
     p.set_defaults(func=cmd_study)

@@ -209,3 +209,28 @@ def test_a_study_with_failed_rows_exits_non_zero(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(runner, "run_variant", failing)
     assert main(["study", str(path), "--out", str(tmp_path / "r")]) == 1
     assert "1 rows, 1 failed" in capsys.readouterr().err
+
+
+def test_a_study_on_two_dask_workers_resumes_and_matches(tmp_path, registry):
+    """12 rows on 2 local Dask worker processes: every row verified and present once; a rerun
+    after losing some rows runs only those."""
+    pytest.importorskip("distributed")
+    import io
+    import json as _json
+
+    path = tmp_path / "study.toml"
+    path.write_text(STUDY.replace("repeats = 2", "repeats = 1").replace(
+        '"pretokenizer.name" = ["none", "gpt2"]', '"pretokenizer.name" = ["none", "gpt2", "whitespace"]'))
+    study = load_study(path)
+    out = tmp_path / "out"
+    rows = run_study(study, out, registry, progress=None, workers=2)
+    assert len(rows) == 14 and all(r["verified"] is True and not r["error"] for r in rows)
+    lines = (out / "results.jsonl").read_text().splitlines()
+    (out / "results.jsonl").write_text("\n".join(lines[:9]) + "\n")  # as if interrupted after 9
+    log = io.StringIO()
+    again = run_study(study, out, registry, progress=log, workers=2)
+    assert "9 of 14 rows were already in" in log.getvalue()
+    keys = [(r["dataset"], r["variant"], r["repeat"]) for r in again]
+    assert len(set(keys)) == 14
+    final = [_json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(final) == 14 and len({(r["dataset"], r["variant"]) for r in final}) == 14

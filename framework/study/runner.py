@@ -271,10 +271,17 @@ def _done_rows(jsonl: Path) -> dict:
 
 
 def run_study(study: Study, out_dir: str | Path, registry: Registry | None = None, progress=sys.stderr,
-              rerun: bool = False) -> list[dict]:
+              rerun: bool = False, workers: int | None = None, scheduler: str | None = None) -> list[dict]:
     """Run every (dataset, variant, repeat) row, appending each to ``results.jsonl`` as it
     finishes; rows already there for the same config, input and code version are reused unless
-    ``rerun``, so an interrupted study resumes where it stopped. Writes CSV, Markdown and plot."""
+    ``rerun``, so an interrupted study resumes where it stopped. Writes CSV, Markdown and plot.
+
+    ``workers`` (local processes) or ``scheduler`` (the address of a Dask distributed
+    scheduler) run the rows as Dask tasks, one row per task; plugins must then be installed
+    where the workers run (``registry`` is not sent)."""
+    if workers or scheduler:
+        return _run_study_on_dask(study, Path(out_dir), registry or default_registry(), progress, rerun,
+                                  workers, scheduler)
     registry = registry or default_registry()
     check_study(study, registry)
     out_dir = Path(out_dir)
@@ -310,6 +317,68 @@ def run_study(study: Study, out_dir: str | Path, registry: Registry | None = Non
         print(f"{skipped} of {total} rows were already in {jsonl} and were not run again (--rerun runs them)",
               file=progress, flush=True)
     return rows
+
+
+def _row_task(study: Study, dataset: str, path: str, variant: Variant, repeat: int) -> dict:
+    """One row, in a Dask worker: its kernels are loaded before the timing starts."""
+    global _WARM
+    registry = default_registry()
+    if not _WARM:
+        from ..pipeline import Pipeline
+
+        Pipeline.from_config(None, registry, scorer="repair").compress(b"warm up the compiled kernels " * 20)
+        _WARM = True
+    return run_variant(study, dataset, Path(path).read_bytes(), variant, repeat, registry)
+
+
+_WARM = False
+
+
+def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers, scheduler) -> list[dict]:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ConfigError("--workers and --scheduler need Dask distributed: pip install 'chunkpress[dask]'") from None
+    check_study(study, registry)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jsonl = out_dir / "results.jsonl"
+    done = {} if rerun else _done_rows(jsonl)
+    cells = [(d, p, v, r) for d, p in study.datasets.items() for v in study.variants for r in range(study.repeats)]
+    rows: dict = {}
+    hashes = {d: hashlib.blake2b(Path(p).read_bytes(), digest_size=16).hexdigest() for d, p in study.datasets.items()}
+    for i, (d, _, v, r) in enumerate(cells):
+        row = _reused(done, study, d, v, r, hashes[d], registry)
+        if row is not None:
+            rows[i] = row
+    skipped = len(rows)
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+    try:
+        futures = {client.submit(_row_task, study, d, str(p), v, r, pure=False): i
+                   for i, (d, p, v, r) in enumerate(cells) if i not in rows}
+        with open(jsonl, "a") as log:
+            for future in as_completed(futures):
+                i = futures[future]
+                rows[i] = row = future.result()
+                log.write(json.dumps(row, default=str) + "\n")
+                log.flush()
+                if progress is not None:
+                    status = f"ERROR {row['error']}" if row["error"] else f"factor {float(row['factor']):.3f}"
+                    print(f"[{len(rows)}/{len(cells)}] {row['dataset']} / {row['variant']}: {status}", file=progress, flush=True)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    ordered = [rows[i] for i in range(len(cells))]
+    write_results(ordered, out_dir)
+    if progress is not None and skipped:
+        print(f"{skipped} of {len(cells)} rows were already in {jsonl} and were not run again (--rerun runs them)",
+              file=progress, flush=True)
+    return ordered
 
 
 def _reused(done: dict, study: Study, dataset: str, variant: Variant, repeat: int, input_hash: str, registry):
