@@ -38,6 +38,16 @@ class Progress:
         sys.stderr.write(f"\r{line} " if self.tty else line + "\n")
         sys.stderr.flush()
 
+    def blocks(self, count: int, total: int) -> None:
+        """Block mode: blocks done and input bytes read."""
+        now = time.monotonic()
+        if not self.enabled or now - self.last < (0.25 if self.tty else 5.0):
+            return
+        self.last = now
+        line = f"{self.label}: {count:,} blocks  {total:,} bytes  {now - self.started:.1f}s"
+        sys.stderr.write(f"\r{line} " if self.tty else line + "\n")
+        sys.stderr.flush()
+
     def done(self) -> None:
         if self.enabled and self.last and self.tty:
             sys.stderr.write("\n")
@@ -140,6 +150,11 @@ def cmd_compress(args) -> int:
         if path != "-" and _same_file(path, out):
             raise InputError(f"{path}: the output would overwrite the input")
         check_writable(out, args.force)
+        if _block_mode(args, path):
+            if tokenizer is not None:
+                raise InputError("--rules (a shared dictionary) cannot be combined with block mode yet")
+            _compress_blocks(args, pipe, path, out)
+            return
         data = read_input(path)
         if tokenizer is not None:  # reuse a learned dictionary: no learning
             archive = pipe.encode(tokenizer.rules, tokenizer.encode(data), data, reference=args.rules_ref)
@@ -151,6 +166,46 @@ def cmd_compress(args) -> int:
         _say(args, f"{path}: {len(data):,} -> {len(archive):,} bytes ({8 * len(archive) / max(len(data), 1):.3f} bits/byte)")
 
     return _each_input(args, one)
+
+
+def _parse_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    try:
+        if text and text[-1].upper() in units:
+            value = int(float(text[:-1]) * units[text[-1].upper()])
+        else:
+            value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 32M, 1G, 500000)") from None
+    if value < 1 << 10:
+        raise argparse.ArgumentTypeError("a block must be at least 1K")
+    return value
+
+
+def _block_mode(args, path: str) -> bool:
+    """Block mode when asked for (a block size, workers, a scheduler), and by default for inputs
+    above the threshold, so that no input can exhaust memory."""
+    from .blockmode import AUTO_BLOCK_THRESHOLD
+
+    if args.block_size or args.workers or args.scheduler:
+        return True
+    return path != "-" and os.path.isfile(path) and os.path.getsize(path) > AUTO_BLOCK_THRESHOLD
+
+
+def _compress_blocks(args, pipe, path: str, out: str) -> None:
+    from .blockmode import DEFAULT_BLOCK_SIZE, compress_stream
+    from .fileio import StreamingOutput
+
+    progress = Progress("compress", quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
+    try:
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with stream, StreamingOutput(out, args.force, binary=True) as sink:
+        total = compress_stream(pipe, stream, sink, args.block_size or DEFAULT_BLOCK_SIZE, args.workers,
+                                args.scheduler, progress=progress.blocks)
+    progress.done()
+    _say(args, f"{path}: {total:,} bytes in blocks -> {out}")
 
 
 def cmd_decompress(args) -> int:
@@ -165,6 +220,8 @@ def cmd_decompress(args) -> int:
             if path != "-" and _same_file(path, out):
                 raise InputError(f"{path}: the output would overwrite the input")
             check_writable(out, args.force)
+        if _decompress_blocks(args, path, out, rules):
+            return
         data = decode_archive(read_input(path), rules=rules).data()
         if args.test:
             _say(args, f"{path}: OK ({len(data):,} bytes)")
@@ -173,6 +230,38 @@ def cmd_decompress(args) -> int:
         _say(args, f"{path}: {len(data):,} bytes")
 
     return _each_input(args, one)
+
+
+class _Discard:
+    def write(self, data: bytes) -> None:
+        pass
+
+
+def _decompress_blocks(args, path: str, out, rules) -> bool:
+    """A block archive is decoded block by block, streamed to the output; False if the input is
+    a single-block archive (then read whole, as before)."""
+    from .blockmode import decompress_stream
+    from .fileio import StreamingOutput
+    from .format import blocks
+
+    if path == "-":
+        return False  # stdin: read whole below (block archives on stdin: a later step)
+    try:
+        stream = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with stream:
+        head = stream.read(len(blocks.MAGIC) + 1)
+        if head[: len(blocks.MAGIC)] != blocks.MAGIC:
+            return False
+        if args.test:
+            total = decompress_stream(stream, _Discard(), head, rules=rules)
+            _say(args, f"{path}: OK ({total:,} bytes)")
+            return True
+        with StreamingOutput(out, args.force) as sink:
+            total = decompress_stream(stream, sink, head, rules=rules)
+    _say(args, f"{path}: {total:,} bytes")
+    return True
 
 
 def cmd_train(args) -> int:
@@ -368,6 +457,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="archive path (one input; default INPUT.cpz; '-' for stdout)")
     p.add_argument("--stdout", action="store_const", const="-", dest="output", help="same as -o -")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+    p.add_argument("--block-size", type=_parse_size,
+                   help="compress in blocks of at most SIZE (e.g. 32M), in bounded memory; inputs over 256M use 32M blocks by default")
+    p.add_argument("--workers", type=int, help="compress blocks in this many local worker processes (Dask distributed)")
+    p.add_argument("--scheduler", help="compress blocks on the Dask distributed scheduler at this address")
     p.add_argument("--rules", help="reuse this learned dictionary (a rules file) instead of learning one")
     p.add_argument("--rules-ref", action="store_true",
                    help="with --rules: store a reference (hash and size) instead of the rules; "

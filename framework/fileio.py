@@ -154,3 +154,65 @@ def write_output(path: str, data: bytes, force: bool = False, binary: bool = Fal
                 os.unlink(tmp_name)
             except OSError:
                 pass
+
+
+class StreamingOutput:
+    """A file written piece by piece that appears under its name only when complete (a temporary
+    file in the same folder, renamed at the end; removed on any failure). '-' is stdout; a
+    device or FIFO is written through. For outputs too large to hold in memory."""
+
+    def __init__(self, path: str, force: bool = False, binary: bool = False):
+        self.path, self.force, self.binary = path, force, binary
+        self.tmp = None
+        self.fh = None
+
+    def __enter__(self):
+        if self.path == "-":
+            if self.binary and not self.force and sys.stdout is not None and sys.stdout.isatty():
+                raise InputError("refusing to write binary data to a terminal; use -o FILE, a pipe, or -f")
+            return self
+        check_writable(self.path, self.force)
+        target = Path(self.path)
+        try:
+            if _special(target):
+                self.fh = open(target, "wb")
+            else:
+                target = target.resolve() if target.is_symlink() else target
+                fd, self.tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+                self.fh = os.fdopen(fd, "wb")
+                self.target = target
+        except OSError as exc:
+            raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        return self
+
+    def write(self, data: bytes) -> None:
+        if self.path == "-":
+            _write_stdout(data)
+            return
+        try:
+            self.fh.write(data)
+        except OSError as exc:
+            raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+    def __exit__(self, kind, value, tb) -> None:
+        if self.fh is None:
+            return
+        try:
+            if kind is None and self.tmp is not None:
+                self.fh.flush()
+                os.fsync(self.fh.fileno())
+            self.fh.close()
+            if self.tmp is not None:
+                if kind is None:
+                    os.chmod(self.tmp, _umask_mode())
+                    os.replace(self.tmp, self.target)
+                    self.tmp = None
+        except OSError as exc:
+            if kind is None:
+                raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        finally:
+            if self.tmp is not None:
+                try:
+                    os.unlink(self.tmp)
+                except OSError:
+                    pass

@@ -1,0 +1,70 @@
+"""Block mode: framed blocks, streamed decompression, damaged blocks named, parallel = serial."""
+
+import io
+
+import pytest
+
+from chunkpress.blockmode import split_blocks
+from chunkpress.cli import main
+from support import read
+
+
+@pytest.fixture
+def text(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(read("alice29.txt"))
+    return path
+
+
+def test_blocks_are_cut_after_a_newline_and_cover_the_input():
+    data = read("alice29.txt")
+    parts = list(split_blocks(io.BytesIO(data), 20_000))
+    assert b"".join(parts) == data and len(parts) >= 8
+    assert all(len(p) <= 20_000 and p.endswith(b"\n") for p in parts[:-1])
+    assert list(split_blocks(io.BytesIO(b"x" * 2500), 1024)) == [b"x" * 1024, b"x" * 1024, b"x" * 452]
+    assert list(split_blocks(io.BytesIO(b""), 1024)) == []
+
+
+def test_block_mode_round_trips_and_streams(tmp_path, text, capsys):
+    archive = tmp_path / "in.cpz"
+    assert main(["compress", str(text), "--block-size", "20K", "-o", str(archive)]) == 0
+    raw = archive.read_bytes()
+    assert raw[:4] == b"CHKB" and raw.count(b"CHKP") >= 8  # one complete archive per block
+    assert main(["decompress", "-t", "-v", str(archive)]) == 0
+    assert f"OK ({text.stat().st_size:,} bytes)" in capsys.readouterr().err
+    out = tmp_path / "back.txt"
+    assert main(["decompress", str(archive), "-o", str(out)]) == 0
+    assert out.read_bytes() == text.read_bytes()
+
+
+def test_a_damaged_block_is_named_and_a_cut_archive_refused(tmp_path, text, capsys):
+    archive = tmp_path / "in.cpz"
+    assert main(["compress", str(text), "--block-size", "20K", "-o", str(archive)]) == 0
+    raw = archive.read_bytes()
+    starts = [i for i in range(len(raw)) if raw.startswith(b"CHKP", i)]
+    bad = bytearray(raw)
+    bad[starts[2] + 40] ^= 1
+    archive.write_bytes(bytes(bad))
+    out = tmp_path / "back.txt"
+    assert main(["decompress", str(archive), "-o", str(out)]) == 4
+    assert "block 2:" in capsys.readouterr().err
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+    archive.write_bytes(raw[: len(raw) // 2])
+    assert main(["decompress", str(archive), "-o", str(out)]) == 4
+    assert "cut short" in capsys.readouterr().err and not out.exists()
+
+
+def test_blocks_on_dask_workers_write_the_same_bytes(tmp_path, text):
+    """--workers 2 (local processes) and --scheduler (a running cluster) give the archive the
+    serial run gives, byte for byte."""
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    serial, parallel, remote = (tmp_path / f"{n}.cpz" for n in ("serial", "parallel", "remote"))
+    assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300", "-o", str(serial)]) == 0
+    assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300", "--workers", "2",
+                 "-o", str(parallel)]) == 0
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300",
+                     "--scheduler", cluster.scheduler_address, "-o", str(remote)]) == 0
+    assert serial.read_bytes() == parallel.read_bytes() == remote.read_bytes()
