@@ -54,6 +54,21 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
+def _remove_orphaned_parts(target: Path) -> None:
+    """Staging files ``.NAME.PID.part`` of a process that no longer exists (one killed between
+    linking and renaming) are removed before a new write of NAME."""
+    for part in target.parent.glob(f".{target.name}.*.part"):
+        pid = part.name[len(target.name) + 2 : -len(".part")]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            part.unlink(missing_ok=True)
+        except (PermissionError, OSError):
+            continue
+
+
 def _write_anonymous(target: Path, data: bytes, force: bool) -> bool:
     """Linux: write into an unnamed file (O_TMPFILE) and give it its name only when complete, so
     even a killed process leaves nothing behind. False where the file system cannot do it."""
@@ -74,6 +89,7 @@ def _write_anonymous(target: Path, data: bytes, force: bool) -> bool:
         proc = os.open("/proc/self/fd", os.O_RDONLY)
         try:
             if force:  # replace atomically whatever is (or meanwhile appears) there
+                _remove_orphaned_parts(target)
                 staging = target.parent / f".{target.name}.{os.getpid()}.part"
                 os.link(str(fd), staging, src_dir_fd=proc, follow_symlinks=True)
                 try:

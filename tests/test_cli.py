@@ -253,3 +253,16 @@ def test_a_corrupt_archive_fails_the_test_option(tmp_path, capsys):
     archive.write_bytes(bytes(raw))
     assert main(["decompress", "-t", str(archive)]) == 4
     assert "corrupt" in one_line_error(capsys.readouterr().err)
+
+
+def test_a_staging_file_left_by_a_killed_writer_is_cleaned_up(tmp_path):
+    """A process killed between linking its staging file and renaming it leaves
+    .NAME.PID.part; the next --force write of NAME removes it (its PID is gone)."""
+    src = small_input(tmp_path)
+    out = tmp_path / "x.cpz"
+    out.write_bytes(b"old")
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    orphan = tmp_path / f".x.cpz.{proc.stdout.strip()}.part"  # a PID that has exited
+    orphan.write_bytes(b"half")
+    assert main(["compress", str(src), "-o", str(out), "--max-rules", "10", "--force"]) == 0
+    assert not orphan.exists() and out.read_bytes()[:4] == b"CHKP"

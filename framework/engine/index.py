@@ -407,7 +407,7 @@ class PairIndex:
         self.rec = new_records(cap)
         self.scratch = np.full(cap, _EMPTY, dtype=np.int32)
         self.groot = np.full(16, _EMPTY, dtype=np.int32)
-        self.gsize = np.zeros(16, dtype=np.int64)
+        self.gsize = np.zeros(16, dtype=np.int32)  # pairs per group: fewer than 2^31
         self.gactive = np.zeros(16, dtype=np.int64)
         self.gpos = np.full(16, _EMPTY, dtype=np.int32)
         self.lhead = np.full(512, _EMPTY, dtype=np.int32)
