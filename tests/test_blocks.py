@@ -68,3 +68,54 @@ def test_blocks_on_dask_workers_write_the_same_bytes(tmp_path, text):
         assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300",
                      "--scheduler", cluster.scheduler_address, "-o", str(remote)]) == 0
     assert serial.read_bytes() == parallel.read_bytes() == remote.read_bytes()
+
+
+def test_a_cluster_losing_a_worker_mid_run_still_writes_the_same_archive(tmp_path, text):
+    """A `dask scheduler` and two `dask worker` processes; one worker is killed after the third
+    block: Dask reruns its blocks on the other and the archive is the serial one, byte for byte."""
+    pytest.importorskip("distributed")
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from chunkpress.blockmode import compress_stream
+    from chunkpress.pipeline import Pipeline
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", str(port), "--dashboard-address", ":0"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers = []
+    try:
+        for _ in range(2):
+            workers.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                                             "--nthreads", "1", "--no-nanny", "--no-dashboard"],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from distributed import Client
+
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        pipe = Pipeline.from_config(None, scorer="repair", limits={"max_rules": 200})
+        data = text.read_bytes()
+        serial, remote = io.BytesIO(), io.BytesIO()
+        compress_stream(pipe, io.BytesIO(data), serial, 8 << 10)
+        killed = []
+
+        def kill_after_three(count, total):
+            if count == 3 and not killed:
+                os.kill(workers[0].pid, signal.SIGKILL)
+                killed.append(time.time())
+
+        compress_stream(pipe, io.BytesIO(data), remote, 8 << 10, scheduler=address, progress=kill_after_three)
+        assert killed and workers[0].wait(10) == -signal.SIGKILL
+        assert remote.getvalue() == serial.getvalue()
+    finally:
+        for p in [*workers, scheduler]:
+            p.kill()
+            p.wait(10)
