@@ -220,9 +220,10 @@ def cmd_decompress(args) -> int:
             if path != "-" and _same_file(path, out):
                 raise InputError(f"{path}: the output would overwrite the input")
             check_writable(out, args.force)
-        if _decompress_blocks(args, path, out, rules):
+        archive = _decompress_blocks(args, path, out, rules)
+        if archive is None:
             return
-        data = decode_archive(read_input(path), rules=rules).data()
+        data = decode_archive(archive, rules=rules).data()
         if args.test:
             _say(args, f"{path}: OK ({len(data):,} bytes)")
             return
@@ -237,31 +238,29 @@ class _Discard:
         pass
 
 
-def _decompress_blocks(args, path: str, out, rules) -> bool:
-    """A block archive is decoded block by block, streamed to the output; False if the input is
-    a single-block archive (then read whole, as before)."""
+def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
+    """A block archive is decoded block by block, streamed to the output (returns None). For a
+    single-block archive, returns its bytes (read whole, as before)."""
     from .blockmode import decompress_stream
     from .fileio import StreamingOutput
     from .format import blocks
 
-    if path == "-":
-        return False  # stdin: read whole below (block archives on stdin: a later step)
     try:
-        stream = open(path, "rb")
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     with stream:
         head = stream.read(len(blocks.MAGIC) + 1)
         if head[: len(blocks.MAGIC)] != blocks.MAGIC:
-            return False
+            return head + stream.read()
         if args.test:
             total = decompress_stream(stream, _Discard(), head, rules=rules)
             _say(args, f"{path}: OK ({total:,} bytes)")
-            return True
+            return None
         with StreamingOutput(out, args.force) as sink:
             total = decompress_stream(stream, sink, head, rules=rules)
     _say(args, f"{path}: {total:,} bytes")
-    return True
+    return None
 
 
 def cmd_train(args) -> int:

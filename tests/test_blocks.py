@@ -119,3 +119,16 @@ def test_a_cluster_losing_a_worker_mid_run_still_writes_the_same_archive(tmp_pat
         for p in [*workers, scheduler]:
             p.kill()
             p.wait(10)
+
+
+def test_block_mode_through_stdin_and_stdout(tmp_path, text):
+    import subprocess
+    import sys
+
+    data = text.read_bytes()
+    cmd = [sys.executable, "-m", "chunkpress.cli"]
+    packed = subprocess.run([*cmd, "compress", "-", "--block-size", "20K", "--stdout", "-f"], input=data,
+                            capture_output=True, check=True).stdout
+    assert packed[:4] == b"CHKB"
+    back = subprocess.run([*cmd, "decompress", "-", "--stdout"], input=packed, capture_output=True, check=True).stdout
+    assert back == data
