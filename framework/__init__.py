@@ -19,12 +19,13 @@ from .plugin.hookspecs import hookimpl  # noqa: E402
 from .plugin.base import Coder, Rewriter, Scorer, SplitScorer  # noqa: E402
 
 
-def compress(data: bytes, config=None, **overrides) -> bytes:
-    """One-shot: an archive of ``data`` (a config path, or None for the built-in defaults;
-    ``overrides`` as in :meth:`chunkpress.pipeline.Pipeline.from_config`, e.g. ``coder="cm"``)."""
+def compress(data: bytes, config=None, level: int | None = None, **overrides) -> bytes:
+    """One-shot: an archive of ``data`` (a config path, a ``level`` from 1 fastest to 9
+    smallest, or neither for the built-in defaults; ``overrides`` as in
+    :meth:`chunkpress.pipeline.Pipeline.from_config`, e.g. ``coder="cm"``)."""
     from .pipeline import Pipeline
 
-    return Pipeline.from_config(config, **overrides).compress(data)
+    return Pipeline.from_config(config, level=level, **overrides).compress(data)
 
 
 def decompress(archive: bytes) -> bytes:

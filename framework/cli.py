@@ -73,7 +73,7 @@ def _overrides(args) -> dict:
 def _pipeline(args):
     from .pipeline import Pipeline
 
-    return Pipeline.from_config(args.config, **_overrides(args))
+    return Pipeline.from_config(args.config, level=getattr(args, "level", None), **_overrides(args))
 
 
 def _default_output(path: str, compressing: bool) -> str:
@@ -456,6 +456,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="archive path (one input; default INPUT.cpz; '-' for stdout)")
     p.add_argument("--stdout", action="store_const", const="-", dest="output", help="same as -o -")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+    levels = p.add_mutually_exclusive_group()
+    for n in range(1, 10):
+        levels.add_argument(f"-{n}", dest="level", action="store_const", const=n,
+                            help="compression level: 1 fastest ... 9 smallest (none: the defaults, mdl + combinatorial); see README" if n == 1 else argparse.SUPPRESS)
     p.add_argument("--block-size", type=_parse_size,
                    help="compress in blocks of at most SIZE (e.g. 32M), in bounded memory; inputs over 256M use 32M blocks by default")
     p.add_argument("--workers", type=int, help="compress blocks in this many local worker processes (Dask distributed)")

@@ -144,11 +144,17 @@ def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "
     )
 
 
-def load_config(path: str | Path | None = None, registry: Registry | None = None, overrides: dict | None = None) -> PipelineConfig:
-    """Read a TOML config (None: the built-in defaults) and apply ``overrides``
-    (``{"scorer": "repair", "limits": {"max_rules": 100}}`` style)."""
+def load_config(path: str | Path | None = None, registry: Registry | None = None, overrides: dict | None = None,
+                level: int | None = None) -> PipelineConfig:
+    """Read a TOML config (None: the built-in defaults, or compression ``level`` 1-9) and apply
+    ``overrides`` (``{"scorer": "repair", "limits": {"max_rules": 100}}`` style)."""
     raw: dict = {}
     where = "defaults"
+    if level is not None:
+        if path is not None:
+            raise ConfigError("give a config file or a compression level, not both")
+        raw = preset(level)
+        where = f"level {level}"
     if path is not None:
         where = str(path)
         try:
@@ -175,6 +181,36 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
     if overrides:
         where = f"{where} with overrides ({', '.join(overrides)})"
     return config_from_dict(raw, registry, where)
+
+
+def _preset(scorer, coder, max_rules=None, pretokenizer="none", **params):
+    raw = {"scorer": {"name": scorer}, "coder": {"name": coder, "params": params}, "pretokenizer": {"name": pretokenizer}}
+    if max_rules is not None:
+        raw["limits"] = {"max_rules": max_rules}
+    return raw
+
+
+#: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels, each smaller and slower than the
+#: one before on en_mix_10MB (README table, examples/benchmarks/levels.py). Without a level the
+#: built-in defaults run: mdl + combinatorial, the paper's method, which is not on this scale.
+PRESETS = {
+    1: _preset("repair", "varint-zstd", 1000, "gpt2", level=3),
+    2: _preset("repair", "varint-zstd", 2000, "gpt2", level=9),
+    3: _preset("repair", "varint-zstd", 4000, "gpt2", level=19),
+    4: _preset("repair", "varint-lzma", 8000, "gpt2"),
+    5: _preset("repair", "varint-lzma", 16000, "gpt2"),
+    6: _preset("repair", "cm", 4000, "gpt2", memory=22, parse="longest"),
+    7: _preset("repair", "cm", 4000, "gpt2", memory=25, parse="longest"),
+    8: _preset("repair", "cm", 4000, "gpt2", memory=27, parse="longest"),
+    9: {**_preset("repair", "cm", 4000, "gpt2", memory=29, parse="longest"), "limits": {"max_rules": 4000, "min_count": 40}},
+}
+
+
+def preset(level: int) -> dict:
+    """The raw config of compression level ``level`` (1-9)."""
+    if isinstance(level, bool) or not isinstance(level, int) or level not in PRESETS:
+        raise ConfigError(f"compression level must be 1 to 9, got {level!r}")
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in PRESETS[level].items()}
 
 
 def default_config(registry: Registry | None = None) -> PipelineConfig:

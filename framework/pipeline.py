@@ -35,11 +35,11 @@ class Pipeline:
         self._infos = {role: self.registry.get(role, getattr(config, role).name) for role in ROLES}
 
     @classmethod
-    def from_config(cls, path=None, registry: Registry | None = None, **overrides) -> "Pipeline":
-        """From a TOML file (None: built-in defaults), with overrides such as
-        ``scorer="repair", limits={"max_rules": 4096}``."""
+    def from_config(cls, path=None, registry: Registry | None = None, level: int | None = None, **overrides) -> "Pipeline":
+        """From a TOML file (None: built-in defaults) or a compression ``level`` (1 fastest to 9
+        smallest), with overrides such as ``scorer="repair", limits={"max_rules": 4096}``."""
         registry = registry or default_registry()
-        return cls(load_config(path, registry, overrides), registry)
+        return cls(load_config(path, registry, overrides, level), registry)
 
     def _build(self, role: str):
         return self._infos[role].build(getattr(self.config, role).params)

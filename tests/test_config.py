@@ -96,3 +96,35 @@ def test_a_scorer_without_a_stop_rule_needs_a_limit(registry):
         Pipeline.from_config(None, registry, scorer="pmi").compress(b"some text, some text")
     for limits in ({"max_rules": 10}, {"min_count": 2}):
         assert Pipeline.from_config(None, registry, scorer="pmi", limits=limits).compress(b"some text, some text")
+
+
+def test_levels_are_presets_and_nine_is_the_smallest_example(registry):
+    """-1 ... -9 map to documented presets; 9 is examples/context-mixing/best.toml."""
+    from chunkpress.config import PRESETS
+    from support import ROOT
+
+    assert sorted(PRESETS) == list(range(1, 10))
+    assert load_config(None, registry, level=5).coder.name == "varint-lzma"
+    assert load_config(None, registry, level=9) == load_config(ROOT / "examples" / "context-mixing" / "best.toml", registry)
+    assert load_config(None, registry, {"coder": "varint-zlib"}, level=1).coder.name == "varint-zlib"
+    for bad in (0, 10, True, "9"):
+        with pytest.raises(ConfigError, match="level must be 1 to 9"):
+            load_config(None, registry, level=bad)
+
+
+def test_level_flags_on_the_command_line(tmp_path, capsys):
+    from chunkpress.cli import main
+    from support import read
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(read("udhr_arb.txt"))
+    sizes = {}
+    for level in (1, 9):
+        out = tmp_path / f"l{level}.cpz"
+        assert main(["compress", f"-{level}", str(src), "-o", str(out)]) == 0
+        sizes[level] = out.stat().st_size
+        assert main(["decompress", str(out), "-o", str(tmp_path / f"l{level}.txt")]) == 0
+        assert (tmp_path / f"l{level}.txt").read_bytes() == src.read_bytes()
+    assert sizes[9] < sizes[1]
+    with pytest.raises(SystemExit):  # argparse: -1 and -9 together are refused
+        main(["compress", "-1", "-9", str(src), "-o", str(tmp_path / "x.cpz")])
