@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import BinaryIO, Callable, Iterator
 
-from .errors import ChunkpressError, ConfigError, FormatError
+from .errors import ChunkpressError, FormatError
 from .format import blocks
+from .parallel import dask_client
 
 #: inputs larger than this use block mode by default (one run holds ~100 B per input byte)
 AUTO_BLOCK_THRESHOLD = 256 << 20
@@ -49,48 +50,37 @@ def _compress_block(config: dict, block: bytes) -> bytes:
     return Pipeline(config_from_dict(config)).compress(block)
 
 
+def _compressed_blocks(pipe, stream: BinaryIO, block_size: int, workers, scheduler) -> Iterator[tuple[int, bytes]]:
+    """(input bytes, archive) of every block, in order: here, or on Dask workers with at most
+    two blocks per worker in flight."""
+    if not (workers or scheduler):
+        for block in split_blocks(stream, block_size):
+            yield len(block), pipe.compress(block)
+        return
+    config = pipe.config.to_dict()
+    with dask_client(workers, scheduler) as client:
+        limit = 2 * max(1, len(client.scheduler_info()["workers"]))
+        pending: list = []
+        for block in split_blocks(stream, block_size):
+            pending.append((len(block), client.submit(_compress_block, config, block, pure=False)))
+            if len(pending) >= limit:
+                size, future = pending.pop(0)
+                yield size, future.result()
+        for size, future in pending:
+            yield size, future.result()
+
+
 def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int | None = None,
                     scheduler: str | None = None, progress: Callable[[int, int], None] | None = None) -> int:
     """Write the block archive of ``stream`` to ``out`` (an object with ``write``). Returns the
     number of input bytes."""
     out.write(blocks.start())
     total = count = 0
-    if not (workers or scheduler):
-        for block in split_blocks(stream, block_size):
-            out.write(blocks.frame(pipe.compress(block)))
-            total, count = total + len(block), count + 1
-            if progress:
-                progress(count, total)
-        out.write(blocks.end(count))
-        return total
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ConfigError("--workers and --scheduler need Dask distributed: pip install 'chunkpress[dask]'") from None
-    config = pipe.config.to_dict()
-    cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                  dashboard_address=None)
-    client = Client(scheduler or cluster)
-    try:
-        limit = 2 * max(1, len(client.scheduler_info()["workers"]))
-        pending = []
-        for block in split_blocks(stream, block_size):
-            pending.append((len(block), client.submit(_compress_block, config, block, pure=False)))
-            while len(pending) >= limit:  # in order, a bounded number in flight
-                size, future = pending.pop(0)
-                out.write(blocks.frame(future.result()))
-                total, count = total + size, count + 1
-                if progress:
-                    progress(count, total)
-        for size, future in pending:
-            out.write(blocks.frame(future.result()))
-            total, count = total + size, count + 1
-            if progress:
-                progress(count, total)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+    for size, archive in _compressed_blocks(pipe, stream, block_size, workers, scheduler):
+        out.write(blocks.frame(archive))
+        total, count = total + size, count + 1
+        if progress:
+            progress(count, total)
     out.write(blocks.end(count))
     return total
 

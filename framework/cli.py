@@ -17,8 +17,8 @@ SUFFIX = ".cpz"
 
 
 class Progress:
-    """A one-line status on stderr, refreshed at most 4 times a second; silent when stderr is
-    not a terminal (so logs and pipes stay clean)."""
+    """Progress on stderr: a status line on a terminal; in a log only with ``verbose``; never
+    with ``quiet``."""
 
     def __init__(self, label: str, enabled: bool | None = None, quiet: bool = False, verbose: bool = False):
         self.label = label
@@ -27,26 +27,24 @@ class Progress:
         self.started = time.monotonic()
         self.last = 0.0
 
-    def __call__(self, rules: int, n: int, total_bits: int) -> None:
+    def _show(self, text: str) -> None:
+        """``text`` and the time so far: a status line on a terminal (4 a second at most), a
+        plain line every 5 s in a log."""
         now = time.monotonic()
         if not self.enabled or now - self.last < (0.25 if self.tty else 5.0):
             return
         self.last = now
-        bits = f"  total {total_bits:,} bits" if total_bits >= 0 else ""
-        line = f"{self.label}: {rules:,} rules  N={n:,}{bits}  {now - self.started:.1f}s"
-        # a status line on a terminal; a plain periodic line in a log
+        line = f"{self.label}: {text}  {now - self.started:.1f}s"
         sys.stderr.write(f"\r{line} " if self.tty else line + "\n")
         sys.stderr.flush()
 
+    def __call__(self, rules: int, n: int, total_bits: int) -> None:
+        bits = f"  total {total_bits:,} bits" if total_bits >= 0 else ""
+        self._show(f"{rules:,} rules  N={n:,}{bits}")
+
     def blocks(self, count: int, total: int) -> None:
         """Block mode: blocks done and input bytes read."""
-        now = time.monotonic()
-        if not self.enabled or now - self.last < (0.25 if self.tty else 5.0):
-            return
-        self.last = now
-        line = f"{self.label}: {count:,} blocks  {total:,} bytes  {now - self.started:.1f}s"
-        sys.stderr.write(f"\r{line} " if self.tty else line + "\n")
-        sys.stderr.flush()
+        self._show(f"{count:,} blocks  {total:,} bytes")
 
     def done(self) -> None:
         if self.enabled and self.last and self.tty:

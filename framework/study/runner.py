@@ -335,10 +335,8 @@ _WARM = False
 
 
 def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers, scheduler) -> list[dict]:
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise ConfigError("--workers and --scheduler need Dask distributed: pip install 'chunkpress[dask]'") from None
+    from ..parallel import dask_client
+
     check_study(study, registry)
     out_dir.mkdir(parents=True, exist_ok=True)
     jsonl = out_dir / "results.jsonl"
@@ -351,13 +349,9 @@ def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers,
         if row is not None:
             rows[i] = row
     skipped = len(rows)
-    cluster = None
-    if scheduler:
-        client = Client(scheduler)
-    else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
-    try:
+    with dask_client(workers, scheduler) as client:
+        from distributed import as_completed  # present: dask_client checked it
+
         futures = {client.submit(_row_task, study, d, str(p), v, r, pure=False): i
                    for i, (d, p, v, r) in enumerate(cells) if i not in rows}
         with open(jsonl, "a") as log:
@@ -369,10 +363,6 @@ def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers,
                 if progress is not None:
                     status = f"ERROR {row['error']}" if row["error"] else f"factor {float(row['factor']):.3f}"
                     print(f"[{len(rows)}/{len(cells)}] {row['dataset']} / {row['variant']}: {status}", file=progress, flush=True)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
     ordered = [rows[i] for i in range(len(cells))]
     write_results(ordered, out_dir)
     if progress is not None and skipped:
