@@ -125,51 +125,23 @@ def _write_stdout(data: bytes) -> None:
 
 def write_output(path: str, data: bytes, force: bool = False, binary: bool = False) -> None:
     """Write ``data`` to ``path`` so that an error, an interrupt or a kill leaves either the old
-    file or nothing: an unnamed file linked in when complete (Linux), else a temporary file in
-    the same folder renamed at the end. A symlink keeps pointing where it did (the file it
-    names is replaced); a device or FIFO is written through. ``binary`` output (an archive)
-    is refused on a terminal unless forced, as zstd does."""
-    if path == "-":
-        if binary and not force and sys.stdout is not None and sys.stdout.isatty():
-            raise InputError("refusing to write binary data to a terminal; use -o FILE, a pipe, or -f")
-        _write_stdout(data)
-        return
-    check_writable(path, force)
-    target = Path(path)
-    if _special(target):
-        try:
-            with open(target, "wb") as fh:
-                fh.write(data)
-        except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-        return
-    if target.is_symlink():
-        target = target.resolve()
-    try:
-        if _write_anonymous(target, data, force):
-            return
-    except FileExistsError:
-        raise InputError(f"{path} already exists; use --force to overwrite it") from None
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    tmp_name = None
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, _umask_mode())
-        os.replace(tmp_name, target)
-        tmp_name = None
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if tmp_name is not None:
+    file or nothing: an unnamed file linked in when complete (Linux), else
+    :class:`StreamingOutput` (a temporary file renamed at the end), which also handles stdout,
+    devices, FIFOs and symlinks. ``binary`` output (an archive) is refused on a terminal unless
+    forced, as zstd does."""
+    if path != "-":
+        check_writable(path, force)
+        target = Path(path)
+        if not _special(target):
             try:
-                os.unlink(tmp_name)
-            except OSError:
-                pass
+                if _write_anonymous(target.resolve() if target.is_symlink() else target, data, force):
+                    return
+            except FileExistsError:
+                raise InputError(f"{path} already exists; use --force to overwrite it") from None
+            except OSError as exc:
+                raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    with StreamingOutput(path, force, binary) as out:
+        out.write(data)
 
 
 class StreamingOutput:
