@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from processes import timed as run_process
 
 HERE = Path(__file__).parent
 CHUNKPRESS = str(Path(sys.executable).with_name("chunkpress"))
@@ -27,12 +28,7 @@ CHUNKPRESS = str(Path(sys.executable).with_name("chunkpress"))
 
 def timed(args: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS (bytes) of one chunkpress process."""
-    t = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", CHUNKPRESS, *args], capture_output=True, text=True)
-    seconds = time.perf_counter() - t
-    if proc.returncode:
-        raise SystemExit(f"chunkpress {' '.join(args)} failed: {proc.stderr.strip()}")
-    return seconds, int(proc.stderr.strip().splitlines()[-1]) * 1024
+    return run_process([CHUNKPRESS, *args])[:2]
 
 
 def main() -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from processes import timed as run_process
 
 from chunkpress.config import PRESETS
 
@@ -24,11 +25,7 @@ CHUNKPRESS = str(Path(sys.executable).with_name("chunkpress"))
 
 
 def timed(cmd: list[str], stdout=None) -> tuple[float, int]:
-    t = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=stdout, stderr=subprocess.PIPE, text=True)
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-400:]}")
-    return time.perf_counter() - t, int(proc.stderr.strip().splitlines()[-1]) * 1024
+    return run_process(cmd, stdout)[:2]
 
 
 def describe(level: int) -> str:

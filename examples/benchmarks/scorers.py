@@ -18,27 +18,22 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from processes import timed as run_process
 
 HERE = Path(__file__).parent
 CHUNKPRESS = str(Path(sys.executable).with_name("chunkpress"))
 
 
 def run(args: list[str], out: Path) -> dict:
-    """Wall time, peak RSS and the summary line of one ``chunkpress train`` process."""
-    cmd = ["/usr/bin/time", "-f", "%M", CHUNKPRESS, "train", *args, "--rules", str(out), "-f"]
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    seconds = time.perf_counter() - t
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.strip()}")
-    lines = proc.stderr.strip().splitlines()
-    rules = int(re.match(r"([\d,]+) rules", lines[-2]).group(1).replace(",", ""))
-    return {"seconds": seconds, "rss_mb": int(lines[-1]) / 1024, "rules": rules}
+    """Wall time, peak RSS and the rule count of one ``chunkpress train`` process."""
+    seconds, rss, err = run_process([CHUNKPRESS, "train", *args, "--rules", str(out), "-f"])
+    rules = int(re.match(r"([\d,]+) rules", err.splitlines()[-1]).group(1).replace(",", ""))
+    return {"seconds": seconds, "rss_mb": rss / 2**20, "rules": rules}
 
 
 def main() -> None:
