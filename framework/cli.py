@@ -9,7 +9,7 @@ import sys
 import time
 
 from . import __version__, __doc__ as PACKAGE_DOC
-from .errors import ChunkpressError, InputError
+from .errors import ChunkpressError, ConfigError, InputError
 from .fileio import check_writable, read_input, write_output
 from .plugin.registry import ROLES
 
@@ -57,6 +57,12 @@ def _overrides(args) -> dict:
         if getattr(args, role, None):
             out[role] = getattr(args, role)
     limits = {}
+    if getattr(args, "vocab_size", None) is not None:
+        if args.max_rules is not None:
+            raise ConfigError("--vocab-size and --max-rules say the same thing; give one")
+        if args.vocab_size <= 256:
+            raise ConfigError(f"--vocab-size {args.vocab_size}: the 256 byte tokens come first, so it must exceed 256")
+        limits["max_rules"] = args.vocab_size - 256
     if getattr(args, "max_rules", None) is not None:
         limits["max_rules"] = args.max_rules
     if getattr(args, "min_count", None) is not None:
@@ -155,7 +161,7 @@ def cmd_compress(args) -> int:
             return
         data = read_input(path)
         if tokenizer is not None:  # reuse a learned dictionary: no learning
-            archive = pipe.encode(tokenizer.rules, tokenizer.encode(data), data, reference=args.rules_ref)
+            archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=args.rules_ref)
         else:
             progress = Progress("compress", quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
             archive = pipe.compress(data, progress=progress)
@@ -347,7 +353,7 @@ def cmd_export_hf(args) -> int:
     tokenizer = _tokenizer(args.rules)
     out = args.output or args.rules + ".tokenizer.json"
     check_writable(out, args.force)
-    write_output(out, to_hf_json(tokenizer.rules, tokenizer.pretokenizer).encode(), args.force)
+    write_output(out, to_hf_json(tokenizer.rules, tokenizer.pretokenizer, tokenizer.hf).encode(), args.force)
     return 0
 
 
@@ -360,8 +366,9 @@ def cmd_import_hf(args) -> int:
         text = read_input(args.input).decode("utf-8", errors="strict")
     except UnicodeDecodeError as exc:
         raise InputError(f"{args.input}: not UTF-8 text (byte {exc.start}), so not a tokenizer.json") from None
-    rules, pre = from_hf_json(text)
-    meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": __version__}
+    rules, pre, vocab = from_hf_json(text)
+    meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": __version__,
+            "hf": vocab.to_meta()}
     write_output(args.output, dump_rules(rules, meta), args.force, binary=True)
     return 0
 
@@ -419,6 +426,8 @@ def _add_pipeline_options(p) -> None:
     p.add_argument("--rewriter", help="rewriter name (overrides the config)")
     p.add_argument("--coder", help="coder name (overrides the config)")
     p.add_argument("--max-rules", type=int, help="stop after this many rules")
+    p.add_argument("--vocab-size", type=int,
+                   help="stop at this many tokens, the 256 bytes included, as HF tokenizers counts them (--max-rules N-256)")
     p.add_argument("--min-count", type=int, help="only merge pairs seen at least this often")
     p.add_argument("--pretokenizer", help="none | gpt2 | whitespace: keep merges inside words")
 

@@ -1,5 +1,7 @@
 """A learned dictionary used on new text: encode/decode, held-out code length, HF export."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -46,8 +48,92 @@ def test_mdl_dictionary_on_held_out_text(registry, alice):
 
 def test_hf_export_import_round_trip(trained):
     pre, result = trained
-    rules, name = from_hf_json(to_hf_json(result.rules, pre))
+    rules, name, vocab = from_hf_json(to_hf_json(result.rules, pre))
     assert np.array_equal(rules, result.rules) and name == pre
+    assert np.array_equal(vocab.ids, np.arange(256 + len(rules))) and vocab.special == ()
+
+
+def _hf_trained(alice, add_prefix_space: bool, full_alphabet: bool):
+    """A ByteLevel BPE trained by HF tokenizers itself, with two special tokens; without the full
+    alphabet HF numbers only the bytes it saw, in its own order."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space)
+    tok.decoder = decoders.ByteLevel()
+    extra = {"initial_alphabet": pre_tokenizers.ByteLevel.alphabet()} if full_alphabet else {}
+    tok.train_from_iterator([alice.decode()], trainers.BpeTrainer(
+        vocab_size=2000, special_tokens=["<|endoftext|>", "<pad>"], show_progress=False, **extra))
+    return tok
+
+
+@pytest.mark.parametrize("add_prefix_space", [True, False])
+@pytest.mark.parametrize("full_alphabet", [True, False])
+def test_hf_import_gives_hf_ids_special_tokens_and_prefix_space(tmp_path, alice, add_prefix_space, full_alphabet):
+    hf = _hf_trained(alice, add_prefix_space, full_alphabet)
+    # 100 KB of text with the special tokens between (and after) its paragraphs
+    text = "<|endoftext|>".join(re.split("\r?\n\r?\n", alice[:100_000].decode())) + "<pad><|endoftext|>x"
+    theirs = hf.encode(text).ids
+    assert theirs.count(0) > 100  # the special token is there, whole, many times
+    source = tmp_path / "tokenizer.json"
+    source.write_text(hf.to_str())
+    rules, plain = tmp_path / "hf.rules", tmp_path / "t.txt"
+    plain.write_bytes(text.encode())
+    assert main(["import-hf", str(source), "-o", str(rules)]) == 0
+    ids = tmp_path / "ids"
+    assert main(["encode", str(plain), "--rules", str(rules), "--format", "text", "-o", str(ids)]) == 0
+    assert list(map(int, ids.read_text().split())) == theirs
+    back = tmp_path / "back"
+    assert main(["decode", str(ids), "--rules", str(rules), "--format", "text", "-o", str(back)]) == 0
+    assert back.read_bytes() == hf.decode(theirs, skip_special_tokens=False).encode()
+    # exported again, HF reads the same tokenizer back
+    exported = tmp_path / "again.json"
+    assert main(["export-hf", str(rules), "-o", str(exported)]) == 0
+    assert type(hf).from_file(str(exported)).encode(text).ids == theirs
+    # compress --rules codes the dictionary's own symbols: the text comes back exactly
+    archive = tmp_path / "t.cpz"
+    assert main(["compress", str(plain), "--rules", str(rules), "-o", str(archive)]) == 0
+    assert main(["decompress", str(archive), "-o", str(tmp_path / "t.out")]) == 0
+    assert (tmp_path / "t.out").read_bytes() == plain.read_bytes()
+
+
+def test_hf_import_refuses_what_would_tokenize_differently(alice):
+    import json
+
+    from chunkpress import FormatError
+
+    doc = json.loads(_hf_trained(alice, True, True).to_str())
+    changes = {
+        "normalizer": lambda d: d.update(normalizer={"type": "NFC"}),
+        "ignore_merges": lambda d: d["model"].update(ignore_merges=True),
+        "dropout": lambda d: d["model"].update(dropout=0.1),
+        "lstrip": lambda d: d["added_tokens"][0].update(lstrip=True),
+        "Metaspace": lambda d: d.update(pre_tokenizer={"type": "Metaspace"}),
+        "lacks": lambda d: d["model"]["vocab"].pop(d["model"]["merges"][5][0] + d["model"]["merges"][5][1]),
+    }
+    for word, change in changes.items():
+        bad = json.loads(json.dumps(doc))
+        change(bad)
+        with pytest.raises(FormatError, match=word):
+            from_hf_json(json.dumps(bad))
+
+
+def test_an_imported_vocabulary_refuses_bytes_it_has_no_id_for(alice):
+    from chunkpress import ChunkpressError
+
+    rules, pre, vocab = from_hf_json(_hf_trained(alice, False, False).to_str())
+    with pytest.raises(ChunkpressError, match="byte 0xc3 has no id"):
+        Tokenizer(rules, pre, vocab).encode("naïve ä".encode())
+
+
+def test_train_vocab_size_counts_as_hf_does(tmp_path, alice):
+    text, rules = tmp_path / "a.txt", tmp_path / "a.rules"
+    text.write_bytes(alice)
+    assert main(["train", str(text), "--scorer", "repair", "--vocab-size", "1000", "--rules", str(rules)]) == 0
+    assert Tokenizer.from_rules_file(rules.read_bytes()).vocab_size == 1000
+    assert main(["train", str(text), "--vocab-size", "1000", "--max-rules", "5", "--rules", str(rules), "-f"]) == 2
+    assert main(["train", str(text), "--vocab-size", "200", "--rules", str(rules), "-f"]) == 2
 
 
 def test_hf_tokenizers_gives_the_same_ids(trained, alice):

@@ -195,7 +195,7 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
 
             t = time.perf_counter()
             tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes())
-            symbols = tokenizer.encode(data)
+            symbols = tokenizer.symbols(data)
             row["learn_seconds"] = time.perf_counter() - t
             result = FitResult(rules=tokenizer.rules, symbols=symbols, trace=None, stop_reason="rules file", seconds=0.0)
         elif fits is not None and key in fits:

@@ -1,9 +1,19 @@
 """Export a dictionary to the HF ``tokenizers`` JSON format, and import one from it.
 
-The export is a byte-level BPE whose merges are our rules in order and whose vocabulary ids
-are our symbol ids, so HF's segmentation equals ``chunkpress encode``: HF applies merges by
-rank, leftmost first, within each pre-token, and since no merge can create a pair of a lower
-rank, that is the same as applying the rules one after the other, left to right.
+The export is a byte-level BPE whose merges are our rules in order, so HF's segmentation equals
+``chunkpress encode``: HF applies merges by rank, leftmost first, within each pre-token, and
+since no merge can create a pair of a lower rank, that is the same as applying the rules one
+after the other, left to right.
+
+An import keeps what HF numbers and matches on its own (:class:`HFVocab`, saved in the rules
+file): HF's id of every token (HF numbers the byte tokens in the order of its alphabet, not by
+byte value), the added tokens (``<|endoftext|>``: matched whole in the raw text before
+pre-tokenizing, never split into bytes) and ByteLevel's ``add_prefix_space``. So ``encode`` of an
+imported tokenizer gives HF's ids (``encode(text, add_special_tokens=False)``: post-processor
+templates are not applied) and ``decode`` gives HF's ``decode(ids, skip_special_tokens=False)``.
+What would tokenize differently is refused with a one-line error: a normalizer, BPE dropout,
+subword prefixes or suffixes, ``ignore_merges``, added tokens that strip spaces or match single
+words only, and pre-tokenizers other than those below.
 
 Pre-tokenizers: ``gpt2`` -> ByteLevel with its regex (our splitter gives the same pre-tokens,
 checked on all the corpora), ``none`` -> ByteLevel without regex (the whole text is one word),
@@ -14,12 +24,18 @@ checked on all the corpora), ``none`` -> ByteLevel without regex (the whole text
 from __future__ import annotations
 
 import json
+import re
 
+import attrs
 import numpy as np
 
 from ..errors import FormatError
 from ..format.expand import expand
 from ..plugin.base import BYTE_SYMBOLS
+
+#: HF ids are u32; ours must stay below this to be written as u32 id files
+MAX_HF_ID = (1 << 31) - 1
+_WHITESPACE_SPLIT = {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Isolated", "invert": False}
 
 
 def byte_to_unicode() -> dict[int, str]:
@@ -35,15 +51,123 @@ def byte_to_unicode() -> dict[int, str]:
     return dict(zip(bs, map(chr, cs)))
 
 
-def _pre_tokenizer(name: str) -> dict:
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": name == "gpt2"}
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class HFVocab:
+    """HF's view of an imported dictionary: ``ids[s]`` is HF's id of our symbol s (-1 where HF's
+    vocabulary lacks a byte), ``special`` the added tokens as (content, id), matched whole
+    (longest first) in the raw text, and ``add_prefix_space``: ByteLevel puts a space before
+    every text segment that does not start with one."""
+
+    ids: np.ndarray
+    special: tuple[tuple[str, int], ...] = ()
+    add_prefix_space: bool = False
+
+    def __attrs_post_init__(self):
+        used = self.ids[self.ids >= 0].tolist() + [i for _, i in self.special]
+        if len(set(used)) != len(used):
+            raise FormatError("HF vocabulary: two tokens share an id")
+        if any(i < 0 or i > MAX_HF_ID for i in used):
+            raise FormatError(f"HF vocabulary: ids must lie in [0, {MAX_HF_ID}]")
+        if any(not content for content, _ in self.special):
+            raise FormatError("HF vocabulary: an added token is empty")
+
+    @property
+    def size(self) -> int:
+        """One past the largest id (HF's ``get_vocab_size(with_added_tokens=True)`` when the ids
+        are dense, as a trained tokenizer's are)."""
+        return 1 + max([int(self.ids.max(initial=-1))] + [i for _, i in self.special])
+
+    def to_meta(self) -> dict:
+        return {"ids": self.ids.tolist(), "special": [list(s) for s in self.special],
+                "add_prefix_space": self.add_prefix_space}
+
+    @classmethod
+    def from_meta(cls, meta, n_symbols: int) -> "HFVocab":
+        """Read back ``to_meta``'s dict, checking every type (the rules file is untrusted)."""
+        ok = isinstance(meta, dict) and isinstance(meta.get("ids"), list) and isinstance(meta.get("special"), list)
+        ok = ok and isinstance(meta.get("add_prefix_space"), bool) and len(meta["ids"]) == n_symbols
+        ok = ok and all(_is_int(i) and -1 <= i <= MAX_HF_ID for i in meta["ids"])
+        ok = ok and all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str) and _is_int(s[1]) for s in meta["special"])
+        if not ok:
+            raise FormatError(f"rules file: corrupt HF vocabulary (expected 'ids' for all {n_symbols} symbols, "
+                              "'special' as [content, id] pairs and a boolean 'add_prefix_space')")
+        return cls(ids=np.array(meta["ids"], dtype=np.int64), special=tuple((c, i) for c, i in meta["special"]),
+                   add_prefix_space=meta["add_prefix_space"])
+
+    def segments(self, data: bytes) -> tuple[list[bytes], list[int], list[int]]:
+        """The text between added tokens, as ByteLevel sees it (with the prefix space), plus the
+        added tokens' ids and, for each, how many text segments come before it."""
+        texts: list[bytes] = []
+        where: list[int] = []
+        found: list[int] = []
+        cuts = [(0, 0, -1)]
+        if self.special:
+            by_content = {c.encode(): i for c, i in self.special}
+            pattern = re.compile(b"|".join(re.escape(c) for c in sorted(by_content, key=len, reverse=True)))
+            cuts += [(m.start(), m.end(), by_content[m.group()]) for m in pattern.finditer(data)]
+        cuts.append((len(data), len(data), -1))
+        for (_, start, special), (end, _, _) in zip(cuts, cuts[1:]):
+            if special >= 0:
+                where.append(len(texts))
+                found.append(special)
+            if end > start:
+                text = data[start:end]
+                texts.append(b" " + text if self.add_prefix_space and not text.startswith(b" ") else text)
+        return texts, found, where
+
+    def inverse(self) -> np.ndarray:
+        """Our symbol for every HF id: -1 for none, -2 for an added token."""
+        inv = np.full(self.size, -1, dtype=np.int64)
+        mapped = np.flatnonzero(self.ids >= 0)
+        inv[self.ids[mapped]] = mapped
+        inv[[i for _, i in self.special]] = -2
+        return inv
+
+    def decode(self, rules: np.ndarray, ids: np.ndarray) -> bytes:
+        """HF's ``decode(ids, skip_special_tokens=False)``: the bytes of every token, added tokens
+        as their text."""
+        if ids.size and (ids.min() < 0 or ids.max() >= self.size):
+            raise FormatError(f"ids must lie in [0, {self.size}); got {ids.min()}..{ids.max()}")
+        symbols = self.inverse()[ids]
+        if (symbols == -1).any():
+            raise FormatError(f"id {int(ids[np.argmax(symbols == -1)])} is in no token of this vocabulary")
+        content = dict((i, c.encode()) for c, i in self.special)
+        parts, prev = [], 0
+        for at in np.flatnonzero(symbols == -2).tolist():
+            parts += [expand(rules, symbols[prev:at]), content[int(ids[at])]]
+            prev = at + 1
+        parts.append(expand(rules, symbols[prev:]))
+        return b"".join(parts)
+
+
+def _pre_tokenizer(name: str, add_prefix_space: bool = False) -> dict:
+    byte_level = {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": True, "use_regex": name == "gpt2"}
     if name == "whitespace":
-        split = {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Isolated", "invert": False}
-        return {"type": "Sequence", "pretokenizers": [split, byte_level]}
+        return {"type": "Sequence", "pretokenizers": [_WHITESPACE_SPLIT, byte_level]}
     return byte_level
 
 
-def to_hf_json(rules: np.ndarray, pretokenizer: str = "none") -> str:
+def _pre_tokenizer_name(pre) -> tuple[str, bool]:
+    """(our pre-tokenizer, add_prefix_space) for an HF pre_tokenizer, or a FormatError."""
+    if isinstance(pre, dict) and pre.get("type") == "Sequence":
+        steps = pre.get("pretokenizers")
+        if (isinstance(steps, list) and len(steps) == 2 and steps[0] == _WHITESPACE_SPLIT
+                and isinstance(steps[1], dict) and steps[1].get("type") == "ByteLevel" and not steps[1].get("use_regex", True)):
+            return "whitespace", bool(steps[1].get("add_prefix_space", False))
+    elif isinstance(pre, dict) and pre.get("type") == "ByteLevel":
+        return ("gpt2" if pre.get("use_regex", True) else "none"), bool(pre.get("add_prefix_space", False))
+    kind = pre.get("type") if isinstance(pre, dict) else pre
+    raise FormatError(f"pre-tokenizer {kind!r} has no chunkpress equivalent; expected ByteLevel "
+                      "(with or without its regex) or Split on \\s+ then ByteLevel")
+
+
+def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | None = None) -> str:
+    """A tokenizer.json for ``rules``: ids are our symbol ids, or HF's own where the dictionary
+    was imported (``vocab``), with its added tokens and prefix space."""
     rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
     table = byte_to_unicode()
     tokens = [table[b] for b in range(BYTE_SYMBOLS)]
@@ -57,49 +181,91 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none") -> str:
             )
         seen[token] = BYTE_SYMBOLS + r
         tokens.append(token)
+    ids = vocab.ids.tolist() if vocab is not None else range(len(tokens))
+    special = vocab.special if vocab is not None else ()
+    added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+              "special": True} for c, i in special]
     model = {
         "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
         "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-        "vocab": {t: i for i, t in enumerate(tokens)},
+        "vocab": {**{c: i for c, i in special}, **{t: i for t, i in zip(tokens, ids) if i >= 0}},
         "merges": [f"{tokens[a]} {tokens[b]}" for a, b in rules.tolist()],
     }
     doc = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
-        "pre_tokenizer": _pre_tokenizer(pretokenizer), "post_processor": None,
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+        "pre_tokenizer": _pre_tokenizer(pretokenizer, vocab is not None and vocab.add_prefix_space),
+        "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": model,
     }
     return json.dumps(doc, ensure_ascii=False)
 
 
-def from_hf_json(text: str) -> tuple[np.ndarray, str]:
-    """(rules, pretokenizer) from a byte-level BPE tokenizer.json."""
+def _check_tokenizes_as_we_do(doc: dict, model: dict) -> None:
+    """Refuse every setting under which HF would give other ids than our replay of its merges."""
+    if model.get("type") != "BPE":
+        raise FormatError(f"only BPE models can be imported, not {model.get('type')!r}")
+    if doc.get("normalizer") is not None:
+        raise FormatError(f"normalizer {doc['normalizer'].get('type') if isinstance(doc['normalizer'], dict) else doc['normalizer']!r} "
+                          "is not supported: chunkpress tokenizes the raw bytes")
+    for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise FormatError(f"BPE {key} = {model[key]!r} is not supported")
+    if model.get("ignore_merges"):
+        raise FormatError("BPE ignore_merges = true is not supported: chunkpress always applies the merges")
+
+
+def _added_tokens(doc: dict) -> tuple[tuple[str, int], ...]:
+    added = doc.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise FormatError("added_tokens is not a list")
+    out = []
+    for token in added:
+        if not (isinstance(token, dict) and isinstance(token.get("content"), str) and token["content"]
+                and _is_int(token.get("id"))):
+            raise FormatError(f"added token {token!r} needs a non-empty 'content' and an integer 'id'")
+        for key in ("lstrip", "rstrip", "single_word"):
+            if token.get(key):
+                raise FormatError(f"added token {token['content']!r}: {key} = true is not supported")
+        out.append((token["content"], token["id"]))
+    return tuple(out)
+
+
+def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
+    """(rules, pretokenizer, HF's ids and added tokens) from a byte-level BPE tokenizer.json."""
     try:
         doc = json.loads(text)
         model = doc["model"]
         merges = model["merges"]
+        vocab = model["vocab"]
+        if not (isinstance(vocab, dict) and isinstance(merges, list)):
+            raise TypeError("'vocab' must be an object and 'merges' a list")
     except RecursionError:
         raise FormatError("not an HF tokenizer.json: nested too deeply") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise FormatError(f"not an HF tokenizer.json with a BPE model: {exc}") from None
-    if model.get("type") != "BPE":
-        raise FormatError(f"only BPE models can be imported, not {model.get('type')!r}")
+    _check_tokenizes_as_we_do(doc, model)
+    pre, add_prefix_space = _pre_tokenizer_name(doc.get("pre_tokenizer"))
+    special = _added_tokens(doc)
     table = byte_to_unicode()
     symbol = {table[b]: b for b in range(BYTE_SYMBOLS)}
+    ids = [vocab.get(table[b], -1) for b in range(BYTE_SYMBOLS)]
     rules = []
     for i, merge in enumerate(merges):
-        left, right = merge.split(" ") if isinstance(merge, str) else merge
+        pair = merge.split(" ") if isinstance(merge, str) else merge
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+            raise FormatError(f"merge {i} is not two tokens: {merge!r}")
+        left, right = pair
         if left not in symbol or right not in symbol:
             raise FormatError(f"merge {i} ({left!r}, {right!r}) uses a token that no earlier merge or byte makes")
         rules.append((symbol[left], symbol[right]))
         symbol.setdefault(left + right, BYTE_SYMBOLS + i)
         if symbol[left + right] != BYTE_SYMBOLS + i:
             raise FormatError(f"merge {i} makes {left + right!r} a second time")
-    pre = doc.get("pre_tokenizer") or {}
-    if pre.get("type") == "Sequence":
-        name = "whitespace"
-    elif pre.get("type") == "ByteLevel":
-        name = "gpt2" if pre.get("use_regex", True) else "none"
-    else:
-        raise FormatError(f"pre-tokenizer {pre.get('type')!r} has no chunkpress equivalent; expected ByteLevel")
-    return np.array(rules, dtype=np.int64).reshape(-1, 2), name
+        if left + right not in vocab:
+            raise FormatError(f"merge {i} makes {left + right!r}, which the vocabulary lacks")
+        ids.append(vocab[left + right])
+    if not all(_is_int(i) for i in ids):
+        raise FormatError("vocabulary ids must be integers")
+    hf = HFVocab(ids=np.array(ids, dtype=np.int64), special=special, add_prefix_space=add_prefix_space)
+    return np.array(rules, dtype=np.int64).reshape(-1, 2), pre, hf

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from ..engine.codelength import parts_from_sum, PART_NAMES
-from ..errors import ChunkpressError
+from ..errors import ChunkpressError, FormatError
 from ..format.expand import expand, symbol_lengths
 from .pretokenize import check_name, pretoken_breaks
 from ..plugin.base import BYTE_SYMBOLS, as_symbols
@@ -193,24 +193,32 @@ class DistinctWords:
 
 class Tokenizer:
     """A learned dictionary used as a tokenizer: rules (R x 2) plus the pre-tokenizer it was
-    trained with."""
+    trained with, and HF's numbering where it was imported from HF (``hf``): then ``encode``
+    and ``decode`` speak HF's ids, while ``symbols`` stays the dictionary's own string."""
 
-    def __init__(self, rules, pretokenizer: str = "none"):
+    def __init__(self, rules, pretokenizer: str = "none", hf=None):
         self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
         self.pretokenizer = check_name(pretokenizer)
+        self.hf = hf
 
     @classmethod
     def from_rules_file(cls, data: bytes) -> "Tokenizer":
         from ..format.rulesfile import load_rules
+        from .hf import HFVocab
 
         rules, meta = load_rules(data)
-        pre = meta.get("config", {}).get("pretokenizer", {}).get("name", "none")
-        return cls(rules, pre)
+        config = meta.get("config", {})
+        pre = config.get("pretokenizer", {}) if isinstance(config, dict) else None
+        if not isinstance(pre, dict) or not isinstance(pre.get("name", "none"), str):
+            raise FormatError("rules file: corrupt metadata ('config' must name a pre-tokenizer as config.pretokenizer.name)")
+        pre = pre.get("name", "none")
+        hf = HFVocab.from_meta(meta["hf"], BYTE_SYMBOLS + len(rules)) if "hf" in meta else None
+        return cls(rules, pre, hf)
 
     @property
     def vocab_size(self) -> int:
-        return BYTE_SYMBOLS + len(self.rules)
+        return self.hf.size if self.hf is not None else BYTE_SYMBOLS + len(self.rules)
 
     def _rewriter(self, data: np.ndarray, breaks):
         from ..engine.linkedstring import LinkedString
@@ -229,12 +237,10 @@ class Tokenizer:
         rewriter.replay(self.rules)
         return rewriter.symbols().astype(np.int64)
 
-    def encode(self, data) -> np.ndarray:
-        """Symbol ids of ``data`` (int64)."""
-        arr = as_symbols(data)
+    def _encode_words(self, arr: np.ndarray, breaks) -> np.ndarray:
+        """The rules applied to ``arr`` within the words that ``breaks`` delimits (None: one word)."""
         if arr.size == 0:
             return np.zeros(0, dtype=np.int64)
-        breaks = pretoken_breaks(arr, self.pretokenizer)
         if breaks is None:
             return self._replay(arr)
         words = DistinctWords(arr, breaks)
@@ -248,8 +254,40 @@ class Tokenizer:
             seg_len[u] = word.size
         return words.assemble(symbols, offsets[:-1], seg_len)
 
+    def symbols(self, data) -> np.ndarray:
+        """The dictionary's symbols for ``data`` (int64): what training gives on the same text,
+        and what an archive codes."""
+        arr = as_symbols(data)
+        return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer))
+
+    def encode(self, data) -> np.ndarray:
+        """Token ids of ``data`` (int64): our symbols, or HF's ids for an imported tokenizer."""
+        if self.hf is None:
+            return self.symbols(data)
+        texts, special, where = self.hf.segments(bytes(as_symbols(data)))
+        buf = np.frombuffer(b"".join(texts), dtype=np.uint8)
+        breaks = np.zeros(buf.size, dtype=np.bool_)
+        ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
+        for text, end in zip(texts, ends.tolist()):  # each segment pre-tokenized on its own, as HF does
+            inner = pretoken_breaks(np.frombuffer(text, dtype=np.uint8), self.pretokenizer)
+            if inner is not None:
+                breaks[end - len(text) : end] = inner
+            breaks[end - 1] = True
+        symbols = self._encode_words(buf, breaks)
+        ids = self.hf.ids[symbols]
+        if (ids < 0).any():
+            at = int(np.argmax(ids < 0))
+            raise ChunkpressError(f"byte 0x{int(symbols[at]):02x} has no id in this HF vocabulary "
+                                  "(HF tokenizers would drop it)")
+        # an added token goes after the symbols of the text segments before it
+        seg_symbols = np.searchsorted(np.cumsum(symbol_lengths(self.rules)[symbols]), ends, side="right")
+        before = np.concatenate([[0], seg_symbols])[where] if special else []
+        return np.insert(ids, before, special).astype(np.int64)
+
     def decode(self, ids) -> bytes:
         ids = np.asarray(ids, dtype=np.int64)
+        if self.hf is not None:
+            return self.hf.decode(self.rules, ids)
         if ids.size and (ids.min() < 0 or ids.max() >= self.vocab_size):
             raise ChunkpressError(f"symbol ids must lie in [0, {self.vocab_size}); got {ids.min()}..{ids.max()}")
         return expand(self.rules, ids)

@@ -73,6 +73,14 @@ def cases() -> dict:
                               ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
     out["rules-meta-nested"] = ({"r.rules": _rules_file(b"[" * 30000 + b"]" * 30000, [97, 98]), "ids.txt": b"97\n"},
                                 ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
+    hf_bool_ids = json.dumps({"hf": {"ids": [True] * 258, "special": [], "add_prefix_space": False}}).encode()
+    out["rules-hf-bool-ids"] = ({"r.rules": _rules_file(hf_bool_ids, [97, 98, 256, 99]), "ids.txt": b"97\n"},
+                                ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
+    hf_shared = json.dumps({"hf": {"ids": [5] * 257, "special": [], "add_prefix_space": False}}).encode()
+    out["rules-hf-shared-ids"] = ({"r.rules": _rules_file(hf_shared, [97, 98]), "in.txt": b"ab"},
+                                  ["encode", "in.txt", "--rules", "r.rules", "-o", "out"], 4)
+    out["rules-config-not-object"] = ({"r.rules": _rules_file(b'{"config": [1]}', [97, 98]), "in.txt": b"ab"},
+                                      ["encode", "in.txt", "--rules", "r.rules", "-o", "out"], 4)
     out["rules-cyclic"] = ({"r.rules": _rules_file(b"{}", [97, 257]), "ids.txt": b"97\n"},
                            ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
     out["config-not-utf8"] = ({"c.toml": b"[scorer]\nname = '\xff'\n", "in.txt": b"hello hello"},
