@@ -85,8 +85,10 @@ def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int |
     return total
 
 
-def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, rules=None) -> int:
-    """Decode a block archive block by block into ``out``; a damaged block is named by index."""
+def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, rules=None,
+                      progress: Callable[[int], None] | None = None) -> int:
+    """Decode a block archive block by block into ``out``; a damaged block is named by index.
+    ``progress`` hears the number of blocks written after each."""
     from .pipeline import decode_archive
 
     total = 0
@@ -97,4 +99,6 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
             raise FormatError(f"block {index}: {exc}") from None
         out.write(data)
         total += len(data)
+        if progress:
+            progress(index + 1)
     return total

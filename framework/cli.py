@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 from . import __version__, __doc__ as PACKAGE_DOC
 from .errors import ChunkpressError, ConfigError, InputError
@@ -16,39 +15,10 @@ from .plugin.registry import ROLES
 SUFFIX = ".cpz"
 
 
-class Progress:
-    """Progress on stderr: a status line on a terminal; in a log only with ``verbose``; never
-    with ``quiet``."""
+def _progress(args, label: str, total: int | None = None, **kw):
+    from .progress import Progress
 
-    def __init__(self, label: str, enabled: bool | None = None, quiet: bool = False, verbose: bool = False):
-        self.label = label
-        self.enabled = (sys.stderr.isatty() or verbose) and not quiet if enabled is None else enabled
-        self.tty = sys.stderr.isatty()
-        self.started = time.monotonic()
-        self.last = 0.0
-
-    def _show(self, text: str) -> None:
-        """``text`` and the time so far: a status line on a terminal (4 a second at most), a
-        plain line every 5 s in a log."""
-        now = time.monotonic()
-        if not self.enabled or now - self.last < (0.25 if self.tty else 5.0):
-            return
-        self.last = now
-        line = f"{self.label}: {text}  {now - self.started:.1f}s"
-        sys.stderr.write(f"\r{line} " if self.tty else line + "\n")
-        sys.stderr.flush()
-
-    def __call__(self, rules: int, n: int, total_bits: int) -> None:
-        bits = f"  total {total_bits:,} bits" if total_bits >= 0 else ""
-        self._show(f"{rules:,} rules  N={n:,}{bits}")
-
-    def blocks(self, count: int, total: int) -> None:
-        """Block mode: blocks done and input bytes read."""
-        self._show(f"{count:,} blocks  {total:,} bytes")
-
-    def done(self) -> None:
-        if self.enabled and self.last and self.tty:
-            sys.stderr.write("\n")
+    return Progress(label, total, quiet=getattr(args, "quiet", False), **kw)
 
 
 def _overrides(args) -> dict:
@@ -163,9 +133,8 @@ def cmd_compress(args) -> int:
         if tokenizer is not None:  # reuse a learned dictionary: no learning
             archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=args.rules_ref)
         else:
-            progress = Progress("compress", quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
-            archive = pipe.compress(data, progress=progress)
-            progress.done()
+            with _progress(args, "compress", pipe.config.limits.max_rules, unit="rules") as progress:
+                archive = pipe.compress(data, progress=progress.rules)
         write_output(out, archive, args.force, binary=True)
         _say(args, f"{path}: {len(data):,} -> {len(archive):,} bytes ({8 * len(archive) / max(len(data), 1):.3f} bits/byte)")
 
@@ -200,15 +169,15 @@ def _compress_blocks(args, pipe, path: str, out: str) -> None:
     from .blockmode import DEFAULT_BLOCK_SIZE, compress_stream
     from .fileio import StreamingOutput
 
-    progress = Progress("compress", quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
     try:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with stream, StreamingOutput(out, args.force, binary=True) as sink:
+    size = os.path.getsize(path) if path != "-" and os.path.isfile(path) else None
+    with stream, StreamingOutput(out, args.force, binary=True) as sink, \
+            _progress(args, "compress", size, unit="B", unit_scale=True) as progress:
         total = compress_stream(pipe, stream, sink, args.block_size or DEFAULT_BLOCK_SIZE, args.workers,
-                                args.scheduler, progress=progress.blocks)
-    progress.done()
+                                args.scheduler, progress=lambda count, done: progress.update(done, blocks=count))
     _say(args, f"{path}: {total:,} bytes in blocks -> {out}")
 
 
@@ -261,8 +230,11 @@ def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
             total = decompress_stream(stream, _Discard(), head, rules=rules)
             _say(args, f"{path}: OK ({total:,} bytes)")
             return None
-        with StreamingOutput(out, args.force) as sink:
-            total = decompress_stream(stream, sink, head, rules=rules)
+        size = os.path.getsize(path) if path != "-" and os.path.isfile(path) else None
+        with StreamingOutput(out, args.force) as sink, \
+                _progress(args, "decompress", size, unit="B", unit_scale=True) as progress:
+            total = decompress_stream(stream, sink, head, rules=rules,
+                                      progress=lambda count: progress.update(stream.tell() if size else 0, blocks=count))
     _say(args, f"{path}: {total:,} bytes")
     return None
 
@@ -282,9 +254,8 @@ def cmd_train(args) -> int:
             check_writable(path, args.force)
     data = read_input(args.input)
     held_out = read_input(args.eval) if args.eval else None
-    progress = Progress("train", quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
-    result = pipe.fit(data, trace=True, progress=progress)
-    progress.done()
+    with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
+        result = pipe.fit(data, trace=True, progress=progress.rules)
     if rules_out:
         meta = {"config": pipe.config.to_dict(), "length": len(data), "blake2b": checksum(data),
                 "chunkpress": __version__}
@@ -302,11 +273,12 @@ def cmd_train(args) -> int:
             )
         write_output(args.trace, trace_to_csv(trace).encode(), args.force)
     last = result.trace[-1]
-    print(
-        f"{len(result.rules):,} rules (m = {256 + len(result.rules):,}), N = {len(result.symbols):,}, "
-        f"total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, {result.seconds:.2f}s",
-        file=sys.stderr,
-    )
+    if not getattr(args, "quiet", False):
+        print(
+            f"{len(result.rules):,} rules (m = {256 + len(result.rules):,}), N = {len(result.symbols):,}, "
+            f"total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, {result.seconds:.2f}s",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -440,7 +412,7 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                         help="no progress or summary lines (errors still go to stderr)")
     common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                        help="a summary line per file, and progress lines even when stderr is a log")
+                        help="a summary line per file")
     common.add_argument("-k", "--keep", action="store_true", default=argparse.SUPPRESS,
                         help="keep the input (always the case; accepted for zstd/xz habits)")
     return common

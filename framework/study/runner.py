@@ -291,7 +291,7 @@ def run_study(study: Study, out_dir: str | Path, registry: Registry | None = Non
     rows = []
     skipped = 0
     total = len(study.datasets) * len(study.variants) * study.repeats
-    with open(jsonl, "a") as log:
+    with open(jsonl, "a") as log, _rows_progress(progress, total) as bar:
         for dataset, path in study.datasets.items():
             data = path.read_bytes()
             input_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -307,11 +307,7 @@ def run_study(study: Study, out_dir: str | Path, registry: Registry | None = Non
                         log.write(json.dumps(row, default=str) + "\n")
                         log.flush()
                     rows.append(row)
-                    if progress is not None:
-                        status = ("already in results.jsonl" if reused
-                                  else f"ERROR {row['error']}" if row["error"]
-                                  else f"factor {float(row['factor']):.3f}, {float(row['learn_seconds']):.1f}s")
-                        print(f"[{len(rows)}/{total}] {dataset} / {variant.name}: {status}", file=progress, flush=True)
+                    _row_done(bar, progress, row, len(rows), total, reused)
     write_results(rows, out_dir)
     if progress is not None and skipped:
         print(f"{skipped} of {total} rows were already in {jsonl} and were not run again (--rerun runs them)",
@@ -354,21 +350,38 @@ def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers,
 
         futures = {client.submit(_row_task, study, d, str(p), v, r, pure=False): i
                    for i, (d, p, v, r) in enumerate(cells) if i not in rows}
-        with open(jsonl, "a") as log:
+        with open(jsonl, "a") as log, _rows_progress(progress, len(cells)) as bar:
+            bar.update(skipped)
             for future in as_completed(futures):
                 i = futures[future]
                 rows[i] = row = future.result()
                 log.write(json.dumps(row, default=str) + "\n")
                 log.flush()
-                if progress is not None:
-                    status = f"ERROR {row['error']}" if row["error"] else f"factor {float(row['factor']):.3f}"
-                    print(f"[{len(rows)}/{len(cells)}] {row['dataset']} / {row['variant']}: {status}", file=progress, flush=True)
+                _row_done(bar, progress, row, len(rows), len(cells), False)
     ordered = [rows[i] for i in range(len(cells))]
     write_results(ordered, out_dir)
     if progress is not None and skipped:
         print(f"{skipped} of {len(cells)} rows were already in {jsonl} and were not run again (--rerun runs them)",
               file=progress, flush=True)
     return ordered
+
+
+def _rows_progress(stream, total: int):
+    """A bar over the study's rows (percentage and ETA) on ``stream``; None: silent."""
+    from ..progress import Progress
+
+    return Progress("study", total, unit="rows", quiet=stream is None, stream=stream)
+
+
+def _row_done(bar, stream, row: dict, done: int, total: int, reused: bool) -> None:
+    """One line per finished row, above the bar."""
+    bar.update(done)
+    if stream is None:
+        return
+    status = ("already in results.jsonl" if reused
+              else f"ERROR {row['error']}" if row["error"]
+              else f"factor {float(row['factor']):.3f}, {float(row['learn_seconds']):.1f}s")
+    bar.write(f"[{done}/{total}] {row['dataset']} / {row['variant']}: {status}")
 
 
 def _reused(done: dict, study: Study, dataset: str, variant: Variant, repeat: int, input_hash: str, registry):

@@ -1,0 +1,73 @@
+"""Progress of a long job on stderr, as users of tqdm-based tools expect.
+
+On a terminal: a tqdm bar, with percentage and ETA where the amount of work is known (a rule
+limit, an input's size, a study's rows). In a log (stderr not a terminal): the same meter as a
+plain line every ``LOG_SECONDS``, so a short job prints nothing and a long one shows it is
+alive. ``quiet`` silences both. tqdm draws and rates; we only say how far the job is.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from tqdm import tqdm
+
+#: a plain progress line in a log at most this often (the first one after as long)
+LOG_SECONDS = 10.0
+
+
+class Progress:
+    """``update(done, **status)`` with the absolute amount done; ``write(line)`` prints a line
+    above the bar; use as a context manager (or call ``close``)."""
+
+    def __init__(self, label: str, total: int | None = None, unit: str = "it", quiet: bool = False,
+                 stream=None, unit_scale: bool = False):
+        self.stream = stream or sys.stderr
+        self.label, self.total, self.unit, self.unit_scale = label, total, unit, unit_scale
+        self.quiet = quiet
+        self.tty = self.stream.isatty()
+        self.started = self.logged = time.monotonic()
+        self.bar = None
+        if self.tty and not quiet:
+            self.bar = tqdm(total=total, desc=label, unit=unit, unit_scale=unit_scale, file=self.stream,
+                            dynamic_ncols=True, leave=False, mininterval=0.25)
+
+    def update(self, done: int, **status) -> None:
+        postfix = "  ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in status.items())
+        if self.bar is not None:
+            self.bar.set_postfix_str(postfix, refresh=False)
+            self.bar.update(done - self.bar.n)  # tqdm redraws at most every mininterval
+            return
+        now = time.monotonic()
+        if self.quiet or now - self.logged < LOG_SECONDS:
+            return
+        self.logged = now
+        meter = tqdm.format_meter(done, self.total, now - self.started, unit=self.unit, unit_scale=self.unit_scale,
+                                  prefix=self.label, ncols=0)
+        print(f"{meter}  {postfix}".rstrip(), file=self.stream, flush=True)
+
+    def write(self, line: str) -> None:
+        """A line of its own (a finished study row), printed above the bar."""
+        if self.bar is not None:
+            self.bar.write(line, file=self.stream)
+        else:
+            print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # the learner's callback: rules so far, string length, total bits (-1: not traced)
+    def rules(self, rules: int, n: int, total_bits: int) -> None:
+        if total_bits >= 0:
+            self.update(rules, N=n, bits=total_bits)
+        else:
+            self.update(rules, N=n)
