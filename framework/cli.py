@@ -10,6 +10,7 @@ import sys
 from . import __version__, __doc__ as PACKAGE_DOC
 from .errors import ChunkpressError, ConfigError, InputError
 from .fileio import check_writable, read_input, write_output
+from .format.idfile import FORMATS
 from .plugin.registry import ROLES
 
 SUFFIX = ".cpz"
@@ -283,34 +284,23 @@ def cmd_train(args) -> int:
 
 
 def cmd_encode(args) -> int:
+    from .format.idfile import write_ids
+
     tokenizer = _tokenizer(args.rules)
     out = args.output or ("-" if args.input == "-" else args.input + ".ids")
     check_writable(out, args.force)
-    ids = tokenizer.encode(read_input(args.input))
-    if args.format == "text":
-        payload = (" ".join(map(str, ids.tolist())) + "\n").encode()
-    else:
-        payload = ids.astype("<u4").tobytes()
+    payload = write_ids(tokenizer.encode(read_input(args.input)), args.format)
     write_output(out, payload, args.force, binary=args.format != "text")
     return 0
 
 
 def cmd_decode(args) -> int:
-    import numpy as np
+    from .format.idfile import read_ids
 
     tokenizer = _tokenizer(args.rules)
     out = args.output or "-"
     check_writable(out, args.force)
-    raw = read_input(args.input)
-    if args.format == "text":
-        try:
-            ids = np.array(raw.split(), dtype=np.int64)
-        except (ValueError, OverflowError):
-            raise InputError(f"{args.input}: expected whitespace-separated symbol ids below 2^63") from None
-    else:
-        if len(raw) % 4:
-            raise InputError(f"{args.input}: not a uint32 id file (length {len(raw)} is not a multiple of 4)")
-        ids = np.frombuffer(raw, dtype="<u4").astype(np.int64)
+    ids = read_ids(read_input(args.input), args.format, args.input)
     try:
         data = tokenizer.decode(ids)
     except ChunkpressError as exc:
@@ -474,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=helptext)
         p.add_argument("input", help="input ('-' for stdin)")
         p.add_argument("--rules", required=True, help="rules file written by train")
-        p.add_argument("--format", choices=("u32", "text"), default="u32",
+        p.add_argument("--format", choices=FORMATS, default="u32",
                        help="ids as little-endian uint32 (default) or whitespace-separated text")
         p.add_argument("-o", "--output", help="output path ('-' for stdout)")
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")

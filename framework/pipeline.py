@@ -202,7 +202,7 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
     symbol_lengths(rules)  # cyclic or future rules are refused here, for inspect as for decompress
     return DecodedArchive(
         header=header, payload=payload, header_bytes=header_bytes, archive_bytes=archive_bytes, coder=coder,
-        rules=np.asarray(rules, dtype=np.int64).reshape(-1, 2), symbols=np.asarray(symbols, dtype=np.int64),
+        rules=rules, symbols=symbols if getattr(symbols, "dtype", None) == np.uint8 else np.asarray(symbols, dtype=np.int64),
     )
 
 

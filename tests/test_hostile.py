@@ -3,7 +3,6 @@ time caps: a one-line error, the expected exit status, no signal, no output left
 
 import json
 import os
-import resource
 import subprocess
 import sys
 
@@ -15,10 +14,36 @@ CASES = cases()
 MEMORY_LIMIT = 10**9
 #: address-space cap of each process: the limit, plus what Python, numpy and numba map at start
 ADDRESS_SPACE = MEMORY_LIMIT + (3 << 30)
+#: the issue's bound on a hostile input: peak RSS at most the limit plus this
+PEAK_OVER_LIMIT = 200 << 20
 
 
-def _cap():
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+#: Forks, execs chunkpress and reports the child's peak RSS. Linux carries a process's
+#: high-water RSS across exec, so a child forked from pytest itself would report pytest's.
+_LAUNCHER = """
+import os, resource, sys
+cap, peak_file, *args = sys.argv[1:]
+pid = os.fork()
+if pid == 0:
+    if int(cap):
+        resource.setrlimit(resource.RLIMIT_AS, (int(cap), int(cap)))
+    os.execv(sys.executable, [sys.executable, "-m", "chunkpress.cli", *args])
+_, status, usage = os.wait4(pid, 0)
+open(peak_file, "w").write(str(usage.ru_maxrss * 1024))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def _peak_run(args, cwd, limit, cap=0):
+    """(exit status, stderr, peak RSS in bytes) of one chunkpress process under ``limit``
+    (CHUNKPRESS_MAX_MEMORY) and an address-space ``cap``."""
+    env = dict(os.environ, CHUNKPRESS_MAX_MEMORY=str(limit))
+    peak = cwd / ".peak"
+    proc = subprocess.run([sys.executable, "-c", _LAUNCHER, str(cap), str(peak), *args], cwd=cwd, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+    result = proc.returncode, proc.stderr, int(peak.read_text())
+    peak.unlink()
+    return result
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -26,11 +51,51 @@ def test_hostile_case(tmp_path, name):
     write(tmp_path)
     folder = tmp_path / name
     case = json.loads((folder / "case.json").read_text())
-    env = dict(os.environ, CHUNKPRESS_MAX_MEMORY=str(MEMORY_LIMIT))
-    proc = subprocess.run([sys.executable, "-m", "chunkpress.cli", *case["command"]], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=120, preexec_fn=_cap)
-    assert proc.returncode == case["exit"], proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("chunkpress: error: "), proc.stderr
+    status, stderr, peak = _peak_run(case["command"], folder, MEMORY_LIMIT, cap=ADDRESS_SPACE)
+    print(f"{name}: exit {status}, peak RSS {peak >> 20} MB")
+    assert status == case["exit"], stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("chunkpress: error: "), stderr
+    assert peak <= MEMORY_LIMIT + PEAK_OVER_LIMIT
     assert not (folder / "out").exists()
     assert not [p for p in folder.iterdir() if p.name.endswith(".part")]
+
+
+@pytest.mark.parametrize("coder", ["raw-zstd", "varint-zstd", "combinatorial"])
+def test_an_archive_just_inside_the_limit_decodes_within_it(tmp_path, coder):
+    """Honest archives of 60 MB of zeros under a 600 MB limit (9 bytes per output byte fit): the
+    decoder's peak RSS stays under the limit plus 200 MB (raw bytes are not widened to 8-byte
+    symbols; the output is not copied)."""
+    import numpy as np
+
+    from chunkpress.pipeline import Pipeline
+
+    n = 60_000_000
+    rules = np.array([[0, 0], [256, 256], [257, 257]])  # one symbol for 8 zero bytes
+    archive = Pipeline.from_config(coder=coder).encode(rules, np.full(n // 8, 258), bytes(n))
+    (tmp_path / "a.cpz").write_bytes(archive)
+    status, err, peak = _peak_run(["decompress", "a.cpz", "-o", "out"], tmp_path, 600_000_000)
+    assert status == 0, err
+    assert peak <= 600_000_000 + PEAK_OVER_LIMIT, peak
+    with open(tmp_path / "out", "rb") as f:
+        assert f.read(n + 1) == bytes(n)
+
+
+def test_an_id_file_beyond_the_limit_is_refused_before_parsing(tmp_path):
+    from chunkpress.format.rulesfile import dump_rules
+    import numpy as np
+
+    (tmp_path / "r.rules").write_bytes(dump_rules(np.array([[97, 98]]), {}))
+    (tmp_path / "ids.txt").write_bytes(b"256 97")
+    # the first use compiles the parser (numba's compiler alone takes 300 MB): measure decoding
+    assert _peak_run(["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], tmp_path, 10**9)[0] == 0
+    (tmp_path / "out").unlink()
+    (tmp_path / "ids.txt").write_bytes(b"256 " * 5_000_000)  # 20 MB of text: 40 MB of int64 ids
+    status, err, peak = _peak_run(["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"],
+                                  tmp_path, 30_000_000)
+    assert status == 4 and err.startswith("chunkpress: error: ") and "ids" in err, err
+    assert not (tmp_path / "out").exists()
+    status, err, peak = _peak_run(["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"],
+                                  tmp_path, 200_000_000)
+    assert status == 0 and (tmp_path / "out").read_bytes() == b"ab" * 5_000_000
+    assert peak <= 200_000_000 + PEAK_OVER_LIMIT, peak

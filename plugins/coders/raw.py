@@ -33,7 +33,7 @@ class RawCoder(Coder):
     def decode(self, payload: bytes, *, dictionary_size=None, max_symbols=None):
         cap = memory_limit() if max_symbols is None else min(memory_limit(), max_symbols)
         data = self.backend.decompress(bytes(payload), self.params, cap)
-        return np.zeros((0, 2), dtype=np.int64), np.frombuffer(data, dtype=np.uint8).astype(np.int64)
+        return np.zeros((0, 2), dtype=np.int64), np.frombuffer(data, dtype=np.uint8)  # bytes stay 1 byte each
 
     def describe(self, payload: bytes, rules, symbols) -> dict:
         return {"dictionary_bytes": 0, "string_bytes": len(payload)}
