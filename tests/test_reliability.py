@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -228,3 +229,16 @@ def test_lengths_that_wrap_int64_are_refused():
         expand(rules, symbols, max_length=0)
     with pytest.raises(FormatError, match="more than the limit"):
         expand(rules, symbols)
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_BOUNDSCHECK") == "1", reason="already running bounds-checked")
+def test_fuzz_suite_under_numba_boundscheck(tmp_path):
+    """The round-trip and mutation fuzzers again with every compiled kernel bounds-checked
+    (NUMBA_BOUNDSCHECK=1, compiled afresh into a cache of its own): an index past a buffer is
+    an IndexError here instead of a silent write."""
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba"), CHUNKPRESS_FUZZ_CASES="300")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=--import-mode=importlib -q", "-p", "no:cacheprovider", __file__, "-k",
+                           "fuzzed or mutated or crafted or wrap"], cwd=Path(__file__).parent.parent, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "7 passed" in proc.stdout, proc.stdout[-2000:]
