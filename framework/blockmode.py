@@ -10,6 +10,7 @@ worker is that of one block (about 100 bytes per input byte with the default pip
 
 from __future__ import annotations
 
+import itertools
 from typing import BinaryIO, Callable, Iterator
 
 from .errors import ChunkpressError, FormatError
@@ -42,27 +43,34 @@ def split_blocks(stream: BinaryIO, block_size: int) -> Iterator[bytes]:
         carry = data[cut:]
 
 
-def _compress_block(config: dict, block: bytes) -> bytes:
-    """One block, in this process or a Dask worker (plugins must be installed there)."""
+def _compress_block(config: dict, block: bytes, dictionary: bytes | None = None) -> bytes:
+    """One block, in this process or a Dask worker (plugins must be installed there): learned on
+    its own, or coded with the shared ``dictionary`` (a rules file) that its archive references."""
     from .pipeline import Pipeline
     from .config import config_from_dict
+    from .text.tokenizer import Tokenizer
 
-    return Pipeline(config_from_dict(config)).compress(block)
+    pipe = Pipeline(config_from_dict(config))
+    if dictionary is None:
+        return pipe.compress(block)
+    tokenizer = Tokenizer.from_rules_file(dictionary)
+    return pipe.encode(tokenizer.rules, tokenizer.symbols(block), block, reference=True)
 
 
-def _compressed_blocks(pipe, stream: BinaryIO, block_size: int, workers, scheduler) -> Iterator[tuple[int, bytes]]:
+def _compressed_blocks(pipe, blocks_in: Iterator[bytes], dictionary, workers, scheduler) -> Iterator[tuple[int, bytes]]:
     """(input bytes, archive) of every block, in order: here, or on Dask workers with at most
     two blocks per worker in flight."""
-    if not (workers or scheduler):
-        for block in split_blocks(stream, block_size):
-            yield len(block), pipe.compress(block)
-        return
     config = pipe.config.to_dict()
+    if not (workers or scheduler):
+        for block in blocks_in:
+            yield len(block), _compress_block(config, block, dictionary)
+        return
     with dask_client(workers, scheduler) as client:
         limit = 2 * max(1, len(client.scheduler_info()["workers"]))
         pending: list = []
-        for block in split_blocks(stream, block_size):
-            pending.append((len(block), client.submit(_compress_block, config, block, pure=False)))
+        shared = client.scatter(dictionary, broadcast=True) if dictionary is not None else None
+        for block in blocks_in:
+            pending.append((len(block), client.submit(_compress_block, config, block, shared, pure=False)))
             if len(pending) >= limit:
                 size, future = pending.pop(0)
                 yield size, future.result()
@@ -71,12 +79,22 @@ def _compressed_blocks(pipe, stream: BinaryIO, block_size: int, workers, schedul
 
 
 def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int | None = None,
-                    scheduler: str | None = None, progress: Callable[[int, int], None] | None = None) -> int:
+                    scheduler: str | None = None, progress: Callable[[int, int], None] | None = None,
+                    dictionary: bytes | None = None, learn_dictionary: bool = False) -> int:
     """Write the block archive of ``stream`` to ``out`` (an object with ``write``). Returns the
-    number of input bytes."""
-    out.write(blocks.start())
+    number of input bytes. Every block learns its own dictionary, or all share one, stored once
+    at the start: ``dictionary`` (a rules file's bytes) or, with ``learn_dictionary``, the one
+    the pipeline learns from the first block (a sample of the input)."""
+    if dictionary is not None or learn_dictionary:
+        pipe.check_references_dictionary()  # before any learning
+    blocks_in = split_blocks(stream, block_size)
+    if learn_dictionary:
+        first = next(blocks_in, b"")
+        dictionary = _learned_dictionary(pipe, first)
+        blocks_in = itertools.chain([first] if first else [], blocks_in)
+    out.write(blocks.start(dictionary or b""))
     total = count = 0
-    for size, archive in _compressed_blocks(pipe, stream, block_size, workers, scheduler):
+    for size, archive in _compressed_blocks(pipe, blocks_in, dictionary, workers, scheduler):
         out.write(blocks.frame(archive))
         total, count = total + size, count + 1
         if progress:
@@ -85,14 +103,31 @@ def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int |
     return total
 
 
+def _learned_dictionary(pipe, sample: bytes) -> bytes:
+    from .format.container import checksum
+    from .format.rulesfile import dump_rules
+
+    rules = pipe.fit(sample, trace=False).rules
+    return dump_rules(rules, {"config": pipe.config.to_dict(), "length": len(sample), "blake2b": checksum(sample),
+                              "learned_from": "the first block"})
+
+
 def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, rules=None,
                       progress: Callable[[int], None] | None = None) -> int:
     """Decode a block archive block by block into ``out``; a damaged block is named by index.
     ``progress`` hears the number of blocks written after each."""
     from .pipeline import decode_archive
 
+    from .text.tokenizer import Tokenizer
+
+    dictionary = blocks.read_start(stream, head)
+    if dictionary is not None and rules is None:
+        try:
+            rules = Tokenizer.from_rules_file(dictionary).rules
+        except ChunkpressError as exc:
+            raise FormatError(f"the shared dictionary: {exc}") from None
     total = 0
-    for index, archive in blocks.read_frames(stream, head):
+    for index, archive in blocks.read_frames(stream):
         try:
             data = decode_archive(archive, registry, rules).data()
         except ChunkpressError as exc:

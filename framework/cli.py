@@ -114,9 +114,12 @@ def _say(args, text: str) -> None:
 
 
 def cmd_compress(args) -> int:
+    from .text.tokenizer import Tokenizer
+
     pipe = _pipeline(args)
     _announce_first_compile(args)
-    tokenizer = _tokenizer(args.rules) if args.rules else None
+    dictionary = read_input(args.rules) if args.rules else None
+    tokenizer = Tokenizer.from_rules_file(dictionary) if dictionary is not None else None
     if args.rules_ref and tokenizer is None:
         raise InputError("--rules-ref needs --rules")
 
@@ -126,10 +129,12 @@ def cmd_compress(args) -> int:
             raise InputError(f"{path}: the output would overwrite the input")
         check_writable(out, args.force)
         if _block_mode(args, path):
-            if tokenizer is not None:
-                raise InputError("--rules (a shared dictionary) cannot be combined with block mode yet")
-            _compress_blocks(args, pipe, path, out)
+            if args.rules_ref:
+                raise InputError("--rules-ref is for single archives; a block archive stores its shared dictionary once")
+            _compress_blocks(args, pipe, path, out, dictionary)
             return
+        if args.shared_dictionary:
+            raise InputError("--shared-dictionary is for block mode (give --block-size)")
         data = read_input(path)
         if tokenizer is not None:  # reuse a learned dictionary: no learning
             archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=args.rules_ref)
@@ -166,7 +171,7 @@ def _block_mode(args, path: str) -> bool:
     return path != "-" and os.path.isfile(path) and os.path.getsize(path) > AUTO_BLOCK_THRESHOLD
 
 
-def _compress_blocks(args, pipe, path: str, out: str) -> None:
+def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) -> None:
     from .blockmode import DEFAULT_BLOCK_SIZE, compress_stream
     from .fileio import StreamingOutput
 
@@ -178,7 +183,8 @@ def _compress_blocks(args, pipe, path: str, out: str) -> None:
     with stream, StreamingOutput(out, args.force, binary=True) as sink, \
             _progress(args, "compress", size, unit="B", unit_scale=True) as progress:
         total = compress_stream(pipe, stream, sink, args.block_size or DEFAULT_BLOCK_SIZE, args.workers,
-                                args.scheduler, progress=lambda count, done: progress.update(done, blocks=count))
+                                args.scheduler, progress=lambda count, done: progress.update(done, blocks=count),
+                                dictionary=dictionary, learn_dictionary=args.shared_dictionary)
     _say(args, f"{path}: {total:,} bytes in blocks -> {out}")
 
 
@@ -336,10 +342,20 @@ def cmd_import_hf(args) -> int:
 
 
 def cmd_study(args) -> int:
-    from .study.runner import load_study, run_study
+    from pathlib import Path
 
-    study = load_study(args.study)
-    out = args.out or str(__import__("pathlib").Path(args.study).parent / "results")
+    from .study.runner import load_study, report, run_study
+
+    if args.study[0] == "report":
+        if len(args.study) < 2 or not args.out:
+            raise InputError("usage: chunkpress study report RESULTS.jsonl... --out DIR")
+        rows = report(args.study[1:], args.out)
+        print(f"{len(rows)} rows from {len(args.study) - 1} files; results in {args.out}", file=sys.stderr)
+        return 0
+    if len(args.study) != 1:
+        raise InputError("one study file at a time (or: chunkpress study report RESULTS.jsonl... --out DIR)")
+    study = load_study(args.study[0])
+    out = args.out or str(Path(args.study[0]).parent / "results")
     rows = run_study(study, out, rerun=args.rerun, workers=args.workers, scheduler=args.scheduler)
     failed = sum(1 for r in rows if r["error"])
     print(f"{len(rows)} rows, {failed} failed; results in {out}", file=sys.stderr)
@@ -433,7 +449,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compress in blocks of at most SIZE (e.g. 32M), in bounded memory; inputs over 256M use 32M blocks by default")
     p.add_argument("--workers", type=int, help="compress blocks in this many local worker processes (Dask distributed)")
     p.add_argument("--scheduler", help="compress blocks on the Dask distributed scheduler at this address")
-    p.add_argument("--rules", help="reuse this learned dictionary (a rules file) instead of learning one")
+    p.add_argument("--rules", help="reuse this learned dictionary (a rules file) instead of learning one; "
+                                   "in block mode every block shares it, stored once")
+    p.add_argument("--shared-dictionary", action="store_true",
+                   help="block mode: learn one dictionary from the first block and code every block with it")
     p.add_argument("--rules-ref", action="store_true",
                    help="with --rules: store a reference (hash and size) instead of the rules; "
                         "decompress then needs --rules")
@@ -483,7 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_import_hf)
 
     p = sub.add_parser("study", help="run a study: a grid of pipelines over datasets")
-    p.add_argument("study", help="study TOML file")
+    p.add_argument("study", nargs="+", metavar="study",
+                   help="study TOML file; or 'report' and results.jsonl files: rebuild CSV, Markdown and plot "
+                        "from them (each row once) into --out")
     p.add_argument("--out", help="results folder (default: results/ beside the study file)")
     p.add_argument("--workers", type=int, help="run rows in this many local worker processes (Dask distributed)")
     p.add_argument("--scheduler", help="run rows on the Dask distributed scheduler at this address")

@@ -85,6 +85,14 @@ class Pipeline:
         seg_len = np.diff(np.concatenate([seg_start, [result.symbols.size]]))
         return attrs.evolve(result, symbols=words.assemble(result.symbols, seg_start, seg_len))
 
+    def check_references_dictionary(self) -> None:
+        """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""
+        if not self._infos["coder"].factory.references_dictionary:
+            able = ", ".join(n for n in self.registry.names("coder")
+                             if getattr(self.registry.get("coder", n).factory, "references_dictionary", False))
+            raise ConfigError(f"coder {self._infos['coder'].name!r} cannot reference an external dictionary; "
+                              f"coders that can: {able}")
+
     def encode(self, rules: np.ndarray, symbols: np.ndarray, original: bytes, reference: bool = False) -> bytes:
         """Archive bytes for an already fitted (rules, symbols) of ``original``. With
         ``reference`` the archive names the dictionary (hash and size) instead of holding it,
@@ -93,10 +101,7 @@ class Pipeline:
         coder = self._build("coder")
         ref = None
         if reference:
-            if not coder.references_dictionary:
-                able = ", ".join(n for n in self.registry.names("coder")
-                                 if getattr(self.registry.get("coder", n).factory, "references_dictionary", False))
-                raise ConfigError(f"coder {info.name!r} cannot reference an external dictionary; coders that can: {able}")
+            self.check_references_dictionary()
             ref = {"blake2b": container.rules_digest(rules), "count": len(rules)}
         header = container.Header(
             codec=info.codec_id,

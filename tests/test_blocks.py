@@ -54,6 +54,43 @@ def test_a_damaged_block_is_named_and_a_cut_archive_refused(tmp_path, text, caps
     assert "cut short" in capsys.readouterr().err and not out.exists()
 
 
+def test_blocks_share_one_dictionary_stored_once(tmp_path, text, capsys):
+    """--rules R or --shared-dictionary: the dictionary is stored once at the start and every
+    block references it, so the archive is smaller than blocks that each carry their own."""
+    en = read("alice29.txt")
+    own, shared, given = (tmp_path / f"{n}.cpz" for n in ("own", "shared", "given"))
+    common = ["--block-size", "20K", "--scorer", "repair", "--max-rules", "600", "--coder", "varint-zstd"]
+    assert main(["compress", str(text), *common, "-o", str(own)]) == 0
+    assert main(["compress", str(text), *common, "--shared-dictionary", "-o", str(shared)]) == 0
+    rules = tmp_path / "first.rules"
+    (tmp_path / "first.txt").write_bytes(en[:20_000])
+    assert main(["train", str(tmp_path / "first.txt"), "--scorer", "repair", "--max-rules", "600", "--rules", str(rules)]) == 0
+    assert main(["compress", str(text), *common, "--rules", str(rules), "-o", str(given)]) == 0
+    assert shared.read_bytes().count(b"CPRL") == 1 and given.read_bytes().count(b"CPRL") == 1
+    assert shared.stat().st_size < own.stat().st_size
+    for archive in (shared, given):
+        out = tmp_path / (archive.stem + ".out")
+        assert main(["decompress", str(archive), "-o", str(out)]) == 0 and out.read_bytes() == en
+    # a coder that cannot reference a dictionary is refused before any work
+    capsys.readouterr()
+    assert main(["compress", str(text), "--block-size", "20K", "--coder", "cm", "--shared-dictionary",
+                 "-o", str(tmp_path / "cm.cpz")]) == 2
+    assert "cannot reference an external dictionary" in capsys.readouterr().err
+
+
+def test_version_1_block_archives_still_decode(tmp_path, text):
+    """Block archives written before the dictionary field (version 1) keep decoding."""
+    from chunkpress.format.blocks import MAGIC
+
+    archive = tmp_path / "in.cpz"
+    assert main(["compress", str(text), "--block-size", "40K", "--max-rules", "100", "-o", str(archive)]) == 0
+    raw = archive.read_bytes()
+    assert raw[4:6] == bytes([2, 0])  # version 2, no shared dictionary
+    archive.write_bytes(MAGIC + bytes([1]) + raw[6:])
+    out = tmp_path / "back.txt"
+    assert main(["decompress", str(archive), "-o", str(out)]) == 0 and out.read_bytes() == text.read_bytes()
+
+
 def test_blocks_on_dask_workers_write_the_same_bytes(tmp_path, text):
     """--workers 2 (local processes) and --scheduler (a running cluster) give the archive the
     serial run gives, byte for byte."""
@@ -68,6 +105,12 @@ def test_blocks_on_dask_workers_write_the_same_bytes(tmp_path, text):
         assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300",
                      "--scheduler", cluster.scheduler_address, "-o", str(remote)]) == 0
     assert serial.read_bytes() == parallel.read_bytes() == remote.read_bytes()
+    # with a shared dictionary too
+    serial, parallel = tmp_path / "s2.cpz", tmp_path / "p2.cpz"
+    for out, extra in ((serial, []), (parallel, ["--workers", "2"])):
+        assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300", "--shared-dictionary",
+                     *extra, "-o", str(out)]) == 0
+    assert serial.read_bytes() == parallel.read_bytes()
 
 
 def test_a_cluster_losing_a_worker_mid_run_still_writes_the_same_archive(tmp_path, text):

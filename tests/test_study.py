@@ -80,6 +80,29 @@ def test_study_cli(tmp_path, capsys):
     assert (tmp_path / "r" / "results.md").exists()
 
 
+def test_study_report_merges_results_from_several_machines(tmp_path, capsys):
+    """Two halves of a grid run apart (as on two machines), plus a repeated row and a line cut
+    short: `study report` rebuilds one table holding each row once."""
+    import csv
+
+    halves = []
+    for i, scorers in enumerate((["mdl", "repair"], ["repair", "pmi"])):
+        path = tmp_path / f"s{i}.toml"
+        path.write_text(f"[datasets]\nd = '{DATA / 'udhr_cmn_hans.txt'}'\n[base.limits]\nmax_rules = 50\n"
+                        f"[grid]\n'scorer.name' = {scorers!r}\n")
+        assert main(["study", str(path), "--out", str(tmp_path / f"r{i}")]) == 0
+        halves.append(tmp_path / f"r{i}" / "results.jsonl")
+    with open(halves[1], "a") as f:
+        f.write('{"dataset": "d", "vari')  # an interrupted run's last line
+    assert main(["study", "report", *map(str, halves), "--out", str(tmp_path / "all")]) == 0
+    assert "3 rows from 2 files" in capsys.readouterr().err
+    with open(tmp_path / "all" / "results.csv") as f:
+        table = list(csv.DictReader(f))
+    assert sorted(r["scorer"] for r in table) == ["mdl", "pmi", "repair"]
+    assert (tmp_path / "all" / "results.md").read_text().count("| d |") == 3
+    assert main(["study", "report", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "x")]) == 5
+
+
 def test_trace_plots(tmp_path, registry):
     from chunkpress.pipeline import Pipeline
     from chunkpress.study.plots import plot_factor_vs_size, plot_stacked_parts

@@ -1,9 +1,12 @@
 """The block archive: a sequence of complete archives, one per block of the input.
 
-Layout: magic ``b"CHKB"``, version byte (1), then per block a LEB128 length and a complete
-single-block archive (its own header, checksum and check bytes, see :mod:`.container`), then a
-LEB128 0 and the LEB128 number of blocks. A reader needs one block in memory at a time, and a
-damaged block is reported by its index; a missing end (a cut stream) is an error.
+Layout: magic ``b"CHKB"``, version byte (2), a LEB128 length and that many bytes of a shared
+dictionary (a rules file with its own check, see :mod:`.rulesfile`; length 0: none), then per
+block a LEB128 length and a complete single-block archive (its own header, checksum and check
+bytes, see :mod:`.container`; with a shared dictionary it references it by hash), then a LEB128
+0 and the LEB128 number of blocks. A reader needs one block in memory at a time, and a damaged
+block is reported by its index; a missing end (a cut stream) is an error. Version 1 (no
+dictionary field) is still read.
 """
 
 from __future__ import annotations
@@ -15,13 +18,18 @@ from .container import MAX_LENGTH
 from .leb128 import encode_varints
 
 MAGIC = b"CHKB"
-VERSION = 1
+VERSION = 2
+#: versions this reader understands; 1 has no dictionary field
+READABLE = (1, 2)
+#: a shared dictionary larger than this is refused (2^28 rules of 2 varints each would not fit)
+MAX_DICTIONARY = 1 << 32
 #: a block archive never holds a block larger than this (its header limits the rest)
 MAX_BLOCK_ARCHIVE = 1 << 34
 
 
-def start() -> bytes:
-    return MAGIC + bytes([VERSION])
+def start(dictionary: bytes = b"") -> bytes:
+    """The archive's start; ``dictionary``: the bytes of a rules file every block references."""
+    return MAGIC + bytes([VERSION]) + encode_varints([len(dictionary)]) + dictionary
 
 
 def frame(archive: bytes) -> bytes:
@@ -45,14 +53,27 @@ def _read_varint(stream: BinaryIO, what: str) -> int:
     raise FormatError(f"block archive corrupt: {what} is not a valid number")
 
 
-def read_frames(stream: BinaryIO, head: bytes = b"") -> Iterator[tuple[int, bytes]]:
-    """(index, archive) of every block; ``head``: bytes already read from the stream's start."""
+def read_start(stream: BinaryIO, head: bytes = b"") -> bytes | None:
+    """The shared dictionary's rules-file bytes (None: none); ``head``: bytes already read from
+    the stream's start."""
     need = len(MAGIC) + 1 - len(head)
     head += stream.read(need) if need > 0 else b""
     if head[: len(MAGIC)] != MAGIC:
         raise FormatError("not a chunkpress block archive (bad magic bytes)")
-    if head[len(MAGIC)] != VERSION:
-        raise FormatError(f"unsupported block archive version {head[len(MAGIC)]}")
+    version = head[len(MAGIC)]
+    if version not in READABLE:
+        raise FormatError(f"unsupported block archive version {version}")
+    size = _read_varint(stream, "length of the shared dictionary") if version >= 2 else 0
+    if size > MAX_DICTIONARY:
+        raise FormatError(f"block archive: the shared dictionary claims {size:,} bytes")
+    dictionary = stream.read(size)
+    if len(dictionary) != size:
+        raise FormatError("block archive cut short inside the shared dictionary")
+    return dictionary or None
+
+
+def read_frames(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """(index, archive) of every block, after :func:`read_start`."""
     index = 0
     while True:
         size = _read_varint(stream, f"length of block {index}")

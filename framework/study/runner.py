@@ -49,7 +49,7 @@ import attrs
 
 from .. import __version__
 from ..config import config_from_dict
-from ..errors import ConfigError, FormatError
+from ..errors import ConfigError, FormatError, InputError
 from ..plugin.registry import ROLES, Registry, default_registry
 from .plots import plot_factors
 
@@ -252,6 +252,31 @@ def _row_key(row: dict) -> tuple:
     """What makes a row the same measurement: the cell, the config, the input and the code."""
     version = json.loads(row["versions"]).get("chunkpress", "") if row.get("versions") else ""
     return (row["dataset"], row["variant"], int(row["repeat"]), row["config_hash"], row.get("input_blake2b", ""), version)
+
+
+def report(jsonl_files: list[str | Path], out_dir: str | Path) -> list[dict]:
+    """Rebuild results (CSV, JSON lines, Markdown, plot) in ``out_dir`` from the rows of one or
+    many results.jsonl files (studies run on several machines, or resumed): each row once, by
+    dataset, variant, repeat, config, input and version; a later file's row replaces an
+    earlier one. A line cut short by an interrupted run is skipped."""
+    rows: dict = {}
+    for path in map(Path, jsonl_files):
+        try:
+            lines = path.read_text().splitlines()
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        for line in lines:
+            try:
+                row = json.loads(line)
+                rows[_row_key(row)] = {c: row.get(c) for c in COLUMNS}
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+    if not rows:
+        raise InputError(f"no result rows in {', '.join(map(str, jsonl_files))}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_results(list(rows.values()), out_dir)
+    return list(rows.values())
 
 
 def _done_rows(jsonl: Path) -> dict:
