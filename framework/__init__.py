@@ -32,7 +32,7 @@ def decompress(archive: bytes) -> bytes:
     """One-shot: the original bytes of an archive (FormatError if anything does not verify)."""
     from .pipeline import decompress as _decompress
 
-    return bytes(_decompress(archive))
+    return _decompress(archive)
 
 
 def numcodecs_codec(**params):

@@ -143,9 +143,9 @@ class DecodedArchive:
     rules: np.ndarray
     symbols: np.ndarray
 
-    def data(self) -> bytes:
-        """The original bytes, verified against the header's checksum."""
-        data = expand(self.rules, self.symbols, max_length=self.header.length)
+    def data(self) -> bytearray:
+        """The original bytes (in a buffer: no second copy), verified against the header's checksum."""
+        data = expand(self.rules, self.symbols, max_length=self.header.length, buffer=True)
         if container.checksum(data) != self.header.blake2b:
             raise FormatError("checksum mismatch: the archive is corrupt")
         return data
@@ -214,7 +214,7 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
 def decompress(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> bytes:
     """The original bytes of an archive; FormatError if anything does not verify. ``rules``:
     the dictionary, for archives that reference one."""
-    return decode_archive(archive, registry, rules).data()
+    return bytes(decode_archive(archive, registry, rules).data())
 
 
 def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> dict:

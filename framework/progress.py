@@ -31,7 +31,7 @@ class Progress:
         self.bar = None
         if self.tty and not quiet:
             self.bar = tqdm(total=total, desc=label, unit=unit, unit_scale=unit_scale, file=self.stream,
-                            dynamic_ncols=True, leave=False, mininterval=0.25)
+                            dynamic_ncols=True, leave=False, mininterval=0.25, miniters=1)
 
     def update(self, done: int, **status) -> None:
         postfix = "  ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in status.items())

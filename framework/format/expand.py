@@ -65,15 +65,17 @@ def symbol_lengths(rules: np.ndarray) -> np.ndarray:
     return lens
 
 
-def expand(rules: np.ndarray, symbols: np.ndarray, max_length: int | None = None) -> bytearray:
-    """The bytes that ``symbols`` stand for under ``rules``, in a buffer the caller owns (a
-    bytearray: no second copy of the output). Symbols with no rules may come as uint8, as a
-    coder of raw bytes returns them, so they are never widened to 8 bytes each."""
+def expand(rules: np.ndarray, symbols: np.ndarray, max_length: int | None = None, *,
+           buffer: bool = False) -> bytes | bytearray:
+    """The bytes that ``symbols`` stand for under ``rules``. With ``buffer`` they come in a
+    bytearray the caller owns, without the second copy that ``bytes`` costs (the decode path
+    of an archive, where the output may be most of the memory limit). Symbols with no rules may
+    come as uint8, as a coder of raw bytes returns them, so they are never widened to 8 bytes."""
     rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
     if len(rules) == 0 and isinstance(symbols, np.ndarray) and symbols.dtype == np.uint8:
         if max_length is not None and symbols.size != max_length:
             raise FormatError(f"decoded length {symbols.size} does not match the recorded length {max_length}")
-        return bytearray(symbols)
+        return bytearray(symbols) if buffer else symbols.tobytes()
     symbols = np.ascontiguousarray(symbols, dtype=np.int64)
     lens = symbol_lengths(rules)
     if symbols.size and (symbols.min() < 0 or symbols.max() >= lens.size):
@@ -88,8 +90,8 @@ def expand(rules: np.ndarray, symbols: np.ndarray, max_length: int | None = None
         total = int(used.sum())
     if max_length is not None and total != max_length:
         raise FormatError(f"decoded length {total} does not match the recorded length {max_length}")
-    # the output, beside the 8-byte symbols already held
-    check_allocation(f"{symbols.size:,} symbols that spell {total:,} bytes", total + 8 * symbols.size)
+    # the output (twice for bytes), beside the 8-byte symbols already held
+    check_allocation(f"{symbols.size:,} symbols that spell {total:,} bytes", (1 if buffer else 2) * total + 8 * symbols.size)
     out = bytearray(total)
     _expand(rules, symbols, lens, np.frombuffer(out, dtype=np.uint8))
-    return out
+    return out if buffer else bytes(out)
