@@ -10,6 +10,7 @@ worker is that of one block (about 100 bytes per input byte with the default pip
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import BinaryIO, Callable, Iterator
 
@@ -48,13 +49,20 @@ def _compress_block(config: dict, block: bytes, dictionary: bytes | None = None)
     its own, or coded with the shared ``dictionary`` (a rules file) that its archive references."""
     from .pipeline import Pipeline
     from .config import config_from_dict
-    from .text.tokenizer import Tokenizer
 
     pipe = Pipeline(config_from_dict(config))
     if dictionary is None:
         return pipe.compress(block)
-    tokenizer = Tokenizer.from_rules_file(dictionary)
+    tokenizer = _shared_tokenizer(dictionary)
     return pipe.encode(tokenizer.rules, tokenizer.symbols(block), block, reference=True)
+
+
+@functools.lru_cache(maxsize=2)
+def _shared_tokenizer(dictionary: bytes):
+    """The shared dictionary, read and checked once per process, not once per block."""
+    from .text.tokenizer import Tokenizer
+
+    return Tokenizer.from_rules_file(dictionary)
 
 
 def _compressed_blocks(pipe, blocks_in: Iterator[bytes], dictionary, workers, scheduler) -> Iterator[tuple[int, bytes]]:
@@ -117,7 +125,6 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
     """Decode a block archive block by block into ``out``; a damaged block is named by index.
     ``progress`` hears the number of blocks written after each."""
     from .pipeline import decode_archive
-
     from .text.tokenizer import Tokenizer
 
     dictionary = blocks.read_start(stream, head)

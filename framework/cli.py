@@ -161,6 +161,11 @@ def _parse_size(text: str) -> int:
     return value
 
 
+def _file_size(path: str) -> int | None:
+    """Size of a regular file; None for stdin, a pipe or a device (their size is not known)."""
+    return os.path.getsize(path) if path != "-" and os.path.isfile(path) else None
+
+
 def _block_mode(args, path: str) -> bool:
     """Block mode when asked for (a block size, workers, a scheduler), and by default for inputs
     above the threshold, so that no input can exhaust memory."""
@@ -168,7 +173,7 @@ def _block_mode(args, path: str) -> bool:
 
     if args.block_size or args.workers or args.scheduler:
         return True
-    return path != "-" and os.path.isfile(path) and os.path.getsize(path) > AUTO_BLOCK_THRESHOLD
+    return (_file_size(path) or 0) > AUTO_BLOCK_THRESHOLD
 
 
 def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) -> None:
@@ -179,7 +184,7 @@ def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) 
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    size = os.path.getsize(path) if path != "-" and os.path.isfile(path) else None
+    size = _file_size(path)
     with stream, StreamingOutput(out, args.force, binary=True) as sink, \
             _progress(args, "compress", size, unit="B", unit_scale=True) as progress:
         total = compress_stream(pipe, stream, sink, args.block_size or DEFAULT_BLOCK_SIZE, args.workers,
@@ -237,7 +242,7 @@ def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
             total = decompress_stream(stream, _Discard(), head, rules=rules)
             _say(args, f"{path}: OK ({total:,} bytes)")
             return None
-        size = os.path.getsize(path) if path != "-" and os.path.isfile(path) else None
+        size = _file_size(path)
         with StreamingOutput(out, args.force) as sink, \
                 _progress(args, "decompress", size, unit="B", unit_scale=True) as progress:
             total = decompress_stream(stream, sink, head, rules=rules,

@@ -26,10 +26,9 @@ class Progress:
         self.stream = stream or sys.stderr
         self.label, self.total, self.unit, self.unit_scale = label, total, unit, unit_scale
         self.quiet = quiet
-        self.tty = self.stream.isatty()
         self.started = self.logged = time.monotonic()
         self.bar = None
-        if self.tty and not quiet:
+        if self.stream.isatty() and not quiet:
             self.bar = tqdm(total=total, desc=label, unit=unit, unit_scale=unit_scale, file=self.stream,
                             dynamic_ncols=True, leave=False, mininterval=0.25, miniters=1)
 

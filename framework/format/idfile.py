@@ -17,10 +17,11 @@ FORMATS = ("u32", "text")
 def read_ids(raw: bytes, fmt: str, name: str = "input") -> np.ndarray:
     """The ids of an id file (int64)."""
     if fmt == "text":
-        check_allocation(f"an id file of up to {(len(raw) + 1) // 2:,} ids", 8 * ((len(raw) + 1) // 2))
+        most = (len(raw) + 1) // 2  # one digit and one separator per id at least
+        check_allocation(f"an id file of up to {most:,} ids", 8 * most)
         from .idparse import parse_text_ids  # compiled: loads numba only when text ids are read
 
-        out = np.empty((len(raw) + 1) // 2, dtype=np.int64)
+        out = np.empty(most, dtype=np.int64)
         n = parse_text_ids(np.frombuffer(raw, dtype=np.uint8), out)
         if n < 0:
             raise InputError(f"{name}: expected whitespace-separated symbol ids below 2^32 (byte {-n - 1} is not)")
