@@ -16,7 +16,7 @@ from typing import BinaryIO, Callable, Iterator
 
 from .errors import ChunkpressError, FormatError
 from .format import blocks
-from .parallel import dask_client
+from .parallel import ordered_map
 
 #: inputs larger than this use block mode by default (one run holds ~100 B per input byte)
 AUTO_BLOCK_THRESHOLD = 256 << 20
@@ -44,13 +44,15 @@ def split_blocks(stream: BinaryIO, block_size: int) -> Iterator[bytes]:
         carry = data[cut:]
 
 
-def _compress_block(config: dict, block: bytes, dictionary: bytes | None = None) -> bytes:
-    """One block, in this process or a Dask worker (plugins must be installed there): learned on
-    its own, or coded with the shared ``dictionary`` (a rules file) that its archive references."""
+def _compress_block(block: bytes, pipe, dictionary: bytes | None = None) -> bytes:
+    """One block, here with the pipeline in hand, or in a Dask worker with a pipeline built from
+    its config (a dict; plugins must be installed there): learned on its own, or coded with the
+    shared ``dictionary`` (a rules file) that its archive references."""
     from .pipeline import Pipeline
     from .config import config_from_dict
 
-    pipe = Pipeline(config_from_dict(config))
+    if isinstance(pipe, dict):
+        pipe = Pipeline(config_from_dict(pipe))
     if dictionary is None:
         return pipe.compress(block)
     tokenizer = _shared_tokenizer(dictionary)
@@ -63,27 +65,6 @@ def _shared_tokenizer(dictionary: bytes):
     from .text.tokenizer import Tokenizer
 
     return Tokenizer.from_rules_file(dictionary)
-
-
-def _compressed_blocks(pipe, blocks_in: Iterator[bytes], dictionary, workers, scheduler) -> Iterator[tuple[int, bytes]]:
-    """(input bytes, archive) of every block, in order: here, or on Dask workers with at most
-    two blocks per worker in flight."""
-    config = pipe.config.to_dict()
-    if not (workers or scheduler):
-        for block in blocks_in:
-            yield len(block), _compress_block(config, block, dictionary)
-        return
-    with dask_client(workers, scheduler) as client:
-        limit = 2 * max(1, len(client.scheduler_info()["workers"]))
-        pending: list = []
-        shared = client.scatter(dictionary, broadcast=True) if dictionary is not None else None
-        for block in blocks_in:
-            pending.append((len(block), client.submit(_compress_block, config, block, shared, pure=False)))
-            if len(pending) >= limit:
-                size, future = pending.pop(0)
-                yield size, future.result()
-        for size, future in pending:
-            yield size, future.result()
 
 
 def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int | None = None,
@@ -102,9 +83,11 @@ def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int |
         blocks_in = itertools.chain([first] if first else [], blocks_in)
     out.write(blocks.start(dictionary or b""))
     total = count = 0
-    for size, archive in _compressed_blocks(pipe, blocks_in, dictionary, workers, scheduler):
+    remote = workers or scheduler
+    for block, archive in ordered_map(_compress_block, blocks_in, pipe.config.to_dict() if remote else pipe,
+                                      workers=workers, scheduler=scheduler, broadcast=(dictionary,)):
         out.write(blocks.frame(archive))
-        total, count = total + size, count + 1
+        total, count = total + len(block), count + 1
         if progress:
             progress(count, total)
     out.write(blocks.end(count))
