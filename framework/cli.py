@@ -264,13 +264,18 @@ def cmd_train(args) -> int:
     for path in (rules_out, args.trace):
         if path:
             check_writable(path, args.force)
-    data = read_input(args.input)
     held_out = read_input(args.eval) if args.eval else None
-    with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
-        result = pipe.fit(data, trace=True, progress=progress.rules)
+    if _counts_words_in_shards(args, pipe):
+        length, digest, words = _count_words(args, pipe)
+        with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
+            result = pipe.fit_words(words, trace=True, progress=progress.rules)
+    else:
+        data = read_input(args.input)
+        length, digest = len(data), checksum(data)
+        with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
+            result = pipe.fit(data, trace=True, progress=progress.rules)
     if rules_out:
-        meta = {"config": pipe.config.to_dict(), "length": len(data), "blake2b": checksum(data),
-                "chunkpress": __version__}
+        meta = {"config": pipe.config.to_dict(), "length": length, "blake2b": digest, "chunkpress": __version__}
         write_output(rules_out, dump_rules(result.rules, meta), args.force, binary=True)
     if args.trace:
         trace = result.trace
@@ -287,11 +292,53 @@ def cmd_train(args) -> int:
     last = result.trace[-1]
     if not getattr(args, "quiet", False):
         print(
-            f"{len(result.rules):,} rules (m = {256 + len(result.rules):,}), N = {len(result.symbols):,}, "
+            f"{len(result.rules):,} rules (m = {256 + len(result.rules):,}), N = {int(last['N']):,}, "
             f"total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, {result.seconds:.2f}s",
             file=sys.stderr,
         )
     return 0
+
+
+def _counts_words_in_shards(args, pipe) -> bool:
+    """Word-level training (a pre-tokenizer) counts its words shard by shard when asked to run
+    in parallel, and by default above the block-mode threshold, so the corpus is never held."""
+    from .blockmode import AUTO_BLOCK_THRESHOLD
+
+    if pipe.config.pretokenizer == "none":
+        if args.workers or args.scheduler:
+            raise InputError("--workers/--scheduler for train count pre-tokens in parallel: give a --pretokenizer")
+        return False
+    return bool(args.workers or args.scheduler) or (_file_size(args.input) or 0) > AUTO_BLOCK_THRESHOLD
+
+
+def _count_words(args, pipe):
+    """(length, BLAKE2b-128, word counts) of the training input, read shard by shard."""
+    import hashlib
+
+    from .text.wordcounts import count_stream
+
+    digest = hashlib.blake2b(digest_size=16)  # as container.checksum, over the stream
+    length = 0
+
+    class Hashed:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def read(self, n: int) -> bytes:
+            nonlocal length
+            data = self.stream.read(n)
+            digest.update(data)
+            length += len(data)
+            return data
+
+    try:
+        stream = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {args.input}: {exc.strerror or exc}") from None
+    with stream, _progress(args, "count words", _file_size(args.input), unit="B", unit_scale=True) as progress:
+        words = count_stream(Hashed(stream), pipe.config.pretokenizer, workers=args.workers,
+                             scheduler=args.scheduler, progress=progress.update)
+    return length, digest.hexdigest(), words
 
 
 def cmd_encode(args) -> int:
@@ -479,6 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help="rules file to write (default INPUT.rules unless --trace is given)")
     p.add_argument("--trace", help="CSV of the per-step trace (reference program's columns first)")
     p.add_argument("--eval", help="held-out text: the trace gets its code length at every step")
+    p.add_argument("--workers", type=int,
+                   help="with a --pretokenizer: count pre-tokens over shards in this many local worker processes (Dask)")
+    p.add_argument("--scheduler", help="with a --pretokenizer: count pre-tokens on the Dask scheduler at this address")
     p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
     _add_pipeline_options(p)
     p.set_defaults(func=cmd_train)

@@ -74,16 +74,25 @@ class Pipeline:
         pre-token, so the counts, rules and trace are those of the whole text (as HF tokenizers
         trains BPE), at the cost of the distinct words only."""
         from .format.expand import symbol_lengths
-        from .text.tokenizer import DistinctWords
+        from .text.wordcounts import DistinctWords
 
         words = DistinctWords(arr, breaks)
-        result = fit(words.buf, self._scorer(), rewriter, self.config.limits, breaks=words.breaks,
-                     trace=trace, progress=progress, weights=words.position_weights())
+        result = self.fit_words(words, trace, progress, rewriter)
         # symbols never cross a word, so their byte offsets land on every word start
         ends = np.cumsum(symbol_lengths(result.rules)[result.symbols])
         seg_start = np.searchsorted(ends, words.offsets[:-1], side="right")
         seg_len = np.diff(np.concatenate([seg_start, [result.symbols.size]]))
         return attrs.evolve(result, symbols=words.assemble(result.symbols, seg_start, seg_len))
+
+    def fit_words(self, words, trace: bool = True, progress: Callable | None = None, rewriter=None) -> FitResult:
+        """Learn a dictionary from word counts (:class:`~chunkpress.text.wordcounts.WordCounts`):
+        each distinct word once, weighted by its count, so rules and trace are those of the
+        counted text. ``symbols`` in the result are those of the distinct words."""
+        rewriter = rewriter or self._build("rewriter")
+        if not rewriter.supports_weights:
+            raise ConfigError(f"rewriter {self.config.rewriter.name!r} cannot train on word counts (no weights)")
+        return fit(words.buf, self._scorer(), rewriter, self.config.limits, breaks=words.breaks,
+                   trace=trace, progress=progress, weights=words.position_weights())
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""

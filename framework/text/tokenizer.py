@@ -16,80 +16,8 @@ from ..engine.codelength import parts_from_sum, PART_NAMES
 from ..errors import ChunkpressError, FormatError
 from ..format.expand import expand, symbol_lengths
 from .pretokenize import check_name, pretoken_breaks
+from .wordcounts import DistinctWords
 from ..plugin.base import BYTE_SYMBOLS, as_symbols
-
-
-@numba.njit(cache=True)
-def _distinct_tokens(data, starts, ends):
-    """Id of each token's distinct byte string (first-seen order) and the first token of each
-    id. Exact: a hash hit is confirmed by comparing the bytes."""
-    n = starts.size
-    size = 1 << 16
-    mask = size - 1
-    table = np.full(size, -1, dtype=np.int64)  # holds a representative token index
-    hashes = np.empty(n, dtype=np.int64)
-    ids = np.empty(n, dtype=np.int64)
-    first = np.empty(n, dtype=np.int64)
-    n_ids = 0
-    ident = np.full(n, -1, dtype=np.int64)
-    for t in range(n):
-        h = np.int64(-3750763034362895579)  # FNV-1a offset basis
-        for p in range(starts[t], ends[t]):
-            h = (h ^ np.int64(data[p])) * np.int64(1099511628211)
-        hashes[t] = h
-        if 2 * (n_ids + 1) > size:  # keep the load under 1/2: double and re-insert
-            size *= 2
-            mask = size - 1
-            table = np.full(size, -1, dtype=np.int64)
-            for u in range(n_ids):
-                rep = first[u]
-                j = (hashes[rep] ^ (hashes[rep] >> 29)) & mask
-                while table[j] != -1:
-                    j = (j + 1) & mask
-                table[j] = rep
-        i = (h ^ (h >> 29)) & mask
-        while True:
-            rep = table[i]
-            if rep == -1:
-                table[i] = t
-                ident[t] = n_ids
-                first[n_ids] = t
-                ids[t] = n_ids
-                n_ids += 1
-                break
-            if hashes[rep] == h and ends[rep] - starts[rep] == ends[t] - starts[t]:
-                same = True
-                for k in range(ends[t] - starts[t]):
-                    if data[starts[rep] + k] != data[starts[t] + k]:
-                        same = False
-                        break
-                if same:
-                    ids[t] = ident[rep]
-                    break
-            i = (i + 1) & mask
-    return ids, first[:n_ids]
-
-
-@numba.njit(cache=True)
-def _gather(data, starts, ends, first, buf):
-    pos = 0
-    for u in range(first.size):
-        t = first[u]
-        for p in range(starts[t], ends[t]):
-            buf[pos] = data[p]
-            pos += 1
-
-
-@numba.njit(cache=True)
-def _assemble(ids, seg_start, seg_len, symbols, out):
-    pos = 0
-    for t in range(ids.size):
-        u = ids[t]
-        s = seg_start[u]
-        for k in range(seg_len[u]):
-            out[pos] = symbols[s + k]
-            pos += 1
-    return pos
 
 
 #: Words up to this many bytes are merged in a small array (lowest rank first); longer ones
@@ -160,35 +88,6 @@ def _merge_short_words(buf, offsets, keys, vals, out, out_len):
         for k in range(length):
             out[offsets[u] + k] = w[k]
         out_len[u] = length
-
-
-class DistinctWords:
-    """A text cut at pre-token boundaries, as its distinct words: ``buf`` holds each distinct
-    word once (word u at offsets[u]:offsets[u+1], with ``breaks`` between words), ``counts[u]``
-    how often it occurs, and ``ids[t]`` which distinct word token t is."""
-
-    def __init__(self, arr: np.ndarray, breaks: np.ndarray):
-        cuts = np.flatnonzero(breaks[:-1]) + 1
-        starts = np.concatenate([[0], cuts]).astype(np.int64)
-        ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
-        self.ids, first = _distinct_tokens(arr, starts, ends)
-        lengths = ends[first] - starts[first]
-        self.buf = np.empty(int(lengths.sum()), dtype=np.uint8)
-        _gather(arr, starts, ends, first, self.buf)
-        self.offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        self.breaks = np.zeros(self.buf.size, dtype=bool)
-        self.breaks[self.offsets[1:-1] - 1] = True
-        self.counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
-
-    def position_weights(self) -> np.ndarray:
-        """Each byte of ``buf`` weighted by its word's count."""
-        return np.repeat(self.counts, np.diff(self.offsets))
-
-    def assemble(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray) -> np.ndarray:
-        """The full text's symbols: word u's symbols are word_symbols[seg_start[u]:+seg_len[u]]."""
-        out = np.empty(int(seg_len[self.ids].sum()), dtype=np.int64)
-        _assemble(self.ids, seg_start, seg_len, word_symbols, out)
-        return out
 
 
 class Tokenizer:

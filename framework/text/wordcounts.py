@@ -1,0 +1,222 @@
+r"""Word counts: a text as its distinct pre-tokens and how often each occurs, which is all that
+word-level training needs (no pair crosses a pre-token). Counted once over a whole text, or
+over shards of a stream (here or on Dask workers) and merged, so that the driver never holds
+the corpus: only the distinct words, a few shards in flight and one being read.
+
+A shard is cut only where the pre-tokenizers are sure to break, and where the text on either
+side is split as it is in the whole: before an ASCII white-space byte that follows a printable,
+non-space ASCII byte. The token before such a cut ends at the class change and looks no further;
+the one after starts a match afresh (the GPT-2 pattern has no look-behind). A cut after a
+newline is not safe: ``\s+(?!\S)`` splits ``"\n\n\nWord"`` differently from its halves.
+"""
+
+from __future__ import annotations
+
+from typing import BinaryIO, Callable, Iterator
+
+import numba
+import numpy as np
+
+from ..parallel import ordered_map
+from .pretokenize import pretoken_breaks
+
+#: the default shard: a few shards in flight per worker hold well under 1 GB
+DEFAULT_SHARD_SIZE = 16 << 20
+#: count shards into the running total every this many (bounds the pending counts)
+MERGE_EVERY = 8
+
+
+@numba.njit(cache=True)
+def _distinct_tokens(data, starts, ends):
+    """Id of each token's distinct byte string (first-seen order) and the first token of each
+    id. Exact: a hash hit is confirmed by comparing the bytes."""
+    n = starts.size
+    size = 1 << 16
+    mask = size - 1
+    table = np.full(size, -1, dtype=np.int64)  # holds a representative token index
+    hashes = np.empty(n, dtype=np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    first = np.empty(n, dtype=np.int64)
+    n_ids = 0
+    ident = np.full(n, -1, dtype=np.int64)
+    for t in range(n):
+        h = np.int64(-3750763034362895579)  # FNV-1a offset basis
+        for p in range(starts[t], ends[t]):
+            h = (h ^ np.int64(data[p])) * np.int64(1099511628211)
+        hashes[t] = h
+        if 2 * (n_ids + 1) > size:  # keep the load under 1/2: double and re-insert
+            size *= 2
+            mask = size - 1
+            table = np.full(size, -1, dtype=np.int64)
+            for u in range(n_ids):
+                rep = first[u]
+                j = (hashes[rep] ^ (hashes[rep] >> 29)) & mask
+                while table[j] != -1:
+                    j = (j + 1) & mask
+                table[j] = rep
+        i = (h ^ (h >> 29)) & mask
+        while True:
+            rep = table[i]
+            if rep == -1:
+                table[i] = t
+                ident[t] = n_ids
+                first[n_ids] = t
+                ids[t] = n_ids
+                n_ids += 1
+                break
+            if hashes[rep] == h and ends[rep] - starts[rep] == ends[t] - starts[t]:
+                same = True
+                for k in range(ends[t] - starts[t]):
+                    if data[starts[rep] + k] != data[starts[t] + k]:
+                        same = False
+                        break
+                if same:
+                    ids[t] = ident[rep]
+                    break
+            i = (i + 1) & mask
+    return ids, first[:n_ids]
+
+
+@numba.njit(cache=True)
+def _gather(data, starts, ends, first, buf):
+    pos = 0
+    for u in range(first.size):
+        t = first[u]
+        for p in range(starts[t], ends[t]):
+            buf[pos] = data[p]
+            pos += 1
+
+
+@numba.njit(cache=True)
+def _assemble(ids, seg_start, seg_len, symbols, out):
+    pos = 0
+    for t in range(ids.size):
+        u = ids[t]
+        s = seg_start[u]
+        for k in range(seg_len[u]):
+            out[pos] = symbols[s + k]
+            pos += 1
+    return pos
+
+
+def _gathered(data, starts, ends, first) -> tuple[np.ndarray, np.ndarray]:
+    """(buf, offsets) of the tokens ``first``, one after the other."""
+    lengths = ends[first] - starts[first]
+    buf = np.empty(int(lengths.sum()), dtype=np.uint8)
+    _gather(data, starts, ends, first, buf)
+    return buf, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+class WordCounts:
+    """Distinct words and their counts: word u is ``buf[offsets[u]:offsets[u + 1]]``, seen
+    ``counts[u]`` times."""
+
+    def __init__(self, buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray):
+        self.buf, self.offsets, self.counts = buf, offsets, counts
+
+    @property
+    def breaks(self) -> np.ndarray:
+        """No pair between two words of ``buf``."""
+        breaks = np.zeros(self.buf.size, dtype=bool)
+        breaks[self.offsets[1:-1] - 1] = True
+        return breaks
+
+    @property
+    def occurrences(self) -> int:
+        """How many words the counted text has."""
+        return int(self.counts.sum())
+
+    def position_weights(self) -> np.ndarray:
+        """Each byte of ``buf`` weighted by its word's count."""
+        return np.repeat(self.counts, np.diff(self.offsets))
+
+    @classmethod
+    def merge(cls, parts: list["WordCounts"]) -> "WordCounts":
+        """One table of the words of all ``parts``, their counts summed (exactly, in int64)."""
+        parts = [p for p in parts if p.counts.size]
+        if len(parts) <= 1:
+            return parts[0] if parts else cls(np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(0, np.int64))
+        buf = np.concatenate([p.buf for p in parts])
+        shifts = np.cumsum([0] + [p.buf.size for p in parts[:-1]])
+        starts = np.concatenate([p.offsets[:-1] + s for p, s in zip(parts, shifts)])
+        ends = np.concatenate([p.offsets[1:] + s for p, s in zip(parts, shifts)])
+        ids, first = _distinct_tokens(buf, starts, ends)
+        counts = np.zeros(first.size, dtype=np.int64)
+        np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
+        return cls(*_gathered(buf, starts, ends, first), counts)
+
+
+class DistinctWords(WordCounts):
+    """A text cut at pre-token boundaries, as its distinct words (a :class:`WordCounts`) plus
+    ``ids[t]``: which distinct word token t is, so the text can be assembled again."""
+
+    def __init__(self, arr: np.ndarray, breaks: np.ndarray):
+        cuts = np.flatnonzero(breaks[:-1]) + 1
+        starts = np.concatenate([[0], cuts]).astype(np.int64)
+        ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
+        self.ids, first = _distinct_tokens(arr, starts, ends)
+        counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
+        super().__init__(*_gathered(arr, starts, ends, first), counts)
+
+    def assemble(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray) -> np.ndarray:
+        """The full text's symbols: word u's symbols are word_symbols[seg_start[u]:+seg_len[u]]."""
+        out = np.empty(int(seg_len[self.ids].sum()), dtype=np.int64)
+        _assemble(self.ids, seg_start, seg_len, word_symbols, out)
+        return out
+
+
+def count_words(text: bytes, pretokenizer: str) -> WordCounts:
+    """The word counts of one text (or shard) under a pre-tokenizer other than ``none``."""
+    arr = np.frombuffer(text, dtype=np.uint8)
+    if arr.size == 0:
+        return WordCounts.merge([])
+    words = DistinctWords(arr, pretoken_breaks(arr, pretokenizer))
+    return WordCounts(words.buf, words.offsets, words.counts)  # without the per-token ids
+
+
+def _last_safe_cut(data: bytes) -> int:
+    """The last offset before which a shard may end (see the module docstring), or 0."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    for tail in (1 << 20, arr.size):  # almost always found near the end
+        window = arr[max(0, arr.size - tail):]
+        space = (window[1:] == 32) | (window[1:] == 10) | (window[1:] == 9) | (window[1:] == 13)
+        ok = np.flatnonzero(space & (window[:-1] >= 0x21) & (window[:-1] <= 0x7E))
+        if ok.size:
+            return arr.size - window.size + int(ok[-1]) + 1
+    return 0
+
+
+def shards(stream: BinaryIO, size: int) -> Iterator[bytes]:
+    """Pieces of ``stream`` of about ``size`` bytes, each ending at a safe cut. A stretch with
+    no safe cut (no ASCII text) stays in one piece, however long."""
+    carry = b""
+    while True:
+        chunk = stream.read(size)
+        data = carry + chunk
+        if not chunk:
+            if data:
+                yield data
+            return
+        cut = _last_safe_cut(data) if len(data) >= size else 0
+        if cut <= 0:
+            carry = data
+            continue
+        yield data[:cut]
+        carry = data[cut:]
+
+
+def count_stream(stream: BinaryIO, pretokenizer: str, shard_size: int = DEFAULT_SHARD_SIZE,
+                 workers: int | None = None, scheduler: str | None = None,
+                 progress: Callable[[int], None] | None = None) -> WordCounts:
+    """The word counts of everything ``stream`` holds, counted shard by shard (in parallel on
+    Dask workers or a cluster when asked) and merged; ``progress`` hears the bytes counted."""
+    total, pending, done = WordCounts.merge([]), [], 0
+    for shard, words in ordered_map(count_words, shards(stream, shard_size), pretokenizer,
+                                    workers=workers, scheduler=scheduler):
+        pending.append(words)
+        done += len(shard)
+        if len(pending) >= MERGE_EVERY:
+            total, pending = WordCounts.merge([total, *pending]), []
+        if progress:
+            progress(done)
+    return WordCounts.merge([total, *pending])

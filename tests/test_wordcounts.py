@@ -1,0 +1,58 @@
+"""Word counts over shards: the same words and counts as the whole text, so word-level training
+on a stream (here or on Dask workers) learns the same rules without holding the corpus."""
+
+import io
+
+import numpy as np
+import pytest
+
+from chunkpress.cli import main
+from chunkpress.format.rulesfile import load_rules
+from chunkpress.pipeline import Pipeline
+from chunkpress.text.wordcounts import WordCounts, count_stream, count_words, shards
+from support import read
+
+# white-space runs, contractions, digits and non-ASCII text around every possible cut
+TRICKY = (b"a\n\n\nWord  b\t\tc's  they're\r\n\r\n 12 345x  y\n \n" + "naïve 東京 ١٢٣ ".encode() * 3) * 40
+
+
+def _as_dict(words: WordCounts) -> dict:
+    return {bytes(words.buf[a:b]): int(c) for a, b, c in zip(words.offsets[:-1], words.offsets[1:], words.counts)}
+
+
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "whitespace"])
+@pytest.mark.parametrize("name", ["alice29.txt", "udhr_arb.txt", "tricky"])
+def test_counts_over_shards_equal_the_whole_text(name, pretokenizer):
+    text = TRICKY if name == "tricky" else read(name)
+    pieces = list(shards(io.BytesIO(text), 1024))
+    assert b"".join(pieces) == text and len(pieces) > 3
+    whole = _as_dict(count_words(text, pretokenizer))
+    assert _as_dict(count_stream(io.BytesIO(text), pretokenizer, shard_size=1024)) == whole
+    assert sum(whole.values()) == count_words(text, pretokenizer).occurrences
+
+
+def test_a_stream_with_no_safe_cut_stays_whole():
+    text = "東京".encode() * 2000  # no ASCII at all
+    assert list(shards(io.BytesIO(text), 1024)) == [text]
+
+
+def test_training_on_counted_shards_learns_the_same_rules(registry, alice):
+    pipe = Pipeline.from_config(registry=registry, scorer="repair", pretokenizer="gpt2", limits={"max_rules": 700})
+    whole = pipe.fit(alice)
+    sharded = pipe.fit_words(count_stream(io.BytesIO(alice), "gpt2", shard_size=8192))
+    assert np.array_equal(whole.rules, sharded.rules)
+    assert np.array_equal(whole.trace["total_bits"], sharded.trace["total_bits"])
+    assert np.array_equal(whole.trace["N"], sharded.trace["N"])
+
+
+def test_train_on_two_workers_writes_the_serial_rules(tmp_path, alice):
+    pytest.importorskip("distributed")
+    text = tmp_path / "a.txt"
+    text.write_bytes(alice * 3)
+    serial, parallel = tmp_path / "s.rules", tmp_path / "p.rules"
+    common = ["--scorer", "repair", "--pretokenizer", "gpt2", "--vocab-size", "2000"]
+    assert main(["train", str(text), *common, "--rules", str(serial)]) == 0
+    assert main(["train", str(text), *common, "--workers", "2", "--rules", str(parallel)]) == 0
+    (rules_s, meta_s), (rules_p, meta_p) = load_rules(serial.read_bytes()), load_rules(parallel.read_bytes())
+    assert np.array_equal(rules_s, rules_p) and meta_s == meta_p  # same length and BLAKE2b of the input
+    assert main(["train", str(text), "--workers", "2", "--rules", str(parallel), "-f"]) == 5  # no pre-tokenizer
