@@ -52,8 +52,17 @@ def test_a_terminal_gets_a_bar_with_percentage_and_eta():
                 time.sleep(0.3)  # tqdm redraws at most 4 times a second
                 bar.update(done, blocks=done // 250)
             bar.write("a row of its own")
-    shown = os.read(master, 1 << 16).decode()
+    shown = b""
+    while select.select([master], [], [], 5)[0]:  # a pty hands its output over in pieces
+        try:
+            chunk = os.read(master, 1 << 16)
+        except OSError:  # EIO: the terminal side is closed and everything has been read
+            break
+        if not chunk:
+            break
+        shown += chunk
     os.close(master)
+    shown = shown.decode()
     assert "blocks:" in shown and "50%" in shown and "75%" in shown and "blocks=3" in shown and "a row of its own" in shown and "\r" in shown
 
 
