@@ -157,3 +157,41 @@ def test_reference_to_an_external_dictionary_is_refused_clearly(registry, alice_
     pipe = Pipeline.from_config(registry=registry, coder="cm")
     with pytest.raises(ConfigError, match="cannot reference"):
         pipe.encode(alice_fit.rules, alice_fit.symbols, read("alice29.txt"), reference=True)
+
+
+def test_key_tables_bound_every_lookup_whatever_the_keys():
+    """A hash flood: 60,000 keys with the same low 32 bits would all start at one slot of an
+    unseeded table (quadratic to build, every lookup walking them). The seeded table keeps
+    every run of occupied slots under MAX_PROBES, finds every key and no other."""
+    from chunkpress.plugins.coders import cm_model as cmm
+    from chunkpress.plugins.coders.cm import _fill_set, _key_table
+
+    keys = np.arange(1, 60_001, dtype=np.uint64) << np.uint64(32)
+    start = time.perf_counter()
+    table, used = _key_table(_fill_set, keys)
+    assert time.perf_counter() - start < 2
+    assert cmm.longest_run(used) < cmm.MAX_PROBES and used.sum() == keys.size
+    assert all(cmm._lookup(table, used, k) >= 0 for k in keys[::97])
+    assert all(cmm._lookup(table, used, k + np.uint64(1)) < 0 for k in keys[::97])
+    # another seed, another layout, the same answers
+    again, _ = _key_table(_fill_set, keys)
+    assert again[-1] != table[-1]
+
+
+def test_crafted_dictionaries_cost_about_what_honest_ones_do():
+    """The parse bomb (``a`` x N with the rules ab, aab, ...: the longest-match parse walked
+    every prefix at every byte, 5 s against 0.4 s at N = 200,000) is refused within a few
+    times an honest archive's time; so is a flood of keys aimed at one table slot."""
+    from hostile.cm_bombs import hash_flood, parse_bomb
+
+    def seconds(archive):
+        start = time.perf_counter()
+        try:
+            decompress(archive)
+        except FormatError as exc:
+            assert "prefixes run on far past" in str(exc)
+        return time.perf_counter() - start
+
+    for crafted, honest in (parse_bomb(100_000), hash_flood(20_000, 13, 20_000)):
+        seconds(honest)  # compiled
+        assert seconds(crafted) <= 10 * seconds(honest) + 0.2

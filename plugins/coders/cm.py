@@ -16,6 +16,7 @@ param is in the archive header, so the decoder builds the same model.
 from __future__ import annotations
 
 import mmap
+import os
 
 import attrs
 import numba
@@ -130,44 +131,54 @@ def _prefix_keys(rules, lens, h, total):
     return out
 
 
-@numba.njit(cache=True)
-def _key_set(keys):
-    size = 1
-    while size < 2 * keys.size:
+def _key_table(fill, keys: np.ndarray, *args, groups: bool = False) -> tuple:
+    """A key table of ``keys``: ``(table, used)``, with ``groups`` also ``(start, count, pos)``
+    (see :func:`_fill_groups`). ``table`` holds a random seed after its slots (see
+    ``cm_model.table_slot``), so a crafted dictionary cannot aim its keys at one slot; the
+    table has twice the keys' number of slots or more, and is rebuilt with a fresh seed and
+    twice the slots while a probe or a run of occupied slots reaches ``MAX_PROBES``: every
+    lookup's cost is bounded whatever the keys."""
+    size = _pow2_at_least(2 * max(keys.size, 1))
+    for _ in range(3):
+        table = np.zeros(size + 1, dtype=np.uint64)
+        table[size] = int.from_bytes(os.urandom(8), "little")
+        used = np.zeros(size, dtype=np.uint8)
+        extra = (np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64),
+                 np.zeros(keys.size, dtype=np.int64)) if groups else ()
+        if fill(keys, *args, table, used, *extra) and cmm.longest_run(used) < cmm.MAX_PROBES:
+            return (table, used) + extra
         size *= 2
-    table = np.zeros(size, dtype=np.uint64)
-    used = np.zeros(size, dtype=np.uint8)
+    raise FormatError("corrupt cm payload: the dictionary's chunk keys collide beyond any table")
+
+
+@numba.njit(cache=True)
+def _fill_set(keys, table, used):
     for key in keys:
         i = cmm.table_slot(table, used, key)
+        if i < 0:
+            return False
         used[i] = 1
         table[i] = key
-    return table, used
+    return True
 
 
 @numba.njit(cache=True)
-def _build_table(keys, order):
-    """Open-addressing table key -> group of symbol ids that share the spelling, sorted by id;
-    and each id's index in its group."""
-    m = keys.size
-    size = 1
-    while size < 2 * m:
-        size *= 2
-    table = np.zeros(size, dtype=np.uint64)
-    used = np.zeros(size, dtype=np.uint8)
-    start = np.zeros(size, dtype=np.int64)
-    count = np.zeros(size, dtype=np.int64)
-    pos = np.zeros(m, dtype=np.int64)
-    for r in range(m):
+def _fill_groups(keys, order, table, used, start, count, pos):
+    """Key -> group of symbol ids that share the spelling, sorted by id (``start`` and ``count``
+    in ``order``); and each id's index in its group (``pos``, by id)."""
+    for r in range(keys.size):
         s = order[r]
         key = keys[s]
         i = cmm.table_slot(table, used, key)
+        if i < 0:
+            return False
         if not used[i]:
             used[i] = 1
             table[i] = key
             start[i] = r
         pos[s] = count[i]
         count[i] += 1
-    return table, used, start, count, pos
+    return True
 
 
 class Dictionary:
@@ -178,7 +189,7 @@ class Dictionary:
         self.lens = symbol_lengths(rules)
         keys, h = _symbol_keys(rules, self.lens)
         order = np.argsort(keys, kind="stable").astype(np.int64)
-        self.keys, self.used, self.start, self.size, self.pos = _build_table(keys, order)
+        self.keys, self.used, self.start, self.size, self.pos = _key_table(_fill_groups, keys, order, groups=True)
         self.ids = order
         right = self.lens[rules[:, 1]] if len(rules) else self.lens[:0]
         # each length is checked first, so the sum cannot overflow
@@ -186,13 +197,25 @@ class Dictionary:
         if total > max_prefixes:
             raise FormatError(f"the dictionary spells {total:,} prefixes, more than cm allows for this text "
                               f"({max_prefixes:,}); use fewer or shorter rules")
-        self.prefix_keys, self.prefix_used = _key_set(_prefix_keys(rules, self.lens, h, total))
+        self.prefix_keys, self.prefix_used = _key_table(_fill_set, _prefix_keys(rules, self.lens, h, total))
 
     def greedy_parse(self, text: np.ndarray) -> np.ndarray:
+        """The longest-match parse; FormatError where it would walk more than
+        :func:`_parse_budget` bytes past its matches (the encoder refuses such a dictionary)."""
         symbols = np.zeros(text.size, dtype=np.int64)
         count = cmm.greedy_parse(text, self.prefix_keys, self.prefix_used, self.keys, self.used, self.start,
-                                 self.ids, symbols)
+                                 self.ids, symbols, _parse_budget(text.size))
+        if count == -2:
+            raise FormatError(f"the dictionary's prefixes run on far past its matches in this text: the "
+                              f"longest-match parse would walk more than {_parse_budget(text.size):,} extra bytes "
+                              "(cm with parse = 'exact' codes such a parse)")
         return symbols[:count]
+
+
+def _parse_budget(n: int) -> int:
+    """Bytes the longest-match parse of ``n`` bytes may walk past the matches it takes: learned
+    dictionaries walk about one byte past each match (``examples/benchmarks/cm_bombs.py``)."""
+    return 32 * n + (1 << 16)
 
 
 def _max_prefixes(n: int) -> int:

@@ -327,22 +327,49 @@ def _adapt_apm(t, i, y):
 # ---------------------------------------------------------------- the text model
 
 
+#: the longest run of occupied slots a key table may hold, and so the most probes of any lookup:
+#: a table whose keys cluster more (a hash flood) is rebuilt larger with another random seed
+MAX_PROBES = 64
+
+
 @numba.njit(cache=True, inline="always")
 def table_slot(keys, used, key):
-    """Slot of ``key`` in an open-addressing table (size a power of 2): where it is, or the
-    empty slot where it goes."""
-    mask = np.uint64(keys.size - 1)
-    i = np.int64(key & mask)
-    while used[i] and keys[i] != key:
+    """Slot of ``key`` in an open-addressing key table: where it is, or the empty slot where it
+    goes; -1 after :data:`MAX_PROBES` occupied slots. ``used`` has a power of 2 of slots and
+    ``keys[used.size]`` holds the table's random seed, so the slots of a crafted dictionary's
+    keys cannot be predicted (which keys a table holds, and so every lookup's answer, does not
+    depend on the seed: the archive is the same)."""
+    mask = np.uint64(used.size - 1)
+    i = np.int64(mix64(key ^ keys[used.size]) & mask)
+    for _ in range(MAX_PROBES):
+        if not used[i] or keys[i] == key:
+            return i
         i = np.int64((np.uint64(i) + _ONE) & mask)
-    return i
+    return -1
 
 
 @numba.njit(cache=True)
 def _lookup(keys, used, key):
-    """Slot of ``key`` in an open-addressing table (size a power of 2), or -1."""
+    """Slot of ``key`` in a key table, or -1."""
     i = table_slot(keys, used, key)
-    return i if used[i] else -1
+    return i if i >= 0 and used[i] else -1
+
+
+@numba.njit(cache=True)
+def longest_run(used):
+    """The longest run of occupied slots (cyclic): a lookup probes at most this many plus one."""
+    size = used.size
+    best = run = 0
+    for k in range(2 * size):
+        if used[k % size]:
+            run += 1
+            if run > best:
+                best = run
+                if best >= size:
+                    return best
+        else:
+            run = 0
+    return best
 
 
 @numba.njit(cache=True)
@@ -617,12 +644,16 @@ def _close(decode, chunk, n_symbols, symbols, key, keys, used, group_start, grou
 
 
 @numba.njit(cache=True)
-def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_ids, symbols):
+def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_ids, symbols, budget):
     """The longest-match parse of ``text`` by the dictionary (the first id of each spelling):
-    what the decoder returns when the parse was not coded. Returns the number of symbols."""
+    what the decoder returns when the parse was not coded. Returns the number of symbols, or -2
+    when the bytes walked past each chosen match add up to more than ``budget``: a dictionary
+    whose prefixes run on far beyond its matches (``a`` x N with the rules a^k b) would make
+    the parse quadratic, and the encoder refuses it the same way."""
     n = text.size
     count = 0
     i = 0
+    overshoot = 0
     while i < n:
         h = np.uint64(0)
         best_slot = -1
@@ -640,6 +671,9 @@ def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_
             k += 1
         if best_slot < 0:  # every byte is a symbol: cannot happen with a valid dictionary
             return -1
+        overshoot += k - i - best_len
+        if overshoot > budget:
+            return -2
         if count < symbols.size:
             symbols[count] = group_ids[group_start[best_slot]]
         count += 1
