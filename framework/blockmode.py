@@ -83,14 +83,16 @@ def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int |
         blocks_in = itertools.chain([first] if first else [], blocks_in)
     out.write(blocks.start(dictionary or b""))
     total = count = 0
+    digest = blocks.stream_digest()
     remote = workers or scheduler
     for block, archive in ordered_map(_compress_block, blocks_in, pipe.config.to_dict() if remote else pipe,
                                       workers=workers, scheduler=scheduler, broadcast=(dictionary,)):
-        out.write(blocks.frame(archive))
+        out.write(blocks.frame(count, archive))
+        digest.update(block)
         total, count = total + len(block), count + 1
         if progress:
             progress(count, total)
-    out.write(blocks.end(count))
+    out.write(blocks.end(count, total, digest.digest()))
     return total
 
 
@@ -110,19 +112,21 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
     from .pipeline import decode_archive
     from .text.tokenizer import Tokenizer
 
-    dictionary = blocks.read_start(stream, head)
+    version, dictionary = blocks.read_start(stream, head)
     if dictionary is not None and rules is None:
         try:
             rules = Tokenizer.from_rules_file(dictionary).rules
         except ChunkpressError as exc:
             raise FormatError(f"the shared dictionary: {exc}") from None
     total = 0
-    for index, archive in blocks.read_frames(stream):
+    digest = blocks.stream_digest()
+    for index, archive in blocks.read_frames(stream, version, lambda: (total, digest.digest())):
         try:
             data = decode_archive(archive, registry, rules).data()
         except ChunkpressError as exc:
             raise FormatError(f"block {index}: {exc}") from None
         out.write(data)
+        digest.update(data)
         total += len(data)
         if progress:
             progress(index + 1)

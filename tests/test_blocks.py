@@ -78,17 +78,88 @@ def test_blocks_share_one_dictionary_stored_once(tmp_path, text, capsys):
     assert "cannot reference an external dictionary" in capsys.readouterr().err
 
 
-def test_version_1_block_archives_still_decode(tmp_path, text):
-    """Block archives written before the dictionary field (version 1) keep decoding."""
-    from chunkpress.format.blocks import MAGIC
+def _assemble(start: bytes, frames, length: int, digest: bytes, indexes=None) -> bytes:
+    from chunkpress.format import blocks
 
+    body = b"".join(blocks.frame(i if indexes is None else indexes[k], a) for k, (i, a) in enumerate(frames))
+    return start + body + blocks.end(len(frames), length, digest)
+
+
+def _legacy(raw: bytes, version: int) -> bytes:
+    """The same blocks as a version 1 or 2 archive (no indexes, no end checksum)."""
+    from chunkpress.format import blocks
+    from chunkpress.format.leb128 import encode_varints
+
+    stream = io.BytesIO(raw)
+    _, dictionary = blocks.read_start(stream)
+    frames = list(blocks.read_frames(stream))
+    head = blocks.MAGIC + bytes([version]) + (encode_varints([len(dictionary or b"")]) + (dictionary or b"") if version >= 2 else b"")
+    return head + b"".join(encode_varints([len(a)]) + a for _, a in frames) + encode_varints([0, len(frames)])
+
+
+def test_version_1_and_2_block_archives_still_decode(tmp_path, text):
+    """Block archives written before the dictionary field (version 1) and before indexes and
+    the end checksum (version 2) keep decoding."""
     archive = tmp_path / "in.cpz"
     assert main(["compress", str(text), "--block-size", "40K", "--max-rules", "100", "-o", str(archive)]) == 0
     raw = archive.read_bytes()
-    assert raw[4:6] == bytes([2, 0])  # version 2, no shared dictionary
-    archive.write_bytes(MAGIC + bytes([1]) + raw[6:])
+    assert raw[4:6] == bytes([3, 0])  # version 3, no shared dictionary
     out = tmp_path / "back.txt"
-    assert main(["decompress", str(archive), "-o", str(out)]) == 0 and out.read_bytes() == text.read_bytes()
+    for version in (1, 2):
+        archive.write_bytes(_legacy(raw, version))
+        assert main(["decompress", str(archive), "-o", str(out), "-f"]) == 0 and out.read_bytes() == text.read_bytes()
+
+
+def test_blocks_dropped_repeated_or_moved_are_refused(tmp_path, text, capsys):
+    """Each block checks itself; its index and the end record (block count, length and BLAKE2b
+    of the whole stream) tie it to its place: no reordering decodes with exit 0, even with
+    indexes and count rewritten to match, nor does an archive emptied of its blocks."""
+    from chunkpress.format import blocks
+
+    archive = tmp_path / "in.cpz"
+    assert main(["compress", str(text), "--block-size", "20K", "--max-rules", "100", "-o", str(archive)]) == 0
+    raw = archive.read_bytes()
+    stream = io.BytesIO(raw)
+    version, _ = blocks.read_start(stream)
+    start = raw[: stream.tell()]
+    frames = list(blocks.read_frames(stream, version))
+    tail = raw[len(raw) - 16 :]
+    length = text.stat().st_size
+    n = len(frames)
+    assert n >= 6 and main(["decompress", "-t", str(archive)]) == 0
+    orders = {
+        "dropped": [f for f in frames if f[0] != 2],
+        "repeated": frames[:3] + [frames[2]] + frames[3:],
+        "swapped": frames[:1] + [frames[2], frames[1]] + frames[3:],
+        "reversed": frames[::-1],
+        "none": [],
+        "last dropped": frames[:-1],
+    }
+    out = tmp_path / "back.txt"
+    for name, order in orders.items():
+        for renumbered in (False, True):
+            bad = _assemble(start, order, length, tail, indexes=list(range(len(order))) if renumbered else None)
+            archive.write_bytes(bad)
+            capsys.readouterr()
+            assert main(["decompress", str(archive), "-o", str(out)]) == 4, (name, renumbered)
+            err = capsys.readouterr().err
+            assert err.startswith("chunkpress: error: ") and err.count("\n") == 1, err
+            assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+            first_bad = {"dropped": 2, "repeated": 3, "swapped": 1, "reversed": 0}.get(name)
+            if not renumbered and first_bad is not None:
+                assert f"block {first_bad} is missing or out of place" in err, err
+    # streamed to stdout, the blocks before the bad one may be written, but the exit is not 0
+    import subprocess
+    import sys
+
+    archive.write_bytes(_assemble(start, orders["swapped"], length, tail))
+    run = subprocess.run([sys.executable, "-m", "chunkpress.cli", "decompress", str(archive), "--stdout"],
+                         capture_output=True)
+    assert run.returncode == 4 and len(run.stdout) < length and b"block 1 is missing" in run.stderr
+    # a magic alone is a one-line format error, not a traceback
+    archive.write_bytes(blocks.MAGIC)
+    assert main(["decompress", str(archive), "-o", str(out)]) == 4
+    assert "cut short" in capsys.readouterr().err
 
 
 def test_blocks_on_dask_workers_write_the_same_bytes(tmp_path, text):
