@@ -28,11 +28,14 @@ def compress(data: bytes, config=None, level: int | None = None, **overrides) ->
     return Pipeline.from_config(config, level=level, **overrides).compress(data)
 
 
-def decompress(archive: bytes) -> bytes:
-    """One-shot: the original bytes of an archive (FormatError if anything does not verify)."""
+def decompress(archive: bytes, *, max_memory: int | None = None) -> bytes:
+    """One-shot: the original bytes of an archive (FormatError if anything does not verify).
+    ``max_memory``: this call's bound in bytes, checked before each allocation (FormatError past
+    it); None: ``CHUNKPRESS_MAX_MEMORY`` or half the machine's memory. Other threads' calls keep
+    their own bounds, and the process's limits are never changed."""
     from .pipeline import decompress as _decompress
 
-    return _decompress(archive)
+    return _decompress(archive, max_memory=max_memory)
 
 
 def numcodecs_codec(**params):

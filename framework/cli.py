@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 
 from . import __version__, __doc__ as PACKAGE_DOC
@@ -141,7 +143,7 @@ def cmd_compress(args) -> int:
         else:
             with _progress(args, "compress", pipe.config.limits.max_rules, unit="rules") as progress:
                 archive = pipe.compress(data, progress=progress.rules)
-        write_output(out, archive, args.force, binary=True)
+        write_output(out, archive, args.force, binary=True, like=path, times=True)
         _say(args, f"{path}: {len(data):,} -> {len(archive):,} bytes ({8 * len(archive) / max(len(data), 1):.3f} bits/byte)")
 
     return _each_input(args, one)
@@ -185,7 +187,7 @@ def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) 
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     size = _file_size(path)
-    with stream, StreamingOutput(out, args.force, binary=True) as sink, \
+    with stream, StreamingOutput(out, args.force, binary=True, like=path, times=True) as sink, \
             _progress(args, "compress", size, unit="B", unit_scale=True) as progress:
         total = compress_stream(pipe, stream, sink, args.block_size or DEFAULT_BLOCK_SIZE, args.workers,
                                 args.scheduler, progress=lambda count, done: progress.update(done, blocks=count),
@@ -212,7 +214,7 @@ def cmd_decompress(args) -> int:
         if args.test:
             _say(args, f"{path}: OK ({len(data):,} bytes)")
             return
-        write_output(out, data, args.force)
+        write_output(out, data, args.force, like=path, times=True)
         _say(args, f"{path}: {len(data):,} bytes")
 
     return _each_input(args, one)
@@ -243,7 +245,7 @@ def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
             _say(args, f"{path}: OK ({total:,} bytes)")
             return None
         size = _file_size(path)
-        with StreamingOutput(out, args.force) as sink, \
+        with StreamingOutput(out, args.force, like=path, times=True) as sink, \
                 _progress(args, "decompress", size, unit="B", unit_scale=True) as progress:
             total = decompress_stream(stream, sink, head, rules=rules,
                                       progress=lambda count: progress.update(stream.tell() if size else 0, blocks=count))
@@ -276,7 +278,7 @@ def cmd_train(args) -> int:
             result = pipe.fit(data, trace=True, progress=progress.rules)
     if rules_out:
         meta = {"config": pipe.config.to_dict(), "length": length, "blake2b": digest, "chunkpress": __version__}
-        write_output(rules_out, dump_rules(result.rules, meta), args.force, binary=True)
+        write_output(rules_out, dump_rules(result.rules, meta), args.force, binary=True, like=args.input)
     if args.trace:
         trace = result.trace
         if held_out is not None:
@@ -288,7 +290,7 @@ def cmd_train(args) -> int:
             trace = recfunctions.append_fields(
                 trace, ["eval_total_bits", "eval_N"], [curve["total_bits"], curve["N"]], usemask=False
             )
-        write_output(args.trace, trace_to_csv(trace).encode(), args.force)
+        write_output(args.trace, trace_to_csv(trace).encode(), args.force, like=args.input)
     last = result.trace[-1]
     if not getattr(args, "quiet", False):
         print(
@@ -348,7 +350,7 @@ def cmd_encode(args) -> int:
     out = args.output or ("-" if args.input == "-" else args.input + ".ids")
     check_writable(out, args.force)
     payload = write_ids(tokenizer.encode(read_input(args.input)), args.format)
-    write_output(out, payload, args.force, binary=args.format != "text")
+    write_output(out, payload, args.force, binary=args.format != "text", like=args.input)
     return 0
 
 
@@ -363,7 +365,7 @@ def cmd_decode(args) -> int:
         data = tokenizer.decode(ids)
     except ChunkpressError as exc:
         raise InputError(f"{args.input}: {exc}") from None
-    write_output(out, data, args.force)
+    write_output(out, data, args.force, like=args.input)
     return 0
 
 
@@ -373,7 +375,8 @@ def cmd_export_hf(args) -> int:
     tokenizer = _tokenizer(args.rules)
     out = args.output or args.rules + ".tokenizer.json"
     check_writable(out, args.force)
-    write_output(out, to_hf_json(tokenizer.rules, tokenizer.pretokenizer, tokenizer.hf).encode(), args.force)
+    write_output(out, to_hf_json(tokenizer.rules, tokenizer.pretokenizer, tokenizer.hf).encode(), args.force,
+                 like=args.rules)
     return 0
 
 
@@ -389,7 +392,7 @@ def cmd_import_hf(args) -> int:
     rules, pre, vocab = from_hf_json(text)
     meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": __version__,
             "hf": vocab.to_meta()}
-    write_output(args.output, dump_rules(rules, meta), args.force, binary=True)
+    write_output(args.output, dump_rules(rules, meta), args.force, binary=True, like=args.input)
     return 0
 
 
@@ -578,15 +581,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``), raised where the program is, so that it cleans up as on
+    Ctrl-C: staging files removed, workers stopped."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM handled like SIGINT while a command runs (main thread only; restored after)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals to the host
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv=None) -> int:
+    from .format.limits import address_space_cap
+
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with _sigterm_as_interrupt(), address_space_cap():
+            return args.func(args)
     except ChunkpressError as exc:
         if getattr(args, "debug", False):
             raise
         print(f"chunkpress: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except Terminated:
+        print("chunkpress: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("chunkpress: interrupted", file=sys.stderr)
         return 130

@@ -29,3 +29,9 @@ class InputError(ChunkpressError):
     """An input or output path cannot be used (missing, unreadable, exists without --force)."""
 
     exit_code = 5
+
+
+class ClusterError(ChunkpressError):
+    """The Dask scheduler named cannot be reached or does not answer in time."""
+
+    exit_code = 6

@@ -54,11 +54,38 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
+def source_stat(path: str | None) -> os.stat_result | None:
+    """The stat of a regular input file whose mode (and time) its outputs take, as gzip, xz and
+    zstd do; None for stdin, a pipe, a device or no file (outputs get the umask's default)."""
+    if not path or path == "-":
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _finish(fd: int, like: os.stat_result | None, times: bool) -> None:
+    """Give a staged output (still unnamed or private) its final mode, and with ``times`` the
+    source's access and modification times, before it gets its name: a private input's output
+    is never readable by others, not even for a moment."""
+    os.fchmod(fd, stat.S_IMODE(like.st_mode) & 0o777 if like is not None else _umask_mode())
+    if like is not None and times:
+        os.utime(fd, ns=(like.st_atime_ns, like.st_mtime_ns))
+
+
+def _staging_prefix(target: Path) -> str:
+    """Staging files are ``.NAME.PID.XXXX.part``: the PID tells a later run whose they are."""
+    return f".{target.name}.{os.getpid()}."
+
+
 def _remove_orphaned_parts(target: Path) -> None:
-    """Staging files ``.NAME.PID.part`` of a process that no longer exists (one killed between
-    linking and renaming) are removed before a new write of NAME."""
+    """Staging files ``.NAME.PID[.XXXX].part`` of a process that no longer exists (one killed
+    between linking and renaming, or by SIGKILL while streaming) are removed before a new write
+    of NAME."""
     for part in target.parent.glob(f".{target.name}.*.part"):
-        pid = part.name[len(target.name) + 2 : -len(".part")]
+        pid = part.name[len(target.name) + 2 : -len(".part")].split(".")[0]
         if not pid.isdigit():
             continue
         try:
@@ -69,20 +96,21 @@ def _remove_orphaned_parts(target: Path) -> None:
             continue
 
 
-def _write_anonymous(target: Path, data: bytes, force: bool) -> bool:
+def _write_anonymous(target: Path, data: bytes, force: bool, like: os.stat_result | None, times: bool) -> bool:
     """Linux: write into an unnamed file (O_TMPFILE) and give it its name only when complete, so
     even a killed process leaves nothing behind. False where the file system cannot do it."""
     flag = getattr(os, "O_TMPFILE", None)
     if flag is None:
         return False
     try:
-        fd = os.open(target.parent, flag | os.O_WRONLY, _umask_mode())
+        fd = os.open(target.parent, flag | os.O_WRONLY, 0o600)
     except OSError:
         return False
     try:
         with os.fdopen(fd, "wb", closefd=False) as fh:
             fh.write(data)
             fh.flush()
+            _finish(fd, like, times)
             os.fsync(fh.fileno())
         # linkat(/proc/self/fd/N, AT_SYMLINK_FOLLOW) names the unnamed file; a dir fd makes
         # CPython call linkat rather than link (which would link the /proc symlink itself)
@@ -90,7 +118,7 @@ def _write_anonymous(target: Path, data: bytes, force: bool) -> bool:
         try:
             if force:  # replace atomically whatever is (or meanwhile appears) there
                 _remove_orphaned_parts(target)
-                staging = target.parent / f".{target.name}.{os.getpid()}.part"
+                staging = target.parent / f"{_staging_prefix(target)}part"
                 os.link(str(fd), staging, src_dir_fd=proc, follow_symlinks=True)
                 try:
                     os.replace(staging, target)
@@ -123,24 +151,27 @@ def _write_stdout(data: bytes) -> None:
         raise InputError(f"cannot write to standard output: {getattr(exc, 'strerror', None) or exc}") from None
 
 
-def write_output(path: str, data: bytes, force: bool = False, binary: bool = False) -> None:
+def write_output(path: str, data: bytes, force: bool = False, binary: bool = False, like: str | None = None,
+                 times: bool = False) -> None:
     """Write ``data`` to ``path`` so that an error, an interrupt or a kill leaves either the old
     file or nothing: an unnamed file linked in when complete (Linux), else
     :class:`StreamingOutput` (a temporary file renamed at the end), which also handles stdout,
     devices, FIFOs and symlinks. ``binary`` output (an archive) is refused on a terminal unless
-    forced, as zstd does."""
+    forced, as zstd does. The file takes the mode of ``like`` (the input it comes from; the
+    umask's default without one), and with ``times`` its times too."""
     if path != "-":
         check_writable(path, force)
         target = Path(path)
         if not _special(target):
             try:
-                if _write_anonymous(target.resolve() if target.is_symlink() else target, data, force):
+                if _write_anonymous(target.resolve() if target.is_symlink() else target, data, force,
+                                    source_stat(like), times):
                     return
             except FileExistsError:
                 raise InputError(f"{path} already exists; use --force to overwrite it") from None
             except OSError as exc:
                 raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    with StreamingOutput(path, force, binary) as out:
+    with StreamingOutput(path, force, binary, like, times) as out:
         out.write(data)
 
 
@@ -149,8 +180,10 @@ class StreamingOutput:
     file in the same folder, renamed at the end; removed on any failure). '-' is stdout; a
     device or FIFO is written through. For outputs too large to hold in memory."""
 
-    def __init__(self, path: str, force: bool = False, binary: bool = False):
+    def __init__(self, path: str, force: bool = False, binary: bool = False, like: str | None = None,
+                 times: bool = False):
         self.path, self.force, self.binary = path, force, binary
+        self.like, self.times = source_stat(like), times
         self.tmp = None
         self.fh = None
 
@@ -166,7 +199,9 @@ class StreamingOutput:
                 self.fh = open(target, "wb")
             else:
                 target = target.resolve() if target.is_symlink() else target
-                fd, self.tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+                _remove_orphaned_parts(target)
+                # mkstemp's file is private (0600) until it is complete and renamed
+                fd, self.tmp = tempfile.mkstemp(prefix=_staging_prefix(target), suffix=".part", dir=target.parent)
                 self.fh = os.fdopen(fd, "wb")
                 self.target = target
         except OSError as exc:
@@ -188,11 +223,11 @@ class StreamingOutput:
         try:
             if kind is None and self.tmp is not None:
                 self.fh.flush()
+                _finish(self.fh.fileno(), self.like, self.times)
                 os.fsync(self.fh.fileno())
             self.fh.close()
             if self.tmp is not None:
                 if kind is None:
-                    os.chmod(self.tmp, _umask_mode())
                     os.replace(self.tmp, self.target)
                     self.tmp = None
         except OSError as exc:

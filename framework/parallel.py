@@ -6,8 +6,59 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 
-from .errors import ConfigError
+from .errors import ClusterError, ConfigError
+
+#: seconds to wait for a scheduler to connect and answer (environment: CHUNKPRESS_CONNECT_TIMEOUT)
+CONNECT_TIMEOUT = 20.0
+CONNECT_TIMEOUT_ENV = "CHUNKPRESS_CONNECT_TIMEOUT"
+
+
+def connect_timeout() -> float:
+    value = os.environ.get(CONNECT_TIMEOUT_ENV)
+    if not value:
+        return CONNECT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 1e6:
+        raise ConfigError(f"{CONNECT_TIMEOUT_ENV} must be a number of seconds, got {value!r}")
+    return seconds
+
+
+def _connect(scheduler: str):
+    """A client of the scheduler at ``scheduler``, or a ClusterError naming it when it cannot be
+    reached or does not answer within :func:`connect_timeout`. Dask's own timeout does not cover
+    a peer that accepts the connection and never answers, so the client is made in a thread
+    that is given up on after that time."""
+    import threading
+
+    from distributed import Client
+
+    timeout = connect_timeout()
+    outcome: list = []
+
+    def connect():
+        try:
+            outcome.append(Client(scheduler, timeout=timeout))
+        except BaseException as exc:  # handed to the caller below
+            outcome.append(exc)
+
+    thread = threading.Thread(target=connect, name="chunkpress-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 2)
+    if not outcome:
+        raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: no answer within {timeout:g} s")
+    result = outcome[0]
+    if isinstance(result, (OSError, TimeoutError)):
+        raise ClusterError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {result}")
+    if isinstance(result, (ValueError, TypeError)):
+        raise ClusterError(f"not a Dask scheduler address: {scheduler!r} ({result})")
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 @contextlib.contextmanager
@@ -18,9 +69,11 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
         from distributed import Client, LocalCluster
     except ImportError:
         raise ConfigError("--workers and --scheduler need Dask distributed: pip install 'chunkpress[dask]'") from None
-    cluster = None if scheduler else LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                  dashboard_address=None)
-    client = Client(scheduler or cluster)
+    if scheduler:
+        cluster, client = None, _connect(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
     try:
         yield client
     finally:

@@ -20,7 +20,7 @@ from .config import PipelineConfig, build_params, default_config, load_config
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format.expand import expand, symbol_lengths
 from .engine.learner import FitResult, fit
-from .format.limits import BYTES_PER_SYMBOL, check_allocation, decoding_memory_cap
+from .format.limits import BYTES_PER_SYMBOL, bounded_memory, check_allocation, decoding_memory_cap
 from .text.pretokenize import pretoken_breaks
 from .plugin.registry import ROLES, Registry, default_registry
 from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
@@ -151,10 +151,13 @@ class DecodedArchive:
     coder: Coder
     rules: np.ndarray
     symbols: np.ndarray
+    #: the decode call's memory bound (None: the default), which ``data()`` keeps to
+    max_memory: int | None = None
 
     def data(self) -> bytearray:
         """The original bytes (in a buffer: no second copy), verified against the header's checksum."""
-        data = expand(self.rules, self.symbols, max_length=self.header.length, buffer=True)
+        with bounded_memory(self.max_memory):
+            data = expand(self.rules, self.symbols, max_length=self.header.length, buffer=True)
         if container.checksum(data) != self.header.blake2b:
             raise FormatError("checksum mismatch: the archive is corrupt")
         return data
@@ -176,10 +179,15 @@ class DecodedArchive:
         return info
 
 
-def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> DecodedArchive:
+def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
+                   max_memory: int | None = None) -> DecodedArchive:
     """Unpack and decode an archive once, validated. ``rules``: the dictionary an archive
-    references (FormatError if it is needed and missing or not the one named)."""
-    return _decode(container.unpack(archive), len(archive), registry or default_registry(), rules)
+    references (FormatError if it is needed and missing or not the one named). ``max_memory``:
+    this call's bound in bytes (FormatError before allocating past it; None: the default, see
+    :mod:`chunkpress.format.limits`)."""
+    with bounded_memory(max_memory):
+        decoded = _decode(container.unpack(archive), len(archive), registry or default_registry(), rules)
+    return attrs.evolve(decoded, max_memory=max_memory)
 
 
 def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedArchive:
@@ -220,13 +228,15 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
     )
 
 
-def decompress(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> bytes:
+def decompress(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
+               max_memory: int | None = None) -> bytes:
     """The original bytes of an archive; FormatError if anything does not verify. ``rules``:
-    the dictionary, for archives that reference one."""
-    return bytes(decode_archive(archive, registry, rules).data())
+    the dictionary, for archives that reference one; ``max_memory``: this call's bound."""
+    return bytes(decode_archive(archive, registry, rules, max_memory=max_memory).data())
 
 
-def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None) -> dict:
+def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
+            max_memory: int | None = None) -> dict:
     """Header fields, rule and symbol counts, and sizes by part. An archive that references a
     dictionary is described from its header alone unless ``rules`` are given."""
     unpacked = container.unpack(archive)
@@ -235,7 +245,8 @@ def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray 
         return {"codec": header.codec, "params": header.params, "original_bytes": header.length,
                 "archive_bytes": len(archive), "header_bytes": header_bytes, "payload_bytes": len(payload),
                 "referenced_rules": header.rules["count"], "rules_blake2b": header.rules["blake2b"]}
-    return _decode(unpacked, len(archive), registry or default_registry(), rules).describe()
+    with bounded_memory(max_memory):
+        return _decode(unpacked, len(archive), registry or default_registry(), rules).describe()
 
 
 __all__ = ["Pipeline", "FitResult", "DecodedArchive", "decompress", "inspect", "decode_archive", "default_config"]

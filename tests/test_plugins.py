@@ -244,7 +244,8 @@ def test_readme_coder_installs_through_entry_points_and_round_trips(brotli_regis
 
 def test_a_plugin_decoder_cannot_allocate_past_the_memory_limit(brotli_registry, monkeypatch):
     """A crafted payload whose brotli frame expands to 256 MB, under a 64 MB limit: the
-    framework's cap stops the plugin's uncapped brotli.decompress with a FormatError."""
+    command line's address-space cap stops the plugin's uncapped brotli.decompress with a
+    FormatError (a library call checks before it allocates and never caps its process)."""
     import brotli
 
     from chunkpress.format import container
@@ -256,8 +257,10 @@ def test_a_plugin_decoder_cannot_allocate_past_the_memory_limit(brotli_registry,
     payload = encode_varints([len(first)]) + first + brotli.compress(bytes(256 << 20), quality=1)
     header = container.Header(codec="example.varint-brotli.v1", params={"quality": 11}, length=4,
                               blake2b=container.checksum(b"abcd"), rules=None)
+    from chunkpress.format.limits import address_space_cap
+
     monkeypatch.setenv("CHUNKPRESS_MAX_MEMORY", str(64 << 20))
-    with pytest.raises(chunkpress.FormatError, match="more memory than the limit"):
+    with address_space_cap(), pytest.raises(chunkpress.FormatError, match="more memory than the limit"):
         decompress(container.pack(header, payload), brotli_registry)
 
 

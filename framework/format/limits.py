@@ -6,7 +6,12 @@ any large allocation) with a FormatError that names the field.
 * ``MAX_LENGTH``: no archive holds more than 2^40 bytes (1 TiB) of original data.
 * ``memory_limit()``: decompression needs at most about 9 bytes per output byte (8 per decoded
   symbol, 1 per output byte) plus the payload; it refuses to start when that would exceed the
-  limit: ``CHUNKPRESS_MAX_MEMORY`` bytes if set, else half of the machine's physical memory.
+  limit: the call's own bound (``max_memory=`` on ``chunkpress.decompress`` and the others, set
+  here by :func:`bounded_memory` for that call only, in its own thread or task), else
+  ``CHUNKPRESS_MAX_MEMORY`` bytes if set, else half of the machine's physical memory.
+* The command line also caps its process's address space while a coder decodes
+  (:func:`address_space_cap`), so that a plugin's decoder cannot allocate past the limit
+  either; a library call never changes its host process's limits.
   Compression needs about 26 bytes per input byte plus about 200 per distinct pair (see
   ``chunkpress.plugins.rewriters.linked``): about 63 bytes per input byte at 100 MB of text (6,299 MB).
 """
@@ -14,16 +19,54 @@ any large allocation) with a FormatError that names the field.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 
-from ..errors import FormatError
+from ..errors import ConfigError, FormatError
 
 MAX_LENGTH = 1 << 40
 BYTES_PER_SYMBOL = 8
 MEMORY_ENV = "CHUNKPRESS_MAX_MEMORY"
 
+#: the bound of the call in progress (None: the environment's or the default)
+_CALL_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("chunkpress_max_memory", default=None)
+#: whether decoding caps the address space: only the command line, which owns its process
+_CAP_ADDRESS_SPACE: contextvars.ContextVar[bool] = contextvars.ContextVar("chunkpress_cap_address_space",
+                                                                          default=False)
+
+
+@contextlib.contextmanager
+def bounded_memory(max_memory: int | None):
+    """Within the block, decoding in this thread (or task) is bounded by ``max_memory`` bytes,
+    as python-zstandard bounds a call with ``max_output_size``; None keeps the default. Other
+    threads keep their own bounds."""
+    if max_memory is None:
+        yield
+        return
+    if isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory <= 0:
+        raise ConfigError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
+    token = _CALL_LIMIT.set(max_memory)
+    try:
+        yield
+    finally:
+        _CALL_LIMIT.reset(token)
+
+
+@contextlib.contextmanager
+def address_space_cap():
+    """Within the block, every decode also caps the process's address space (see
+    :func:`decoding_memory_cap`): for the command line, whose process is its own."""
+    token = _CAP_ADDRESS_SPACE.set(True)
+    try:
+        yield
+    finally:
+        _CAP_ADDRESS_SPACE.reset(token)
+
 
 def memory_limit() -> int:
+    call = _CALL_LIMIT.get()
+    if call is not None:
+        return call
     value = os.environ.get(MEMORY_ENV)
     if value:
         try:
@@ -37,20 +80,26 @@ def memory_limit() -> int:
 
 
 def check_allocation(what: str, n_bytes: int) -> None:
-    """FormatError if decoding would need ``n_bytes`` for ``what``, beyond the memory limit."""
+    """FormatError if ``what`` (an archive's, rules file's or id file's claim) would need
+    ``n_bytes``, beyond the memory limit: checked before allocating."""
     limit = memory_limit()
     if n_bytes > limit:
         raise FormatError(
-            f"the archive claims {what}: decoding would need {n_bytes:,} bytes, more than the "
-            f"limit of {limit:,} (set {MEMORY_ENV} to raise it)"
+            f"{what} would need {n_bytes:,} bytes of memory, more than the limit of {limit:,} "
+            f"(max_memory, or set {MEMORY_ENV} to raise it)"
         )
 
 
 @contextlib.contextmanager
 def decoding_memory_cap():
-    """Cap the process's address space at its current size plus :func:`memory_limit` while a
-    coder decodes (Linux; elsewhere a no-op), so that no coder, built-in or plugin, can allocate
-    past the limit whatever its payload claims: an allocation beyond it raises MemoryError."""
+    """Within :func:`address_space_cap` (the command line), cap the process's address space at
+    its current size plus :func:`memory_limit` while a coder decodes (Linux; elsewhere a no-op),
+    so that no coder, built-in or plugin, can allocate past the limit whatever its payload
+    claims: an allocation beyond it raises MemoryError. Elsewhere (a library call) a no-op:
+    the limit is checked before each allocation instead."""
+    if not _CAP_ADDRESS_SPACE.get():
+        yield
+        return
     try:
         import resource
 

@@ -30,7 +30,8 @@ import attrs
 import numpy as np
 
 from ..errors import FormatError
-from ..format.expand import expand
+from ..format.expand import expand, symbol_lengths
+from ..format.limits import check_allocation
 from ..plugin.base import BYTE_SYMBOLS
 
 #: HF ids are u32; ours must stay below this to be written as u32 id files
@@ -119,20 +120,26 @@ class HFVocab:
                 texts.append(b" " + text if self.add_prefix_space and not text.startswith(b" ") else text)
         return texts, found, where
 
-    def inverse(self) -> np.ndarray:
-        """Our symbol for every HF id: -1 for none, -2 for an added token."""
-        inv = np.full(self.size, -1, dtype=np.int64)
+    def symbols_of(self, ids: np.ndarray) -> np.ndarray:
+        """Our symbol for each HF id in ``ids``: -1 for none, -2 for an added token. A binary
+        search over the ids in use, so the work and memory follow the vocabulary, not its
+        largest id (a crafted id of 2^28 would otherwise size a table of 2 GB)."""
         mapped = np.flatnonzero(self.ids >= 0)
-        inv[self.ids[mapped]] = mapped
-        inv[[i for _, i in self.special]] = -2
-        return inv
+        keys = np.concatenate([self.ids[mapped], np.array([i for _, i in self.special], dtype=np.int64)])
+        values = np.concatenate([mapped, np.full(len(self.special), -2, dtype=np.int64)])
+        order = np.argsort(keys, kind="stable")
+        keys, values = keys[order], values[order]
+        at = np.minimum(np.searchsorted(keys, ids), max(keys.size - 1, 0))
+        if keys.size == 0:
+            return np.full(ids.shape, -1, dtype=np.int64)
+        return np.where(keys[at] == ids, values[at], -1)
 
     def decode(self, rules: np.ndarray, ids: np.ndarray) -> bytes:
         """HF's ``decode(ids, skip_special_tokens=False)``: the bytes of every token, added tokens
         as their text."""
         if ids.size and (ids.min() < 0 or ids.max() >= self.size):
             raise FormatError(f"ids must lie in [0, {self.size}); got {ids.min()}..{ids.max()}")
-        symbols = self.inverse()[ids]
+        symbols = self.symbols_of(ids)
         if (symbols == -1).any():
             raise FormatError(f"id {int(ids[np.argmax(symbols == -1)])} is in no token of this vocabulary")
         content = dict((i, c.encode()) for c, i in self.special)
@@ -169,6 +176,10 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
     """A tokenizer.json for ``rules``: ids are our symbol ids, or HF's own where the dictionary
     was imported (``vocab``), with its added tokens and prefix space."""
     rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
+    # every token's string is held about four times (token, vocabulary, merges, JSON), at up to
+    # 4 bytes a character: a few doubling rules must not grow without bound
+    spelled = float(symbol_lengths(rules).astype(np.float64).sum())  # no int64 wrap on crafted lengths
+    check_allocation(f"an HF vocabulary spelling {spelled:,.0f} bytes", int(min(16 * spelled, 2.0**62)))
     table = byte_to_unicode()
     tokens = [table[b] for b in range(BYTE_SYMBOLS)]
     seen = {t: i for i, t in enumerate(tokens)}

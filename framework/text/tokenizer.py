@@ -15,6 +15,7 @@ import numpy as np
 from ..engine.codelength import parts_from_sum, PART_NAMES
 from ..errors import ChunkpressError, FormatError
 from ..format.expand import expand, symbol_lengths
+from ..format.limits import bounded_memory
 from .pretokenize import check_name, pretoken_breaks
 from .wordcounts import DistinctWords
 from ..plugin.base import BYTE_SYMBOLS, as_symbols
@@ -183,13 +184,16 @@ class Tokenizer:
         before = np.concatenate([[0], seg_symbols])[where] if special else []
         return np.insert(ids, before, special).astype(np.int64)
 
-    def decode(self, ids) -> bytes:
+    def decode(self, ids, *, max_memory: int | None = None) -> bytes:
+        """The bytes of ``ids``; ``max_memory``: this call's bound in bytes (FormatError before
+        allocating past it; None: the default, see :mod:`chunkpress.format.limits`)."""
         ids = np.asarray(ids, dtype=np.int64)
-        if self.hf is not None:
-            return self.hf.decode(self.rules, ids)
-        if ids.size and (ids.min() < 0 or ids.max() >= self.vocab_size):
-            raise ChunkpressError(f"symbol ids must lie in [0, {self.vocab_size}); got {ids.min()}..{ids.max()}")
-        return expand(self.rules, ids)
+        with bounded_memory(max_memory):
+            if self.hf is not None:
+                return self.hf.decode(self.rules, ids)
+            if ids.size and (ids.min() < 0 or ids.max() >= self.vocab_size):
+                raise ChunkpressError(f"symbol ids must lie in [0, {self.vocab_size}); got {ids.min()}..{ids.max()}")
+            return expand(self.rules, ids)
 
     def code_length_curve(self, data) -> np.ndarray:
         """Held-out code length of ``data`` under the first r rules, for r = 0 .. R: a table with

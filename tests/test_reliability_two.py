@@ -1,0 +1,214 @@
+"""Reliability, second round: private files stay private, SIGTERM cleans up, a library call
+never changes its process, per-call memory bounds, unreachable clusters fail fast."""
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import chunkpress
+from chunkpress import FormatError
+from chunkpress.cli import main
+from chunkpress.pipeline import Pipeline
+from support import read
+
+CLI = [sys.executable, "-m", "chunkpress.cli"]
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.parametrize("block", [False, True])
+def test_a_private_input_gives_private_outputs_with_its_time(tmp_path, block):
+    """A 600 input: a 600 archive and a 600 decompressed file (block mode too), each with the
+    input's modification time, as zstd does; stdin gives the umask's default."""
+    src = tmp_path / "secret.txt"
+    src.write_bytes(read("alice29.txt")[:30_000])
+    os.chmod(src, 0o600)
+    os.utime(src, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    extra = ["--block-size", "10K"] if block else []
+    old = os.umask(0o022)
+    try:
+        assert main(["compress", str(src), "--max-rules", "20", *extra]) == 0
+        archive = tmp_path / "secret.txt.cpz"
+        assert _mode(archive) == 0o600 and archive.stat().st_mtime_ns == src.stat().st_mtime_ns
+        src.rename(tmp_path / "original.txt")
+        assert main(["decompress", str(archive)]) == 0
+        assert _mode(src) == 0o600 and src.stat().st_mtime_ns == 1_600_000_000_000_000_000
+        assert src.read_bytes() == (tmp_path / "original.txt").read_bytes()
+        # a group-readable input keeps its mode; derived files (rules) take the input's mode too
+        os.chmod(src, 0o640)
+        assert main(["train", str(src), "--max-rules", "5", "--rules", str(tmp_path / "r.rules"), "-q"]) == 0
+        assert _mode(tmp_path / "r.rules") == 0o640
+        piped = subprocess.run([*CLI, "compress", "-", "--max-rules", "5", "-o", str(tmp_path / "piped.cpz")],
+                               input=b"from a pipe", capture_output=True)
+        assert piped.returncode == 0 and _mode(tmp_path / "piped.cpz") == 0o644
+    finally:
+        os.umask(old)
+
+
+def test_the_staged_file_is_never_readable_by_others(tmp_path, monkeypatch):
+    """While it is written, the staging file of a private input's output is 600, not the umask's
+    default (the streaming path: block mode and outputs over O_TMPFILE-less file systems)."""
+    from chunkpress import fileio
+
+    seen = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        seen.append(_mode(src))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(fileio.os, "replace", spy)
+    monkeypatch.setattr(fileio, "_write_anonymous", lambda *a: False)
+    src = tmp_path / "secret.txt"
+    src.write_bytes(b"private words " * 200)
+    os.chmod(src, 0o600)
+    assert main(["compress", str(src), "--max-rules", "5"]) == 0
+    assert seen == [0o600] and _mode(tmp_path / "secret.txt.cpz") == 0o600
+
+
+def test_sigterm_cleans_up_like_ctrl_c(tmp_path):
+    """SIGTERM (kill, timeout) during a block compress: exit 143, no .part left behind."""
+    source = tmp_path / "big.txt"
+    source.write_bytes(read("alice29.txt") * 4)
+    out = tmp_path / "big.cpz"
+    proc = subprocess.Popen([*CLI, "compress", str(source), "-o", str(out), "--block-size", "40K",
+                             "--rewriter", "scan"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]:
+        time.sleep(0.05)
+    assert proc.poll() is None, "compress finished before the signal"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and b"terminated" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
+
+
+def test_a_staging_file_of_a_killed_block_compress_is_removed_by_the_next_run(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_bytes(read("alice29.txt"))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    orphan = tmp_path / f".in.txt.cpz.{dead.stdout.strip()}.k3j_x9.part"  # as a SIGKILLed writer leaves it
+    orphan.write_bytes(b"half an archive")
+    assert main(["compress", str(source), "--block-size", "40K", "--max-rules", "20"]) == 0
+    assert not orphan.exists() and (tmp_path / "in.txt.cpz").exists()
+
+
+def test_a_library_call_never_changes_the_process_limits(monkeypatch):
+    """chunkpress.decompress checks its bound before allocating; it makes no setrlimit call,
+    which would limit every other thread of a host such as zarr or Dask."""
+    import resource
+
+    def refuse(*args):
+        raise AssertionError("setrlimit called by a library call")
+
+    monkeypatch.setattr(resource, "setrlimit", refuse)
+    data = read("alice29.txt")
+    for coder in ("combinatorial", "varint-zstd", "cm"):
+        archive = chunkpress.compress(data, scorer="repair", limits={"max_rules": 50}, coder=coder)
+        assert chunkpress.decompress(archive) == data
+
+
+def test_max_memory_bounds_one_call_only():
+    """max_memory= bounds that call (FormatError before allocating past it), in its own thread:
+    a call beside it with no bound still decodes."""
+    data = b"abcd" * 250_000
+    archive = chunkpress.compress(data, scorer="repair", limits={"max_rules": 20}, coder="varint-zstd")
+    with pytest.raises(FormatError, match="more than the limit of 1,000,000"):
+        chunkpress.decompress(archive, max_memory=1_000_000)
+    assert chunkpress.decompress(archive, max_memory=100_000_000) == data
+    with pytest.raises(chunkpress.ConfigError):
+        chunkpress.decompress(archive, max_memory=-5)
+    results = {}
+    barrier = threading.Barrier(2)
+
+    def bounded():
+        barrier.wait()
+        try:
+            chunkpress.decompress(archive, max_memory=1_000_000)
+        except FormatError:
+            results["bounded"] = "refused"
+
+    def free():
+        barrier.wait()
+        results["free"] = chunkpress.decompress(archive) == data
+
+    threads = [threading.Thread(target=bounded), threading.Thread(target=free)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {"bounded": "refused", "free": True}
+
+
+def test_decode_and_export_check_memory_before_allocating(tmp_path, monkeypatch):
+    """A rules file of 48 doubling rules spells 2^48 bytes: export-hf refuses it at once instead
+    of growing until the machine runs out; decode with an HF id of 2^28 needs no 2 GB table."""
+    from chunkpress.format.rulesfile import dump_rules
+    from chunkpress.text.hf import HFVocab
+    from chunkpress.text.tokenizer import Tokenizer
+
+    doubling = np.array([[97, 97]] + [[256 + k, 256 + k] for k in range(47)])
+    (tmp_path / "d.rules").write_bytes(dump_rules(doubling, {}))
+    monkeypatch.setenv("CHUNKPRESS_MAX_MEMORY", str(10**9))
+    start = time.perf_counter()
+    assert main(["export-hf", str(tmp_path / "d.rules"), "-o", str(tmp_path / "t.json")]) == 4
+    assert time.perf_counter() - start < 5 and not (tmp_path / "t.json").exists()
+    # an imported vocabulary whose one merge has HF id 2^28
+    ids = list(range(256)) + [1 << 28]
+    vocab = HFVocab(ids=np.array(ids), special=(), add_prefix_space=False)
+    tok = Tokenizer(np.array([[97, 98]]), "none", hf=vocab)
+    assert tok.decode([1 << 28, 97]) == b"aba"
+    with pytest.raises(FormatError, match="no token"):
+        tok.decode([(1 << 28) - 1])
+
+
+def _silent_server():
+    """A port that accepts connections and never answers (a stuck scheduler)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                pass
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server, stop, held
+
+
+def test_an_unreachable_or_silent_scheduler_fails_fast_in_one_line(tmp_path):
+    pytest.importorskip("distributed")
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"some text\n" * 100)
+    server, stop, held = _silent_server()
+    env = dict(os.environ, CHUNKPRESS_CONNECT_TIMEOUT="3")
+    try:
+        for address in (f"tcp://127.0.0.1:{server.getsockname()[1]}", "tcp://127.0.0.1:1", "nonsense"):
+            start = time.perf_counter()
+            run = subprocess.run([*CLI, "compress", str(src), "-o", str(tmp_path / "o.cpz"), "--scheduler", address],
+                                 capture_output=True, text=True, env=env, timeout=60)
+            lines = run.stderr.strip().splitlines()
+            assert run.returncode == 6 and len(lines) == 1 and address in lines[0], run.stderr
+            assert time.perf_counter() - start < 15
+            assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+    finally:
+        stop.set()
+        server.close()
+        for conn in held:
+            conn.close()
