@@ -10,7 +10,7 @@ import signal
 import sys
 
 from . import __version__, __doc__ as PACKAGE_DOC
-from .errors import ChunkpressError, ConfigError, InputError
+from .errors import ChunkpressError, ConfigError, FormatError, InputError
 from .fileio import check_writable, read_input, write_output
 from .format.idfile import FORMATS
 from .plugin.registry import ROLES
@@ -382,6 +382,7 @@ def cmd_export_hf(args) -> int:
 
 def cmd_import_hf(args) -> int:
     from .text.hf import from_hf_json
+    from .text.tokenizer import Tokenizer
     from .format.rulesfile import dump_rules
 
     check_writable(args.output, args.force)
@@ -392,7 +393,12 @@ def cmd_import_hf(args) -> int:
     rules, pre, vocab = from_hf_json(text)
     meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": __version__,
             "hf": vocab.to_meta()}
-    write_output(args.output, dump_rules(rules, meta), args.force, binary=True, like=args.input)
+    payload = dump_rules(rules, meta)
+    try:  # what a later use would refuse is refused now, before anything is written
+        Tokenizer.from_rules_file(payload)
+    except ChunkpressError as exc:
+        raise FormatError(f"{args.input}: {exc}") from None
+    write_output(args.output, payload, args.force, binary=True, like=args.input)
     return 0
 
 

@@ -257,3 +257,28 @@ def test_a_study_on_two_dask_workers_resumes_and_matches(tmp_path, registry):
     assert len(set(keys)) == 14
     final = [_json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(final) == 14 and len({(r["dataset"], r["variant"]) for r in final}) == 14
+
+
+@pytest.mark.parametrize("line", [
+    b'{"dataset": "arabic", "variant"',                       # cut short
+    b"[1, 2, 3]", b'"a string"', b"42", b"null",              # not an object
+    b"[" * 100_000 + b"]" * 100_000,                          # nested past reason
+    b'{"dataset": "\xff\xfe"}',                               # not UTF-8
+    b'{"dataset": 5, "variant": [], "repeat": "x"}',          # wrong types
+    b'{"dataset": "arabic", "variant": "v", "repeat": 0, "config_hash": "h", "versions": "[1]"}',
+    b'{"dataset": "arabic", "variant": "v", "repeat": 1e400, "config_hash": "h"}',
+    b'{"dataset": "arabic", "variant": "v", "repeat": 0}',    # a column missing
+])
+def test_a_resume_over_lines_that_are_not_rows_runs_the_study(tmp_path, registry, line):
+    """A results.jsonl is data from elsewhere: lines that are not rows are skipped on resume
+    (the study runs and exits 0) and by report, never a traceback."""
+    path = tmp_path / "study.toml"
+    path.write_text(STUDY.replace("repeats = 2", "repeats = 1").replace('"pretokenizer.name" = ["none", "gpt2"]',
+                                                                        '"pretokenizer.name" = ["none"]'))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.jsonl").write_bytes(line + b"\n")
+    assert main(["study", str(path), "--out", str(out), "-q"]) == 0
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and all(r["verified"] is True for r in rows)
+    assert main(["study", "report", str(out / "results.jsonl"), "--out", str(tmp_path / "merged")]) == 0

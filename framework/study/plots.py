@@ -68,7 +68,8 @@ def plot_factors(rows: list[dict], path: Path) -> None:
     for i, v in enumerate(variants):
         ys = []
         for d in datasets:
-            vals = [float(r["factor"]) for r in ok if r["dataset"] == d and r["variant"] == v]
+            vals = [r["factor"] for r in ok if r["dataset"] == d and r["variant"] == v
+                    and isinstance(r["factor"], (int, float)) and not isinstance(r["factor"], bool)]
             ys.append(sum(vals) / len(vals) if vals else 0)
         ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=v)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)

@@ -44,6 +44,7 @@ import tomllib
 import tracemalloc
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Iterator
 
 import attrs
 
@@ -103,37 +104,58 @@ def _label(overrides: dict, base: dict) -> str:
     return ", ".join([scorer, *rest])
 
 
+def _table(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table, not {type(value).__name__}")
+    return value
+
+
 def load_study(path: str | Path) -> Study:
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text())
     except OSError as exc:
         raise ConfigError(f"cannot read study {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     unknown = sorted(set(raw) - {"study", "datasets", "base", "grid", "variants"})
     if unknown:
         raise ConfigError(f"{path}: unknown section {unknown[0]!r}; allowed: study, datasets, base, grid, variants")
-    head = raw.get("study", {})
+    head = _table(raw.get("study", {}), f"{path}: [study]")
     bad = sorted(set(head) - _STUDY_KEYS)
     if bad:
         raise ConfigError(f"{path}: unknown key study.{bad[0]!r}; allowed: {', '.join(sorted(_STUDY_KEYS))}")
-    datasets = {name: (path.parent / p).resolve() for name, p in raw.get("datasets", {}).items()}
+    if not isinstance(head.get("name", ""), str):
+        raise ConfigError(f"{path}: study.name must be a string")
+    datasets = _table(raw.get("datasets", {}), f"{path}: [datasets]")
+    for name, p in datasets.items():
+        if not isinstance(p, str):
+            raise ConfigError(f"{path}: datasets.{name!r} must be a path (a string)")
+    datasets = {name: (path.parent / p).resolve() for name, p in datasets.items()}
     if not datasets:
         raise ConfigError(f"{path}: a study needs at least one entry in [datasets]")
-    base = raw.get("base", {})
-    grid = raw.get("grid", {})
+    base = _table(raw.get("base", {}), f"{path}: [base]")
+    grid = _table(raw.get("grid", {}), f"{path}: [grid]")
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise ConfigError(f"{path}: grid.{key!r} must be a non-empty list")
+    listed = raw.get("variants", [])
+    if not isinstance(listed, list) or not all(isinstance(v, dict) for v in listed):
+        raise ConfigError(f"{path}: variants must be an array of tables ([[variants]])")
+    for extra in listed:
+        for key in ("name", "rules"):
+            if not isinstance(extra.get(key, ""), str):
+                raise ConfigError(f"{path}: a variant's {key!r} must be a string")
     variants = []
     keys = list(grid)
     # without a grid, the base alone is a variant only when no variants are listed
-    combos = itertools.product(*(grid[k] for k in keys)) if keys else ([()] if not raw.get("variants") else [])
+    combos = itertools.product(*(grid[k] for k in keys)) if keys else ([()] if not listed else [])
     for combo in combos:
         overrides = dict(zip(keys, combo))
         variants.append(Variant(name=_label(overrides, base), config=_merge(base, overrides)))
-    for extra in raw.get("variants", []):
+    for extra in listed:
         extra = dict(extra)
         name = extra.pop("name", None) or _label(extra, base)
         rules = extra.pop("rules", None)
@@ -142,7 +164,7 @@ def load_study(path: str | Path) -> Study:
             config["rules"] = str((path.parent / rules).resolve())
         variants.append(Variant(name=name, config=config))
     repeats = head.get("repeats", 1)
-    if not isinstance(repeats, int) or repeats < 1:
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"{path}: study.repeats must be a positive integer")
     return Study(name=head.get("name", path.stem), datasets=datasets, variants=tuple(variants), repeats=repeats)
 
@@ -254,45 +276,60 @@ def _row_key(row: dict) -> tuple:
     return (row["dataset"], row["variant"], int(row["repeat"]), row["config_hash"], row.get("input_blake2b", ""), version)
 
 
+def _read_rows(path: Path) -> Iterator[tuple[tuple, dict]]:
+    """(key, row) for every readable row of a results.jsonl. A line that is not a row (cut short
+    by an interrupted run, not UTF-8, not an object, nested past reason, missing a column) is
+    skipped: a results file is data from elsewhere, never a reason for a traceback."""
+    try:
+        raw = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"cannot read {path}: it is a directory") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    for line in raw.splitlines():
+        try:
+            row = json.loads(line.decode("utf-8"))
+            if not isinstance(row, dict) or not all(isinstance(row.get(c), str) for c in ("dataset", "variant")):
+                continue
+            key = _row_key(row)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError):
+            continue
+        yield key, row
+
+
+def _out_folder(out_dir: str | Path) -> Path:
+    """The results folder, made if missing; an InputError if the name is taken by a file."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"cannot write results to {out}: it is a file, not a folder") from None
+    except OSError as exc:
+        raise InputError(f"cannot write results to {out}: {exc.strerror or exc}") from None
+    return out
+
+
 def report(jsonl_files: list[str | Path], out_dir: str | Path) -> list[dict]:
     """Rebuild results (CSV, JSON lines, Markdown, plot) in ``out_dir`` from the rows of one or
     many results.jsonl files (studies run on several machines, or resumed): each row once, by
     dataset, variant, repeat, config, input and version; a later file's row replaces an
-    earlier one. A line cut short by an interrupted run is skipped."""
+    earlier one. A line that is not a row (one cut short by an interrupted run) is skipped."""
     rows: dict = {}
     for path in map(Path, jsonl_files):
-        try:
-            lines = path.read_text().splitlines()
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-        for line in lines:
-            try:
-                row = json.loads(line)
-                rows[_row_key(row)] = {c: row.get(c) for c in COLUMNS}
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
+        for key, row in _read_rows(path):
+            rows[key] = {c: row.get(c) for c in COLUMNS}
     if not rows:
         raise InputError(f"no result rows in {', '.join(map(str, jsonl_files))}")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_results(list(rows.values()), out_dir)
+    write_results(list(rows.values()), _out_folder(out_dir))
     return list(rows.values())
 
 
 def _done_rows(jsonl: Path) -> dict:
-    """Rows already measured (without error) in a results.jsonl, by key; a line cut short by an
-    interrupted run is ignored."""
-    done: dict = {}
+    """Rows already measured (without error) in a results.jsonl, by key; a line that is not a
+    row is ignored."""
     if not jsonl.exists():
-        return done
-    for line in jsonl.read_text().splitlines():
-        try:
-            row = json.loads(line)
-            if not row.get("error"):
-                done[_row_key(row)] = row
-        except (ValueError, KeyError, TypeError):
-            continue
-    return done
+        return {}
+    return {key: row for key, row in _read_rows(jsonl) if not row.get("error")}
 
 
 def run_study(study: Study, out_dir: str | Path, registry: Registry | None = None, progress=sys.stderr,
@@ -309,8 +346,7 @@ def run_study(study: Study, out_dir: str | Path, registry: Registry | None = Non
                                   workers, scheduler)
     registry = registry or default_registry()
     check_study(study, registry)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = _out_folder(out_dir)
     jsonl = out_dir / "results.jsonl"
     done = {} if rerun else _done_rows(jsonl)
     rows = []
@@ -359,7 +395,7 @@ def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers,
     from ..parallel import dask_client
 
     check_study(study, registry)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = _out_folder(out_dir)
     jsonl = out_dir / "results.jsonl"
     done = {} if rerun else _done_rows(jsonl)
     cells = [(d, p, v, r) for d, p in study.datasets.items() for v in study.variants for r in range(study.repeats)]
@@ -434,6 +470,18 @@ def write_results(rows: list[dict], out_dir: Path) -> None:
         print("chunkpress: matplotlib is not installed; no plots (pip install chunkpress[plots])", file=sys.stderr)
 
 
+def _mean(values: list) -> float:
+    """The mean of the values that are numbers (a merged file may hold rows from elsewhere);
+    NaN when none is."""
+    numbers = []
+    for v in values:
+        try:
+            numbers.append(float(v))
+        except (TypeError, ValueError, OverflowError):
+            continue
+    return sum(numbers) / len(numbers) if numbers else float("nan")
+
+
 def markdown_table(rows: list[dict]) -> str:
     """One line per dataset x variant (means over repeats), generated from the rows."""
     head = "| dataset | variant | archive bytes | dictionary bytes | bits/byte | factor | rules | learn s | encode s | decode s | verified |\n"
@@ -447,10 +495,10 @@ def markdown_table(rows: list[dict]) -> str:
         if not ok:
             lines.append(f"| {dataset} | {variant} | failed: {rs[0]['error']} |||||||||")
             continue
-        mean = lambda key: sum(float(r[key]) for r in ok) / len(ok)  # noqa: E731
+        mean = lambda key: _mean([r.get(key) for r in ok])  # noqa: E731
         lines.append(
             f"| {dataset} | {variant} | {mean('archive_bytes'):,.0f} | {mean('dictionary_bytes'):,.0f} "
             f"| {mean('bits_per_byte'):.4f} | {mean('factor'):.4f} | {mean('rules'):,.0f} | {mean('learn_seconds'):.2f} "
-            f"| {mean('encode_seconds'):.3f} | {mean('decode_seconds'):.3f} | {all(r['verified'] for r in ok)} |"
+            f"| {mean('encode_seconds'):.3f} | {mean('decode_seconds'):.3f} | {all(r.get('verified') is True for r in ok)} |"
         )
     return head + "\n".join(lines) + "\n"

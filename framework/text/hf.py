@@ -71,7 +71,7 @@ class HFVocab:
         used = self.ids[self.ids >= 0].tolist() + [i for _, i in self.special]
         if len(set(used)) != len(used):
             raise FormatError("HF vocabulary: two tokens share an id")
-        if any(i < 0 or i > MAX_HF_ID for i in used):
+        if any(i < 0 or i > MAX_HF_ID for i in used) or (self.ids < -1).any() or (self.ids[BYTE_SYMBOLS:] < 0).any():
             raise FormatError(f"HF vocabulary: ids must lie in [0, {MAX_HF_ID}]")
         if any(not content for content, _ in self.special):
             raise FormatError("HF vocabulary: an added token is empty")
@@ -260,7 +260,7 @@ def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
     special = _added_tokens(doc)
     table = byte_to_unicode()
     symbol = {table[b]: b for b in range(BYTE_SYMBOLS)}
-    ids = [vocab.get(table[b], -1) for b in range(BYTE_SYMBOLS)]
+    ids = [vocab.get(table[b], -1) for b in range(BYTE_SYMBOLS)]  # -1: a byte HF's vocabulary lacks
     rules = []
     for i, merge in enumerate(merges):
         pair = merge.split(" ") if isinstance(merge, str) else merge
@@ -276,7 +276,7 @@ def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
         if left + right not in vocab:
             raise FormatError(f"merge {i} makes {left + right!r}, which the vocabulary lacks")
         ids.append(vocab[left + right])
-    if not all(_is_int(i) for i in ids):
-        raise FormatError("vocabulary ids must be integers")
+    if not all(_is_int(i) and (0 <= i <= MAX_HF_ID or (i == -1 and k < BYTE_SYMBOLS)) for k, i in enumerate(ids)):
+        raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     hf = HFVocab(ids=np.array(ids, dtype=np.int64), special=special, add_prefix_space=add_prefix_space)
     return np.array(rules, dtype=np.int64).reshape(-1, 2), pre, hf

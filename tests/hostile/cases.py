@@ -93,6 +93,78 @@ def cases() -> dict:
     out["rules-flipped-byte"] = ({"r.rules": bytes(flipped), "ids.txt": b"97 256\n"},
                                  ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
     out["compress-missing-input"] = ({}, ["compress", "missing.txt", "-o", "out"], 5)
+    out.update(second_round())
+    return out
+
+
+def _tokenizer_json(merge_id, added_id=None) -> bytes:
+    """A byte-level BPE tokenizer.json with one merge (a b) of id ``merge_id``."""
+    from chunkpress.text.hf import byte_to_unicode
+
+    t = byte_to_unicode()
+    vocab = {t[b]: b for b in range(256)}
+    vocab[t[97] + t[98]] = merge_id
+    added = [] if added_id is None else [{"id": added_id, "content": "<s>", "single_word": False, "lstrip": False,
+                                          "rstrip": False, "normalized": False, "special": True}]
+    doc = {"version": "1.0", "added_tokens": added, "normalizer": None, "post_processor": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+           "decoder": {"type": "ByteLevel"},
+           "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                     "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                     "vocab": vocab, "merges": [t[97] + " " + t[98]]}}
+    return json.dumps(doc).encode()
+
+
+def second_round() -> dict:
+    """The second adversarial review's cases: each was a traceback, a CPU or memory bomb, or a
+    file that imported with exit 0 and failed on every later use."""
+    out = {}
+    out["block-archive-magic-only"] = ({"a.cpz": b"CHKB"}, ["decompress", "a.cpz", "-o", "out"], 4)
+    out["block-archive-claims-2^34-cut-short"] = (
+        {"a.cpz": b"CHKB" + bytes([3, 0]) + encode_varints([(1 << 34) - 1, 0]) + b"x" * 100},
+        ["decompress", "a.cpz", "-o", "out"], 4)
+    out["import-hf-id-1e30"] = ({"tok.json": _tokenizer_json(10**30)}, ["import-hf", "tok.json", "-o", "out"], 4)
+    out["import-hf-added-id-1e30"] = ({"tok.json": _tokenizer_json(256, 10**30)}, ["import-hf", "tok.json", "-o", "out"], 4)
+    out["import-hf-negative-merge-id"] = ({"tok.json": _tokenizer_json(-5)}, ["import-hf", "tok.json", "-o", "out"], 4)
+    doubling = [97, 97] + sum(([256 + i, 256 + i] for i in range(47)), [])
+    out["export-hf-doubling-rules"] = ({"r.rules": _rules_file(b"{}", doubling)}, ["export-hf", "r.rules", "-o", "out"], 4)
+    hf_far = json.dumps({"hf": {"ids": list(range(256)) + [1 << 28], "special": [], "add_prefix_space": False}}).encode()
+    out["decode-hf-id-2^28-unknown"] = ({"r.rules": _rules_file(hf_far, [97, 98]), "ids.txt": b"97 268435455\n"},
+                                        ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 5)
+    from hostile.cm_bombs import parse_bomb_archive
+
+    out["cm-parse-bomb"] = ({"a.cpz": parse_bomb_archive(50_000)}, ["decompress", "a.cpz", "-o", "out"], 4)
+    text = {"in.txt": b"some words, some more words\n" * 20}
+    studies = {
+        "study-not-a-table": 'study = 5\n[datasets]\na = "in.txt"\n',
+        "study-name-not-a-string": '[study]\nname = 5\n[datasets]\na = "in.txt"\n',
+        "study-datasets-not-a-table": 'datasets = ["in.txt"]\n',
+        "study-dataset-not-a-path": '[datasets]\na = 5\n',
+        "study-grid-not-a-table": 'grid = [1]\n[datasets]\na = "in.txt"\n',
+        "study-variants-not-an-array": '[datasets]\na = "in.txt"\n[variants]\nname = "x"\n',
+        "study-variants-not-tables": 'variants = [5]\n[datasets]\na = "in.txt"\n',
+        "study-variant-name-not-a-string": '[datasets]\na = "in.txt"\n[[variants]]\nname = 5\n',
+        "study-base-not-a-table": 'base = 5\n[datasets]\na = "in.txt"\n',
+    }
+    for name, toml in studies.items():
+        out[name] = ({"s.toml": toml.encode(), **text}, ["study", "s.toml", "--out", "out"], 2)
+    bad_lines = {
+        "not-json": b'{"dataset": "a", "variant"\n',
+        "not-an-object": b"[1, 2, 3]\n",
+        "nested": b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        "not-utf8": b'{"dataset": "\xff\xfe"}\n',
+        "wrong-types": b'{"dataset": 5, "variant": [], "repeat": "x"}\n',
+        "versions-not-an-object": b'{"dataset": "a", "variant": "v", "repeat": 0, "config_hash": "h", "versions": "[1]"}\n',
+    }
+    for name, line in bad_lines.items():
+        out[f"study-report-{name}"] = ({"r.jsonl": line}, ["study", "report", "r.jsonl", "--out", "out"], 5)
+    good_row = json.dumps({"dataset": "a", "variant": "v", "repeat": 0, "config_hash": "h", "factor": 2.0,
+                           "error": "", "archive_bytes": 10}).encode() + b"\n"
+    out["study-report-out-is-a-file"] = ({"r.jsonl": good_row, "outfile": b"x"},
+                                         ["study", "report", "r.jsonl", "--out", "outfile"], 5)
+    out["study-out-is-a-file"] = ({"s.toml": b'[datasets]\na = "in.txt"\n[base]\nscorer = "repair"\n'
+                                            b'limits = { max_rules = 5 }\n', "outfile": b"x", **text},
+                                  ["study", "s.toml", "--out", "outfile"], 5)
     return out
 
 

@@ -83,15 +83,26 @@ def hash_flood(rules: int = 200_000, low_bits: int = 13, n: int = 50_000) -> tup
     return _archive(crafted, text), _archive(honest, text)
 
 
-def parse_bomb(n: int = 200_000) -> tuple[bytes, bytes]:
-    """(crafted, honest): ``a`` x n with the rules ab, aab, aaab, ... (as long as cm allows:
-    every prefix of each is a dictionary prefix, none but ``a`` a match), and a
-    dictionary of as many rules learned from ordinary text of the same length."""
-    k = int((2 * (16 * n + (1 << 20) - 256)) ** 0.5) - 2
+def _chain_length(n: int) -> int:
+    """The most rules ab, aab, ... that cm allows for ``n`` bytes (its prefix bound)."""
+    return int((2 * (16 * n + (1 << 20) - 256)) ** 0.5) - 2
+
+
+def parse_bomb_archive(n: int) -> bytes:
+    """``a`` x n with the rules ab, aab, aaab, ... (as long as cm allows: every prefix of each
+    is a dictionary prefix, none but ``a`` a match)."""
+    k = _chain_length(n)
     chain = [[97, 98]] + [[97, 256 + j] for j in range(k - 1)]
     # the encoder refuses such a dictionary now: craft it past that check
     with mock.patch.object(cm, "_parse_budget", lambda n: 1 << 62, create=True):
-        crafted = _archive(np.array(chain, dtype=np.int64), b"a" * n)
+        return _archive(np.array(chain, dtype=np.int64), b"a" * n)
+
+
+def parse_bomb(n: int = 200_000) -> tuple[bytes, bytes]:
+    """(crafted, honest): :func:`parse_bomb_archive`, and a dictionary of as many rules learned
+    from ordinary text of the same length."""
+    k = _chain_length(n)
+    crafted = parse_bomb_archive(n)
     text = _text(n)
     fit = Pipeline.from_config(scorer="repair", limits={"max_rules": k}).fit(text, trace=False)
     honest = Pipeline.from_config(coder=CODER).encode(fit.rules, fit.symbols, text)
