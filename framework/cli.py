@@ -11,7 +11,7 @@ import sys
 
 from . import __version__, __doc__ as PACKAGE_DOC
 from .errors import ChunkpressError, ConfigError, FormatError, InputError
-from .fileio import check_writable, read_input, write_output
+from .fileio import check_writable, read_input, read_rest, write_output
 from .format.idfile import FORMATS
 from .plugin.registry import ROLES
 
@@ -74,7 +74,9 @@ def _same_file(a: str, b: str) -> bool:
 def _tokenizer(path: str):
     from .text.tokenizer import Tokenizer
 
-    return Tokenizer.from_rules_file(read_input(path))
+    from .format.limits import memory_limit
+
+    return Tokenizer.from_rules_file(read_input(path, memory_limit()))
 
 
 def _announce_first_compile(args) -> None:
@@ -118,6 +120,9 @@ def _say(args, text: str) -> None:
 def cmd_compress(args) -> int:
     from .text.tokenizer import Tokenizer
 
+    if args.rules and args.shared_dictionary:
+        raise ConfigError("--rules R already shares R across the blocks; --shared-dictionary learns one "
+                          "from the first block instead: give one of them")
     pipe = _pipeline(args)
     _announce_first_compile(args)
     dictionary = read_input(args.rules) if args.rules else None
@@ -137,7 +142,9 @@ def cmd_compress(args) -> int:
             return
         if args.shared_dictionary:
             raise InputError("--shared-dictionary is for block mode (give --block-size)")
-        data = read_input(path)
+        from .format.limits import memory_limit
+
+        data = read_input(path, memory_limit())
         if tokenizer is not None:  # reuse a learned dictionary: no learning
             archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=args.rules_ref)
         else:
@@ -149,17 +156,32 @@ def cmd_compress(args) -> int:
     return _each_input(args, one)
 
 
+#: the largest block: one block's work holds about 100 bytes per input byte
+MAX_BLOCK_SIZE = 16 << 30
+
+
 def _parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    """A block size: digits with an optional fraction and K, M or G (32M, 1.5G, 500000)."""
+    import re
+
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    match = re.fullmatch(r"(\d{1,12}(?:\.\d{1,6})?)([KMGkmg]?)", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 32M, 1G, 500000)")
+    value = int(float(match.group(1)) * units[match.group(2).upper()])
+    if value < 1 << 10 or value > MAX_BLOCK_SIZE:
+        raise argparse.ArgumentTypeError(f"a block size must lie between 1K and 16G, not {text}")
+    return value
+
+
+def _workers(text: str) -> int:
+    """A number of worker processes: 0 (serial) to 1024."""
     try:
-        if text and text[-1].upper() in units:
-            value = int(float(text[:-1]) * units[text[-1].upper()])
-        else:
-            value = int(text)
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 32M, 1G, 500000)") from None
-    if value < 1 << 10:
-        raise argparse.ArgumentTypeError("a block must be at least 1K")
+        value = -1
+    if not 0 <= value <= 1024:
+        raise argparse.ArgumentTypeError(f"--workers takes 0 (serial) to 1024 processes, not {text!r}")
     return value
 
 
@@ -170,12 +192,16 @@ def _file_size(path: str) -> int | None:
 
 def _block_mode(args, path: str) -> bool:
     """Block mode when asked for (a block size, workers, a scheduler), and by default for inputs
-    above the threshold, so that no input can exhaust memory."""
+    above the threshold and for streams (stdin, a FIFO, a device), whose length is not known,
+    so that no input can exhaust memory."""
     from .blockmode import AUTO_BLOCK_THRESHOLD
 
     if args.block_size or args.workers or args.scheduler:
         return True
-    return (_file_size(path) or 0) > AUTO_BLOCK_THRESHOLD
+    size = _file_size(path)
+    if size is None:  # a single archive that references rules is read whole, within the memory limit
+        return not args.rules_ref
+    return size > AUTO_BLOCK_THRESHOLD
 
 
 def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) -> None:
@@ -239,7 +265,9 @@ def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
     with stream:
         head = stream.read(len(blocks.MAGIC) + 1)
         if head[: len(blocks.MAGIC)] != blocks.MAGIC:
-            return head + stream.read()
+            from .format.limits import memory_limit
+
+            return read_rest(stream, path, head, memory_limit())  # a single archive is held whole
         if args.test:
             total = decompress_stream(stream, _Discard(), head, rules=rules)
             _say(args, f"{path}: OK ({total:,} bytes)")
@@ -360,7 +388,9 @@ def cmd_decode(args) -> int:
     tokenizer = _tokenizer(args.rules)
     out = args.output or "-"
     check_writable(out, args.force)
-    ids = read_ids(read_input(args.input), args.format, args.input)
+    from .format.limits import memory_limit
+
+    ids = read_ids(read_input(args.input, memory_limit()), args.format, args.input)
     try:
         data = tokenizer.decode(ids)
     except ChunkpressError as exc:
@@ -426,7 +456,9 @@ def cmd_study(args) -> int:
 def cmd_inspect(args) -> int:
     from .pipeline import inspect
 
-    info = inspect(read_input(args.input))
+    from .format.limits import memory_limit
+
+    info = inspect(read_input(args.input, memory_limit()))
     if args.json:
         print(json.dumps(info, indent=2, default=int))
     else:
@@ -471,9 +503,16 @@ def _add_pipeline_options(p) -> None:
     p.add_argument("--pretokenizer", help="none | gpt2 | whitespace: keep merges inside words")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line like every other error (exit 2)."""
+
+    def error(self, message: str):
+        self.exit(2, f"chunkpress: error: {message} (see '{self.prog} --help')\n")
+
+
 def _common() -> argparse.ArgumentParser:
     """Options every command takes, before or after its name (as zstd and xz users expect)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     # SUPPRESS: a subcommand's default must not undo the option given before the subcommand
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
@@ -487,7 +526,7 @@ def _common() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
-    parser = argparse.ArgumentParser(prog="chunkpress", description=PACKAGE_DOC, parents=[common])
+    parser = _Parser(prog="chunkpress", description=PACKAGE_DOC, parents=[common])
     parser.add_argument("--version", action="version", version=f"chunkpress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser = sub.add_parser
@@ -508,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="compression level: 1 fastest ... 9 smallest (none: the defaults, mdl + combinatorial); see README" if n == 1 else argparse.SUPPRESS)
     p.add_argument("--block-size", type=_parse_size,
                    help="compress in blocks of at most SIZE (e.g. 32M), in bounded memory; inputs over 256M use 32M blocks by default")
-    p.add_argument("--workers", type=int, help="compress blocks in this many local worker processes (Dask distributed)")
+    p.add_argument("--workers", type=_workers, help="compress blocks in this many local worker processes (Dask distributed)")
     p.add_argument("--scheduler", help="compress blocks on the Dask distributed scheduler at this address")
     p.add_argument("--rules", help="reuse this learned dictionary (a rules file) instead of learning one; "
                                    "in block mode every block shares it, stored once")
@@ -535,7 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help="rules file to write (default INPUT.rules unless --trace is given)")
     p.add_argument("--trace", help="CSV of the per-step trace (reference program's columns first)")
     p.add_argument("--eval", help="held-out text: the trace gets its code length at every step")
-    p.add_argument("--workers", type=int,
+    p.add_argument("--workers", type=_workers,
                    help="with a --pretokenizer: count pre-tokens over shards in this many local worker processes (Dask)")
     p.add_argument("--scheduler", help="with a --pretokenizer: count pre-tokens on the Dask scheduler at this address")
     p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
@@ -570,7 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="study TOML file; or 'report' and results.jsonl files: rebuild CSV, Markdown and plot "
                         "from them (each row once) into --out")
     p.add_argument("--out", help="results folder (default: results/ beside the study file)")
-    p.add_argument("--workers", type=int, help="run rows in this many local worker processes (Dask distributed)")
+    p.add_argument("--workers", type=_workers, help="run rows in this many local worker processes (Dask distributed)")
     p.add_argument("--scheduler", help="run rows on the Dask distributed scheduler at this address")
     p.add_argument("--rerun", action="store_true",
                    help="run every row again, even those already in results.jsonl for the same config, input and version")

@@ -11,16 +11,39 @@ from pathlib import Path
 from .errors import InputError
 
 
-def read_input(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
+def read_input(path: str, limit: int | None = None) -> bytes:
+    """The whole of ``path`` ('-': stdin). With ``limit``, an input longer than that many
+    bytes (a FIFO, a device such as /dev/zero, an endless pipe, or a file) is refused once
+    that much is read, instead of filling memory."""
     try:
+        if path == "-":
+            return _read_bounded(sys.stdin.buffer, path, limit)
         with open(path, "rb") as fh:
-            return fh.read()
+            return _read_bounded(fh, path, limit)
     except IsADirectoryError:
         raise InputError(f"cannot read {path}: it is a directory") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _read_bounded(stream, path: str, limit: int | None, head: bytes = b"") -> bytes:
+    if limit is None:
+        return head + stream.read()
+    pieces, total = [head], len(head)
+    while True:
+        piece = stream.read(min(1 << 20, limit + 1 - total))
+        if not piece:
+            return b"".join(pieces)
+        pieces.append(piece)
+        total += len(piece)
+        if total > limit:
+            raise InputError(f"{path}: more than {limit:,} bytes, the memory limit (set CHUNKPRESS_MAX_MEMORY "
+                             "to raise it)")
+
+
+def read_rest(stream, path: str, head: bytes, limit: int) -> bytes:
+    """``head`` and the rest of ``stream``, refused past ``limit`` bytes (see :func:`read_input`)."""
+    return _read_bounded(stream, path, limit, head)
 
 
 def _special(path: Path) -> bool:
@@ -217,6 +240,23 @@ class StreamingOutput:
         except OSError as exc:
             raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
+    def _publish(self) -> None:
+        """Give the complete file its name: replacing what is there with --force, else only if
+        the name is still free (a file created meanwhile is reported, never overwritten)."""
+        if self.force:
+            os.replace(self.tmp, self.target)
+            return
+        try:
+            os.link(self.tmp, self.target)
+        except FileExistsError:
+            raise InputError(f"{self.path} already exists (created meanwhile); use --force to overwrite it") from None
+        except OSError:  # a file system without hard links: the best it allows
+            if self.target.exists():
+                raise InputError(f"{self.path} already exists (created meanwhile); use --force to overwrite it") from None
+            os.replace(self.tmp, self.target)
+            return
+        os.unlink(self.tmp)
+
     def __exit__(self, kind, value, tb) -> None:
         if self.fh is None:
             return
@@ -228,7 +268,7 @@ class StreamingOutput:
             self.fh.close()
             if self.tmp is not None:
                 if kind is None:
-                    os.replace(self.tmp, self.target)
+                    self._publish()
                     self.tmp = None
         except OSError as exc:
             if kind is None:

@@ -61,13 +61,13 @@ def test_the_staged_file_is_never_readable_by_others(tmp_path, monkeypatch):
     from chunkpress import fileio
 
     seen = []
-    real_replace = os.replace
+    real_link = os.link
 
-    def spy(src, dst):
+    def spy(src, dst, **kw):
         seen.append(_mode(src))
-        return real_replace(src, dst)
+        return real_link(src, dst, **kw)
 
-    monkeypatch.setattr(fileio.os, "replace", spy)
+    monkeypatch.setattr(fileio.os, "link", spy)
     monkeypatch.setattr(fileio, "_write_anonymous", lambda *a: False)
     src = tmp_path / "secret.txt"
     src.write_bytes(b"private words " * 200)
@@ -212,3 +212,83 @@ def test_an_unreachable_or_silent_scheduler_fails_fast_in_one_line(tmp_path):
         server.close()
         for conn in held:
             conn.close()
+
+
+@pytest.mark.parametrize("args", [
+    ["--workers=-1"], ["--workers", "x"], ["--block-size", "infK"], ["--block-size", "99999999999999999999"],
+    ["--block-size", "1e15K"], ["--block-size", "17G"], ["--block-size", "12"],
+    ["--block-size", "32M", "--rules", "r.rules", "--shared-dictionary"],
+])
+def test_bad_numbers_and_conflicting_options_are_one_line_errors(tmp_path, args):
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"words words\n" * 50)
+    (tmp_path / "r.rules").write_bytes(b"")
+    run = subprocess.run([*CLI, "compress", "in.txt", "-o", "out.cpz", *args], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert run.stderr.startswith("chunkpress: error: ") and not (tmp_path / "out.cpz").exists()
+
+
+def test_a_stream_is_compressed_in_blocks_and_an_endless_one_is_refused_in_bounded_memory(tmp_path):
+    """stdin is read block by block (the archive is a block archive); a single archive read
+    from a stream that never ends (/dev/zero) is refused once the memory limit is read."""
+    data = read("alice29.txt")[:20_000]
+    packed = subprocess.run([*CLI, "compress", "-", "--max-rules", "20", "--stdout"], input=data,
+                            capture_output=True, check=True).stdout
+    assert packed[:4] == b"CHKB"
+    back = subprocess.run([*CLI, "decompress", "-", "--stdout"], input=packed, capture_output=True, check=True)
+    assert back.stdout == data
+    env = dict(os.environ, CHUNKPRESS_MAX_MEMORY=str(50 << 20))
+    for command in (["decompress", "/dev/zero", "-o", str(tmp_path / "out")], ["inspect", "/dev/zero"]):
+        run = subprocess.run([*CLI, *command], capture_output=True, text=True, env=env, timeout=60)
+        assert run.returncode == 5 and "more than 52,428,800 bytes" in run.stderr, run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_block_mode_never_overwrites_a_file_created_meanwhile(tmp_path, monkeypatch, capsys):
+    """Without --force, a block archive gets its name only if it is still free (as the single
+    archive path does): a file that appears during the run is reported, not replaced."""
+    from chunkpress import blockmode
+
+    src = tmp_path / "in.txt"
+    src.write_bytes(read("alice29.txt")[:30_000])
+    target = tmp_path / "in.txt.cpz"
+    real = blockmode.compress_stream
+
+    def racing(*args, **kwargs):
+        total = real(*args, **kwargs)
+        target.write_bytes(b"another run's archive")
+        return total
+
+    monkeypatch.setattr(blockmode, "compress_stream", racing)
+    assert main(["compress", str(src), "--block-size", "10K", "--max-rules", "10"]) == 5
+    assert "created meanwhile" in capsys.readouterr().err
+    assert target.read_bytes() == b"another run's archive"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "in.txt.cpz"]
+
+
+def test_a_second_study_on_the_same_out_is_refused(tmp_path, capsys):
+    from chunkpress.study.runner import _exclusive
+
+    (tmp_path / "in.txt").write_bytes(b"some words and more words\n" * 30)
+    (tmp_path / "s.toml").write_text('[datasets]\na = "in.txt"\n[base]\nscorer = "repair"\nlimits = { max_rules = 5 }\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    with _exclusive(out):  # a first run holds the folder
+        assert main(["study", str(tmp_path / "s.toml"), "--out", str(out), "-q"]) == 5
+        assert "in use by another study run" in capsys.readouterr().err
+    assert main(["study", str(tmp_path / "s.toml"), "--out", str(out), "-q"]) == 0
+    assert len((out / "results.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_report_of_a_megabyte_long_variant_name_is_quick(tmp_path):
+    import json
+
+    row = {"dataset": "a", "variant": "v" * (1 << 20), "repeat": 0, "config_hash": "h", "factor": 2.0, "error": "",
+           "archive_bytes": 10, "verified": True}
+    (tmp_path / "r.jsonl").write_text(json.dumps(row) + "\n")
+    start = time.perf_counter()
+    assert main(["study", "report", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "out")]) == 0
+    assert time.perf_counter() - start < 10
+    table = (tmp_path / "out" / "results.md").read_text()
+    assert max(len(line) for line in table.splitlines()) < 400

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..engine.codelength import PART_NAMES
+from .display import display_name
 
 _LABELS = {"m_bits": "dictionary size", "rules_bits": "rules", "n_bits": "string length",
            "counts_bits": "symbol counts", "string_bits": "string"}
@@ -71,8 +72,8 @@ def plot_factors(rows: list[dict], path: Path) -> None:
             vals = [r["factor"] for r in ok if r["dataset"] == d and r["variant"] == v
                     and isinstance(r["factor"], (int, float)) and not isinstance(r["factor"], bool)]
             ys.append(sum(vals) / len(vals) if vals else 0)
-        ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=v)
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
+        ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=display_name(v))
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], [display_name(d, 30) for d in datasets])
     ax.set_ylabel("compression factor (original / archive)")
     ax.legend(fontsize="small", bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()

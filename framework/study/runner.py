@@ -33,6 +33,7 @@ are generated from those rows.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -52,6 +53,7 @@ from .. import __version__
 from ..config import config_from_dict
 from ..errors import ConfigError, FormatError, InputError
 from ..plugin.registry import ROLES, Registry, default_registry
+from .display import display_name
 from .plots import plot_factors
 
 COLUMNS = (
@@ -341,12 +343,31 @@ def run_study(study: Study, out_dir: str | Path, registry: Registry | None = Non
     ``workers`` (local processes) or ``scheduler`` (the address of a Dask distributed
     scheduler) run the rows as Dask tasks, one row per task; plugins must then be installed
     where the workers run (``registry`` is not sent)."""
-    if workers or scheduler:
-        return _run_study_on_dask(study, Path(out_dir), registry or default_registry(), progress, rerun,
-                                  workers, scheduler)
     registry = registry or default_registry()
     check_study(study, registry)
     out_dir = _out_folder(out_dir)
+    with _exclusive(out_dir):
+        if workers or scheduler:
+            return _run_study_on_dask(study, out_dir, registry, progress, rerun, workers, scheduler)
+        return _run_study_here(study, out_dir, registry, progress, rerun)
+
+
+@contextlib.contextmanager
+def _exclusive(out_dir: Path):
+    """Hold ``out_dir/.lock`` while a study writes there: a second run on the same folder is
+    refused in one line (two would interleave and rewrite each other's results, losing rows).
+    The lock goes with the process, so a killed run leaves none behind."""
+    import fcntl
+
+    with open(out_dir / ".lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InputError(f"{out_dir} is in use by another study run; wait for it or give another --out") from None
+        yield
+
+
+def _run_study_here(study: Study, out_dir: Path, registry: Registry, progress, rerun: bool) -> list[dict]:
     jsonl = out_dir / "results.jsonl"
     done = {} if rerun else _done_rows(jsonl)
     rows = []
@@ -394,8 +415,6 @@ _WARM = False
 def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers, scheduler) -> list[dict]:
     from ..parallel import dask_client
 
-    check_study(study, registry)
-    out_dir = _out_folder(out_dir)
     jsonl = out_dir / "results.jsonl"
     done = {} if rerun else _done_rows(jsonl)
     cells = [(d, p, v, r) for d, p in study.datasets.items() for v in study.variants for r in range(study.repeats)]
@@ -493,11 +512,13 @@ def markdown_table(rows: list[dict]) -> str:
     for (dataset, variant), rs in groups.items():
         ok = [r for r in rs if not r["error"]]
         if not ok:
-            lines.append(f"| {dataset} | {variant} | failed: {rs[0]['error']} |||||||||")
+            lines.append(f"| {display_name(dataset)} | {display_name(variant)} | failed: "
+                         f"{display_name(rs[0]['error'], 200)} |||||||||")
             continue
         mean = lambda key: _mean([r.get(key) for r in ok])  # noqa: E731
         lines.append(
-            f"| {dataset} | {variant} | {mean('archive_bytes'):,.0f} | {mean('dictionary_bytes'):,.0f} "
+            f"| {display_name(dataset)} | {display_name(variant)} | {mean('archive_bytes'):,.0f} "
+            f"| {mean('dictionary_bytes'):,.0f} "
             f"| {mean('bits_per_byte'):.4f} | {mean('factor'):.4f} | {mean('rules'):,.0f} | {mean('learn_seconds'):.2f} "
             f"| {mean('encode_seconds'):.3f} | {mean('decode_seconds'):.3f} | {all(r.get('verified') is True for r in ok)} |"
         )
