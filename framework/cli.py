@@ -205,7 +205,7 @@ def _block_mode(args, path: str) -> bool:
 
 
 def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) -> None:
-    from .blockmode import DEFAULT_BLOCK_SIZE, compress_stream
+    from .blockmode import DEFAULT_BLOCK_SIZE, STREAM_BLOCK_SIZE, compress_stream
     from .fileio import StreamingOutput
 
     try:
@@ -215,7 +215,8 @@ def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) 
     size = _file_size(path)
     with stream, StreamingOutput(out, args.force, binary=True, like=path, times=True) as sink, \
             _progress(args, "compress", size, unit="B", unit_scale=True) as progress:
-        total = compress_stream(pipe, stream, sink, args.block_size or DEFAULT_BLOCK_SIZE, args.workers,
+        block_size = args.block_size or (DEFAULT_BLOCK_SIZE if size is not None else STREAM_BLOCK_SIZE)
+        total = compress_stream(pipe, stream, sink, block_size, args.workers,
                                 args.scheduler, progress=lambda count, done: progress.update(done, blocks=count),
                                 dictionary=dictionary, learn_dictionary=args.shared_dictionary)
     _say(args, f"{path}: {total:,} bytes in blocks -> {out}")

@@ -29,6 +29,7 @@ from ...format.expand import _expand as expand_into
 from ...format.expand import expand, symbol_lengths
 from ...format.leb128 import decode_varints, encode_varints
 from ...format.limits import check_allocation
+from ...engine.kernels import call_interruptibly
 from ...plugin.base import BYTE_SYMBOLS, Coder
 
 from . import cm_model as cmm
@@ -203,7 +204,7 @@ class Dictionary:
         """The longest-match parse; FormatError where it would walk more than
         :func:`_parse_budget` bytes past its matches (the encoder refuses such a dictionary)."""
         symbols = np.zeros(text.size, dtype=np.int64)
-        count = cmm.greedy_parse(text, self.prefix_keys, self.prefix_used, self.keys, self.used, self.start,
+        count = call_interruptibly(cmm.greedy_parse, text, self.prefix_keys, self.prefix_used, self.keys, self.used, self.start,
                                  self.ids, symbols, _parse_budget(text.size))
         if count == -2:
             raise FormatError(f"the dictionary's prefixes run on far past its matches in this text: the "
@@ -262,7 +263,7 @@ class Model:
         self.bw = np.full((16, 4), 1 << 14, dtype=np.int32)
 
     def run(self, decode, text, starts, symbols, n_symbols, d: Dictionary, out, inp, flags, ac, coded_parse):
-        return cmm.code_text(decode, text, starts, symbols, n_symbols, d.keys, d.used, d.start, d.size, d.ids,
+        return call_interruptibly(cmm.code_text, decode, text, starts, symbols, n_symbols, d.keys, d.used, d.start, d.size, d.ids,
                              d.pos, self.ht, self.t1, self.sm_p, self.sm_n, self.mm_p, self.mm_n, self.mm_ht,
                              self.w1, self.w2, self.a1, self.a2, self.bd_p, self.bd_n,
                              self.bw, out, inp, flags, ac, d.prefix_keys, d.prefix_used, coded_parse,

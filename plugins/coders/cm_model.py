@@ -372,7 +372,7 @@ def longest_run(used):
     return best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start, group_size, group_ids,
               group_pos, ht, t1, sm_p, sm_n, mm_p, mm_n, mm_ht, w1, w2, a1, a2,
               bd_p, bd_n, bw, out, inp, flags, ac, prefix_keys, prefix_used, coded_parse, a3):
@@ -643,7 +643,7 @@ def _close(decode, chunk, n_symbols, symbols, key, keys, used, group_start, grou
     return chunk + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_ids, symbols, budget):
     """The longest-match parse of ``text`` by the dictionary (the first id of each spelling):
     what the decoder returns when the parse was not coded. Returns the number of symbols, or -2
