@@ -207,6 +207,12 @@ def test_an_unreachable_or_silent_scheduler_fails_fast_in_one_line(tmp_path):
             assert run.returncode == 6 and len(lines) == 1 and address in lines[0], run.stderr
             assert time.perf_counter() - start < 15
             assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+        # a study on the silent one too
+        (tmp_path / "s.toml").write_text('[datasets]\na = "in.txt"\n[base]\nscorer = "repair"\n')
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        run = subprocess.run([*CLI, "study", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out"),
+                              "--scheduler", address], capture_output=True, text=True, env=env, timeout=60)
+        assert run.returncode == 6 and len(run.stderr.strip().splitlines()) == 1, run.stderr
     finally:
         stop.set()
         server.close()
