@@ -198,10 +198,22 @@ def _block_mode(args, path: str) -> bool:
 
     if args.block_size or args.workers or args.scheduler:
         return True
-    size = _file_size(path)
-    if size is None:  # a single archive that references rules is read whole, within the memory limit
+    if _is_stream(path):  # a single archive that references rules is read whole, within the memory limit
         return not args.rules_ref
-    return size > AUTO_BLOCK_THRESHOLD
+    return (_file_size(path) or 0) > AUTO_BLOCK_THRESHOLD
+
+
+def _is_stream(path: str) -> bool:
+    """stdin, a FIFO, a device or a socket: an input whose length is not known beforehand."""
+    import stat
+
+    if path == "-":
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # reported by the read
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode)
 
 
 def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) -> None:
