@@ -20,12 +20,13 @@ from .plugin.base import Coder, Rewriter, Scorer, SplitScorer  # noqa: E402
 
 
 def compress(data: bytes, config=None, level: int | None = None, **overrides) -> bytes:
-    """One-shot: an archive of ``data`` (a config path, a ``level`` from 1 fastest to 9
-    smallest, or neither for the built-in defaults; ``overrides`` as in
+    """One-shot: an archive of ``data`` (a config path, or a ``level`` from 1 fastest to 9
+    smallest; neither: level 5, as the command line; ``overrides`` as in
     :meth:`chunkpress.pipeline.Pipeline.from_config`, e.g. ``coder="cm"``)."""
+    from .config import compress_level
     from .pipeline import Pipeline
 
-    return Pipeline.from_config(config, level=level, **overrides).compress(data)
+    return Pipeline.from_config(config, level=compress_level(config, level), **overrides).compress(data)
 
 
 def decompress(archive: bytes, *, max_memory: int | None = None) -> bytes:

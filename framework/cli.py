@@ -47,10 +47,10 @@ def _overrides(args) -> dict:
     return out
 
 
-def _pipeline(args):
+def _pipeline(args, level: int | None = None):
     from .pipeline import Pipeline
 
-    return Pipeline.from_config(args.config, level=getattr(args, "level", None), **_overrides(args))
+    return Pipeline.from_config(args.config, level=level, **_overrides(args))
 
 
 def _default_output(path: str, compressing: bool) -> str:
@@ -123,7 +123,9 @@ def cmd_compress(args) -> int:
     if args.rules and args.shared_dictionary:
         raise ConfigError("--rules R already shares R across the blocks; --shared-dictionary learns one "
                           "from the first block instead: give one of them")
-    pipe = _pipeline(args)
+    from .config import compress_level
+
+    pipe = _pipeline(args, compress_level(args.config, args.level))
     _announce_first_compile(args)
     dictionary = read_input(args.rules) if args.rules else None
     tokenizer = Tokenizer.from_rules_file(dictionary) if dictionary is not None else None
@@ -505,7 +507,7 @@ def cmd_plugins(args) -> int:
 
 
 def _add_pipeline_options(p) -> None:
-    p.add_argument("-c", "--config", help="TOML config (default: built-in mdl + linked + combinatorial)")
+    p.add_argument("-c", "--config", help="TOML config (compress default: level 5; train: mdl + linked + combinatorial)")
     p.add_argument("--scorer", help="scorer name (overrides the config)")
     p.add_argument("--rewriter", help="rewriter name (overrides the config)")
     p.add_argument("--coder", help="coder name (overrides the config)")
@@ -557,7 +559,8 @@ def build_parser() -> argparse.ArgumentParser:
     levels = p.add_mutually_exclusive_group()
     for n in range(1, 10):
         levels.add_argument(f"-{n}", dest="level", action="store_const", const=n,
-                            help="compression level: 1 fastest ... 9 smallest (none: the defaults, mdl + combinatorial); see README" if n == 1 else argparse.SUPPRESS)
+                            help="compression level: 1 fastest ... 9 smallest (default 5; the paper's mdl + combinatorial: "
+                                 "-c examples/paper/mdl.toml); see README" if n == 1 else argparse.SUPPRESS)
     p.add_argument("--block-size", type=_parse_size,
                    help="compress in blocks of at most SIZE (e.g. 32M), in bounded memory; inputs over 256M use 32M blocks by default")
     p.add_argument("--workers", type=_workers, help="compress blocks in this many local worker processes (Dask distributed)")

@@ -183,27 +183,40 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
     return config_from_dict(raw, registry, where)
 
 
-def _preset(scorer, coder, max_rules=None, pretokenizer="none", **params):
+def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, **params):
     raw = {"scorer": {"name": scorer}, "coder": {"name": coder, "params": params}, "pretokenizer": {"name": pretokenizer}}
-    if max_rules is not None:
-        raw["limits"] = {"max_rules": max_rules}
+    limits = {k: v for k, v in (("max_rules", max_rules), ("min_count", min_count)) if v is not None}
+    if limits:
+        raw["limits"] = limits
     return raw
 
 
-#: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels, each smaller and slower than the
-#: one before on en_mix_10MB (README table, examples/benchmarks/levels.py). Without a level the
-#: built-in defaults run: mdl + combinatorial, the paper's method, which is not on this scale.
+#: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller and slower than the one
+#: before on en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (README
+#: table, examples/benchmarks/levels.py). Word-level BPE (repair over GPT-2 pre-tokens) in front
+#: of zstd, PPMd (fewer chunks: PPMd models the bytes of the ids itself) or context mixing;
+#: ``min_count`` keeps small inputs from paying for rare chunks.
 PRESETS = {
-    1: _preset("repair", "varint-zstd", 1000, "gpt2", level=3),
-    2: _preset("repair", "varint-zstd", 2000, "gpt2", level=9),
-    3: _preset("repair", "varint-zstd", 4000, "gpt2", level=19),
-    4: _preset("repair", "varint-lzma", 8000, "gpt2"),
-    5: _preset("repair", "varint-lzma", 16000, "gpt2"),
-    6: _preset("repair", "cm", 4000, "gpt2", memory=22, parse="longest"),
-    7: _preset("repair", "cm", 4000, "gpt2", memory=25, parse="longest"),
-    8: _preset("repair", "cm", 4000, "gpt2", memory=27, parse="longest"),
-    9: {**_preset("repair", "cm", 4000, "gpt2", memory=29, parse="longest"), "limits": {"max_rules": 4000, "min_count": 40}},
+    1: _preset("repair", "varint-zstd", 1000, "gpt2", min_count=8, level=3),
+    2: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=19),
+    3: _preset("repair", "varint-ppmd", 2000, "gpt2", min_count=8, model_order=3, memory_mb=16),
+    4: _preset("repair", "varint-ppmd", 1000, "gpt2", min_count=8, model_order=4, memory_mb=64),
+    5: _preset("repair", "varint-ppmd", 500, "gpt2", min_count=8, model_order=6, memory_mb=256),
+    6: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=24, parse="longest"),
+    7: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=26, parse="longest"),
+    8: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=28, parse="longest"),
+    9: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=29, parse="longest"),
 }
+#: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
+#: smaller than xz -9 and faster on en_mix_10MB. The paper's method (mdl + combinatorial) is
+#: ``examples/paper/mdl.toml``; ``Pipeline.from_config()`` without arguments still builds it.
+DEFAULT_LEVEL = 5
+
+
+def compress_level(config, level: int | None) -> int | None:
+    """The level a compression runs at: the one given, else :data:`DEFAULT_LEVEL` unless a
+    config file says otherwise."""
+    return level if level is not None or config is not None else DEFAULT_LEVEL
 
 
 def preset(level: int) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from chunkpress.cli import main
-from support import DATA
+from support import DATA, ROOT
 
 
 def run(*args, stdin=None):
@@ -118,11 +118,16 @@ def test_train_writes_rules_and_trace(tmp_path, alice_copy):
 
 
 def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
-    assert main(["compress", str(alice_copy), "--max-rules", "50"]) == 0
+    assert main(["compress", str(alice_copy), "--max-rules", "50", "-c", str(ROOT / "examples" / "paper" / "mdl.toml")]) == 0
     capsys.readouterr()
     assert main(["inspect", str(tmp_path / "alice29.txt.cpz")]) == 0
     out = capsys.readouterr().out
     assert "chunkpress.combinatorial.v1" in out and "rules" in out and "string_bits (model / written)" in out
+    # without a level or config: the default level, PPMd behind word-level BPE
+    assert main(["compress", str(alice_copy), "-o", str(tmp_path / "default.cpz")]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(tmp_path / "default.cpz")]) == 0
+    assert "chunkpress.varint-ppmd.v1" in capsys.readouterr().out
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "scorer    mdl" in out and "coder     varint-zstd" in out

@@ -104,12 +104,29 @@ def test_levels_are_presets_and_nine_is_the_smallest_example(registry):
     from support import ROOT
 
     assert sorted(PRESETS) == list(range(1, 10))
-    assert load_config(None, registry, level=5).coder.name == "varint-lzma"
+    assert load_config(None, registry, level=5).coder.name == "varint-ppmd"
     assert load_config(None, registry, level=9) == load_config(ROOT / "examples" / "context-mixing" / "best.toml", registry)
     assert load_config(None, registry, {"coder": "varint-zlib"}, level=1).coder.name == "varint-zlib"
     for bad in (0, 10, True, "9"):
         with pytest.raises(ConfigError, match="level must be 1 to 9"):
             load_config(None, registry, level=bad)
+
+
+def test_no_level_compresses_at_the_default_level_and_a_config_file_stands_alone(registry):
+    """chunkpress.compress and the CLI run DEFAULT_LEVEL without a level or config; a config
+    file is taken as it is (its missing keys default to the paper's method, as before)."""
+    import chunkpress
+    from chunkpress.config import DEFAULT_LEVEL, compress_level
+    from chunkpress.format.container import unpack
+    from support import ROOT, read
+
+    assert compress_level(None, None) == DEFAULT_LEVEL and compress_level("c.toml", None) is None
+    assert compress_level(None, 2) == 2
+    data = read("udhr_arb.txt")
+    assert chunkpress.compress(data) == chunkpress.compress(data, level=DEFAULT_LEVEL)
+    paper = chunkpress.compress(data, ROOT / "examples" / "paper" / "mdl.toml")
+    assert unpack(paper)[0].codec == "chunkpress.combinatorial.v1"
+    assert load_config(ROOT / "examples" / "paper" / "mdl.toml", registry) == load_config(None, registry)
 
 
 def test_level_flags_on_the_command_line(tmp_path, capsys):

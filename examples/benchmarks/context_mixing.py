@@ -1,7 +1,7 @@
 """Whole-process benchmark: ``chunkpress compress -c best.toml`` and ``decompress`` against zpaq -m5,
 PPMd, xz -9e, zstd -19 and bzip3, each run as its own process on the same file in the same run.
 
-Run from the project root (zpaq and pyppmd come with ``pip install -e '.[baselines]'``; bzip3,
+Run from the project root (zpaq comes with ``pip install -e '.[baselines]'``; bzip3,
 xz and zstd are used when they are on PATH):
 
     .venv/bin/python examples/benchmarks/context_mixing.py [--input ../shared/corpus/en_mix_10MB.txt]
@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,52 +27,7 @@ ROOT = HERE.parents[1]
 BEST = ROOT / "examples" / "context-mixing" / "best.toml"
 CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
 
-# peers that live in Python packages run through these one-line programs (argv: in out)
-ZPAQ_C = "import sys, zpaq; open(sys.argv[2], 'wb').write(zpaq.compress(open(sys.argv[1], 'rb').read(), level=5, threads=1))"
-ZPAQ_D = "import sys, zpaq; open(sys.argv[2], 'wb').write(zpaq.decompress(open(sys.argv[1], 'rb').read()))"
-PPMD_C = ("import sys, pyppmd; d = open(sys.argv[1], 'rb').read(); e = pyppmd.Ppmd8Encoder(8, 256 << 20); "
-          "open(sys.argv[2], 'wb').write(len(d).to_bytes(8, 'little') + e.encode(d) + e.flush(endmark=False))")
-PPMD_D = ("import sys, pyppmd; c = open(sys.argv[1], 'rb').read(); "
-          "open(sys.argv[2], 'wb').write(pyppmd.Ppmd8Decoder(8, 256 << 20).decode(c[8:], int.from_bytes(c[:8], 'little')))")
-
-
-def run(cmd: list[str], stdout=None) -> tuple[float, int]:
-    """(wall seconds, peak RSS in MB) of one process; raises if it fails."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace")
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed: {err.strip()}")
-    return wall, usage.ru_maxrss // 1024
-
-
-def peers(src: Path, tmp: Path) -> list[tuple[str, list, list, Path]]:
-    """(name, compress argv, decompress argv, archive path): those installed."""
-    out = []
-    py = sys.executable
-    try:
-        import zpaq  # noqa: F401
-
-        out.append(("zpaq -m5 (libzpaq, 1 thread)", [py, "-c", ZPAQ_C, str(src), str(tmp / "z.zpaq")],
-                    [py, "-c", ZPAQ_D, str(tmp / "z.zpaq"), str(tmp / "z.out")], tmp / "z.zpaq"))
-    except ImportError:
-        pass
-    try:
-        import pyppmd  # noqa: F401
-
-        out.append(("PPMd var. I order 8, 256 MB (pyppmd)", [py, "-c", PPMD_C, str(src), str(tmp / "p.ppmd")],
-                    [py, "-c", PPMD_D, str(tmp / "p.ppmd"), str(tmp / "p.out")], tmp / "p.ppmd"))
-    except ImportError:
-        pass
-    for tool, level, ext in (("xz", "-9e", "xz"), ("zstd", "-19", "zst"), ("bzip3", "-b 16", "bz3")):
-        if shutil.which(tool):
-            archive = tmp / f"t.{ext}"
-            comp = ["sh", "-c", f"{tool} {level} -c < '{src}' > '{archive}'"]
-            dec = ["sh", "-c", f"{tool} -d -c < '{archive}' > '{tmp / ('t.' + ext + '.out')}'"]
-            out.append((f"{tool} {level}", comp, dec, archive))
-    return out
+from processes import peers, run
 
 
 def main() -> int:

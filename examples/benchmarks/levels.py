@@ -1,9 +1,11 @@
-"""Compression levels -1 ... -9 on en_mix_10MB: size, compress and decompress time, peak RSS,
-each a whole `chunkpress` process (warm numba cache), xz -9 and zstd -19 in the same run.
+"""Compression levels -1 ... -9 and the default: size, compress and decompress time, peak RSS,
+each a whole `chunkpress` process (warm numba cache), with zpaq -m5, PPMd order 8, xz, zstd and
+bzip3 in the same run; sizes of every level on the other corpora, to check that no level is
+larger than the one below; a size-against-time plot (PNG and SVG) of levels and peers.
 
-    .venv/bin/python examples/benchmarks/levels.py [--corpus DIR]
+    .venv/bin/python examples/benchmarks/levels.py [--corpus DIR] [--quick]
 
-Writes examples/benchmarks/levels.md and prints it.
+Writes examples/benchmarks/levels.md, levels.png and levels.svg, and prints the table.
 """
 
 from __future__ import annotations
@@ -16,16 +18,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from processes import timed as run_process
+from processes import peers, run
 
-from chunkpress.config import PRESETS
+from chunkpress.config import DEFAULT_LEVEL, PRESETS
 
 HERE = Path(__file__).parent
-CHUNKPRESS = str(Path(sys.executable).with_name("chunkpress"))
-
-
-def timed(cmd: list[str], stdout=None) -> tuple[float, int]:
-    return run_process(cmd, stdout)[:2]
+CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
+#: the corpora whose sizes must not grow from one level to the next (en_mix_10MB: strictly fall)
+OTHERS = ("en_mix_1MB.txt", "alice29.txt", "udhr_arb.txt", "udhr_cmn_hans.txt")
 
 
 def describe(level: int) -> str:
@@ -37,43 +37,106 @@ def describe(level: int) -> str:
             f"{', min_count ' + str(limits['min_count']) if 'min_count' in limits else ''} + {coder['name']} ({params})")
 
 
+def level_flag(level) -> list[str]:
+    return [] if level is None else [f"-{level}"]
+
+
+def measure(src: Path, tmp: Path, level) -> tuple[int, float, float, int, bool]:
+    archive, back = tmp / "a.cpz", tmp / "back"
+    c_s, c_mb = run([*CHUNKPRESS, "compress", *level_flag(level), str(src), "-o", str(archive), "-f", "-q"])
+    d_s, d_mb = run([*CHUNKPRESS, "decompress", str(archive), "-o", str(back), "-f", "-q"])
+    return archive.stat().st_size, c_s, d_s, max(c_mb, d_mb), back.read_bytes() == src.read_bytes()
+
+
+def plot(rows: list, size: int, out: Path) -> None:
+    """Size against compress time, levels joined in order, peers as labelled points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    levels = [r for r in rows if r[0].startswith("-")]
+    ax.plot([r[3] for r in levels], [8 * r[2] / size for r in levels], "o-", color="tab:blue", label="chunkpress -1 ... -9")
+    for r in levels:
+        ax.annotate(r[0], (r[3], 8 * r[2] / size), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    for r in rows:
+        if r[0] == "default":
+            ax.plot(r[3], 8 * r[2] / size, "*", color="tab:blue", markersize=12, label=f"chunkpress (default, -{DEFAULT_LEVEL})")
+        elif not r[0].startswith("-"):
+            ax.plot(r[3], 8 * r[2] / size, "s", color="tab:gray")
+            ax.annotate(r[0].split(" (")[0], (r[3], 8 * r[2] / size), textcoords="offset points", xytext=(4, -10),
+                        fontsize=8, color="dimgray")
+    ax.set_xscale("log")
+    ax.set_xlabel("compress time, s (whole process, log scale)")
+    ax.set_ylabel("bits per byte")
+    ax.set_title("en_mix_10MB: size against time")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(out.with_suffix(f".{ext}"), dpi=110)
+    plt.close(fig)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default=str(HERE.parents[2] / "shared" / "corpus"))
+    ap.add_argument("--quick", action="store_true", help="en_mix_1MB instead of en_mix_10MB, no other corpora")
     a = ap.parse_args()
-    src = Path(a.corpus) / "en_mix_10MB.txt"
+    corpus = Path(a.corpus)
+    src = corpus / ("en_mix_1MB.txt" if a.quick else "en_mix_10MB.txt")
     size = src.stat().st_size
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, cmd in (("xz -9", ["xz", "-9", "-c", str(src)]), ("zstd -19", ["zstd", "-19", "-c", str(src)])):
-            out = Path(tmp) / "peer"
-            with open(out, "wb") as fh:
-                s, rss = timed(cmd, stdout=fh)
-            rows.append((name, "", out.stat().st_size, s, None, rss, True))
+    sizes: dict[str, list[int]] = {}
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        warm = tmp / "warm.txt"
+        warm.write_bytes(src.read_bytes()[:20_000])
+        for level in range(1, 10):  # compile every kernel once: timings are of warm runs
+            measure(warm, tmp, level)
+        for name, comp, dec, path in peers(src, tmp):
+            c_s, c_mb = run(comp)
+            d_s, d_mb = run(dec)
+            rows.append((name, "", path.stat().st_size, c_s, d_s, max(c_mb, d_mb), True))
+            print(rows[-1], file=sys.stderr, flush=True)
         for level in [None, *range(1, 10)]:
-            archive, back = Path(tmp) / "a.cpz", Path(tmp) / "back"
-            flag = [] if level is None else [f"-{level}"]
-            c_s, c_rss = timed([CHUNKPRESS, "compress", *flag, str(src), "-o", str(archive), "-f", "-q"])
-            d_s, d_rss = timed([CHUNKPRESS, "decompress", str(archive), "-o", str(back), "-f", "-q"])
-            rows.append(("no level" if level is None else f"-{level}",
-                         "mdl + combinatorial (the defaults)" if level is None else describe(level),
-                         archive.stat().st_size, c_s, d_s, max(c_rss, d_rss),
-                         back.read_bytes() == src.read_bytes()))
+            n, c_s, d_s, mb, same = measure(src, tmp, level)
+            rows.append(("default" if level is None else f"-{level}",
+                         f"= -{DEFAULT_LEVEL}" if level is None else describe(level), n, c_s, d_s, mb, same))
+            print(rows[-1], file=sys.stderr, flush=True)
+        for name in () if a.quick else OTHERS:
+            sizes[name] = []
+            for level in range(1, 10):
+                archive = tmp / "o.cpz"
+                run([*CHUNKPRESS, "compress", f"-{level}", str(corpus / name), "-o", str(archive), "-f", "-q"])
+                sizes[name].append(archive.stat().st_size)
+            print(name, sizes[name], file=sys.stderr, flush=True)
     lines = [
-        "# Compression levels on en_mix_10MB",
+        f"# Compression levels on {src.name}",
         "",
         f"Written by `examples/benchmarks/levels.py` on {time.strftime('%Y-%m-%d')}; {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}. Whole processes, warm numba cache, same run; "
-        f"input {size:,} bytes.",
+        f"input {size:,} bytes; peak RSS is the larger of the two processes'.",
         "",
         "| level | pipeline | archive bytes | bits/byte | compress s | decompress s | peak RSS MB | round trip |",
         "|---|---|---:|---:|---:|---:|---:|---|",
     ]
-    for name, what, n, c_s, d_s, rss, same in rows:
-        lines.append(f"| {name} | {what} | {n:,} | {8 * n / size:.3f} | {c_s:.1f} | {'' if d_s is None else f'{d_s:.1f}'} "
-                     f"| {rss / 1e6:,.0f} | {'exact' if same else 'DIFFERS'} |")
+    for name, what, n, c_s, d_s, mb, same in sorted(rows, key=lambda r: -r[2]):
+        lines.append(f"| {name} | {what} | {n:,} | {8 * n / size:.3f} | {c_s:.1f} | {d_s:.1f} | {mb:,} "
+                     f"| {'exact' if same else 'DIFFERS'} |")
+    ours = [r[2] for r in rows if r[0].startswith("-")]
+    lines += ["", f"Sizes fall strictly from -1 to -9: {all(b < a for a, b in zip(ours, ours[1:]))}."]
+    if sizes:
+        lines += ["", "Archive bytes of every level on the other corpora (no level may be larger than the one below):", "",
+                  "| corpus | " + " | ".join(f"-{n}" for n in range(1, 10)) + " | never larger |",
+                  "|---|" + "---:|" * 9 + "---|"]
+        for name, values in sizes.items():
+            ok = all(b <= a for a, b in zip(values, values[1:]))
+            lines.append(f"| {name} | " + " | ".join(f"{v:,}" for v in values) + f" | {ok} |")
     text = "\n".join(lines) + "\n"
     (HERE / "levels.md").write_text(text)
+    plot(rows, size, HERE / "levels.png")
     print(text)
 
 

@@ -3,8 +3,12 @@ resident set, which covers the process and the workers it waits for)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 
 def timed(cmd: list[str], stdout=None) -> tuple[float, int, str]:
@@ -16,3 +20,48 @@ def timed(cmd: list[str], stdout=None) -> tuple[float, int, str]:
         raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-500:]}")
     lines = proc.stderr.strip().splitlines()
     return seconds, int(lines[-1]) * 1024, "\n".join(lines[:-1])
+
+
+def run(cmd: list[str], stdout=None) -> tuple[float, int]:
+    """(wall seconds, peak RSS in MB) of one process (``wait4``); raises if it fails."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace")
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {err.strip()}")
+    return wall, usage.ru_maxrss // 1024
+
+
+# peers that live in Python packages run through these one-line programs (argv: in out)
+ZPAQ_C = "import sys, zpaq; open(sys.argv[2], 'wb').write(zpaq.compress(open(sys.argv[1], 'rb').read(), level=5, threads=1))"
+ZPAQ_D = "import sys, zpaq; open(sys.argv[2], 'wb').write(zpaq.decompress(open(sys.argv[1], 'rb').read()))"
+PPMD_C = ("import sys, pyppmd; d = open(sys.argv[1], 'rb').read(); e = pyppmd.Ppmd8Encoder(8, 256 << 20); "
+          "open(sys.argv[2], 'wb').write(len(d).to_bytes(8, 'little') + e.encode(d) + e.flush(endmark=False))")
+PPMD_D = ("import sys, pyppmd; c = open(sys.argv[1], 'rb').read(); "
+          "open(sys.argv[2], 'wb').write(pyppmd.Ppmd8Decoder(8, 256 << 20).decode(c[8:], int.from_bytes(c[:8], 'little')))")
+
+
+def peers(src: Path, tmp: Path, tools=(("xz", "-9e", "xz"), ("xz", "-9", "xz9"), ("zstd", "-19", "zst"),
+                                        ("bzip3", "-b 16", "bz3"))) -> list[tuple[str, list, list, Path]]:
+    """(name, compress argv, decompress argv, archive path) of the peers installed here: zpaq -m5
+    and PPMd order 8 (Python packages), and the command-line ``tools`` found on PATH."""
+    out = []
+    py = sys.executable
+    try:
+        import zpaq  # noqa: F401
+
+        out.append(("zpaq -m5 (libzpaq, 1 thread)", [py, "-c", ZPAQ_C, str(src), str(tmp / "z.zpaq")],
+                    [py, "-c", ZPAQ_D, str(tmp / "z.zpaq"), str(tmp / "z.out")], tmp / "z.zpaq"))
+    except ImportError:
+        pass
+    out.append(("PPMd var. I order 8, 256 MB (pyppmd)", [py, "-c", PPMD_C, str(src), str(tmp / "p.ppmd")],
+                [py, "-c", PPMD_D, str(tmp / "p.ppmd"), str(tmp / "p.out")], tmp / "p.ppmd"))
+    for tool, level, ext in tools:
+        if shutil.which(tool):
+            archive = tmp / f"t.{ext}"
+            comp = ["sh", "-c", f"{tool} {level} -c < '{src}' > '{archive}'"]
+            dec = ["sh", "-c", f"{tool} -d -c < '{archive}' > '{tmp / ('t.' + ext + '.out')}'"]
+            out.append((f"{tool} {level}", comp, dec, archive))
+    return out

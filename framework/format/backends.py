@@ -113,7 +113,7 @@ def _ppmd():
     try:
         import pyppmd
     except ImportError:
-        raise ConfigError("the ppmd coders need the optional package pyppmd: pip install 'chunkpress[ppmd]'") from None
+        raise ConfigError("the ppmd coders need pyppmd, a dependency of chunkpress: pip install pyppmd") from None
     return pyppmd
 
 
