@@ -123,11 +123,11 @@ def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
     assert main(["inspect", str(tmp_path / "alice29.txt.cpz")]) == 0
     out = capsys.readouterr().out
     assert "chunkpress.combinatorial.v1" in out and "rules" in out and "string_bits (model / written)" in out
-    # without a level or config: the default level, PPMd behind word-level BPE
+    # without a level or config: the default level, xz behind word-level BPE
     assert main(["compress", str(alice_copy), "-o", str(tmp_path / "default.cpz")]) == 0
     capsys.readouterr()
     assert main(["inspect", str(tmp_path / "default.cpz")]) == 0
-    assert "chunkpress.varint-ppmd.v1" in capsys.readouterr().out
+    assert "chunkpress.varint-lzma.v1" in capsys.readouterr().out
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "scorer    mdl" in out and "coder     varint-zstd" in out

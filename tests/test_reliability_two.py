@@ -321,3 +321,24 @@ def test_ctrl_c_acts_at_once_inside_the_context_mixing_kernel(tmp_path):
     assert proc.returncode == 130 and b"interrupted" in err
     assert time.perf_counter() - start < 2.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt", "r.rules"]
+
+
+def test_a_ppmd_stream_pyppmd_cannot_decode_is_refused_when_written(tmp_path):
+    """pyppmd 1.3.1 writes PPMd var. I streams at order 3 that it then cannot decode (alice29):
+    the encoder decodes every frame once, so no archive that nobody can read is ever written."""
+    pytest.importorskip("pyppmd")
+    data = read("alice29.txt")
+    with pytest.raises(chunkpress.ConfigError, match="cannot decode its own stream"):
+        chunkpress.compress(data, coder={"name": "raw-ppmd", "params": {"model_order": 3}})
+    archive = chunkpress.compress(data, coder={"name": "raw-ppmd", "params": {"model_order": 8}})
+    assert chunkpress.decompress(archive) == data
+    src = tmp_path / "a.txt"
+    src.write_bytes(data)
+    assert main(["compress", str(src), "-c", str(write_ppmd_config(tmp_path))]) == 2
+    assert not (tmp_path / "a.txt.cpz").exists()
+
+
+def write_ppmd_config(tmp_path):
+    cfg = tmp_path / "ppmd.toml"
+    cfg.write_text('[coder]\nname = "raw-ppmd"\nparams = { model_order = 3 }\n[limits]\nmax_rules = 0\n')
+    return cfg

@@ -113,7 +113,7 @@ def _ppmd():
     try:
         import pyppmd
     except ImportError:
-        raise ConfigError("the ppmd coders need pyppmd, a dependency of chunkpress: pip install pyppmd") from None
+        raise ConfigError("the ppmd coders need the optional package pyppmd: pip install 'chunkpress[ppmd]'") from None
     return pyppmd
 
 
@@ -122,7 +122,18 @@ def _ppmd_compress(data: bytes, params) -> bytes:
     if not data:
         return encode_varints([0])
     encoder = _ppmd().Ppmd8Encoder(params.model_order, params.memory_mb << 20)
-    return encode_varints([len(data)]) + encoder.encode(data) + encoder.flush(endmark=False)
+    frame = encode_varints([len(data)]) + encoder.encode(data) + encoder.flush(endmark=False)
+    # pyppmd 1.3.1 cannot decode some of its own streams (order 2; a model that runs out of
+    # memory): an archive nobody can read is lost data, so every frame is decoded once here
+    try:
+        same = _ppmd_decompress(frame, params, len(data)) == data
+    except (FormatError, *_STREAM_ERRORS):
+        same = False
+    if not same:
+        raise ConfigError(f"PPMd (pyppmd) cannot decode its own stream of these {len(data):,} bytes at order "
+                          f"{params.model_order} with {params.memory_mb} MB; use another order, more memory or "
+                          "another coder")
+    return frame
 
 
 def _ppmd_decompress(frame: bytes, params, max_size: int) -> bytes:
