@@ -191,18 +191,18 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
     return raw
 
 
-#: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller and slower than the one
-#: before on en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (README
+#: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
+#: en_mix_10MB, and none larger than the one before on en_mix_1MB, alice29 and UDHR (README
 #: table, examples/benchmarks/levels.py). Word-level BPE (repair over GPT-2 pre-tokens) in front
 #: of zstd, xz or context mixing; ``min_count`` keeps small inputs from paying for rare chunks.
 #: (PPMd would sit between xz and cm, but pyppmd fails to decode some of its own streams: order
 #: 2, or a model that runs out of memory, in 1.3.1; no level depends on it.)
 PRESETS = {
     1: _preset("repair", "varint-zstd", 1000, "gpt2", min_count=8, level=3),
-    2: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=19),
-    3: _preset("repair", "varint-zstd", 4000, "gpt2", min_count=8, level=19),
-    4: _preset("repair", "varint-lzma", 8000, "gpt2", min_count=8),
-    5: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=8),
+    2: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=9),
+    3: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=19),
+    4: _preset("repair", "varint-lzma", 8000, "gpt2", min_count=16),
+    5: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=16),
     6: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=24, parse="longest"),
     7: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=26, parse="longest"),
     8: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=28, parse="longest"),
