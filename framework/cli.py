@@ -522,6 +522,11 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with its errors as one line like every other error (exit 2)."""
 
     def error(self, message: str):
+        import re
+
+        beyond = re.fullmatch(r"argument -(\d): ignored explicit argument '(\d+)'", message)
+        if beyond:  # -10, -19: argparse reads -1 with a stuck-on value
+            message = f"compression levels are -1 to -9, not -{beyond.group(1)}{beyond.group(2)}"
         self.exit(2, f"chunkpress: error: {message} (see '{self.prog} --help')\n")
 
 
@@ -556,11 +561,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="archive path (one input; default INPUT.cpz; '-' for stdout)")
     p.add_argument("--stdout", action="store_const", const="-", dest="output", help="same as -o -")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
-    levels = p.add_mutually_exclusive_group()
-    for n in range(1, 10):
-        levels.add_argument(f"-{n}", dest="level", action="store_const", const=n,
-                            help="compression level: 1 fastest ... 9 smallest (default 5; the paper's mdl + combinatorial: "
-                                 "-c examples/paper/mdl.toml); see README" if n == 1 else argparse.SUPPRESS)
+    for n in range(1, 10):  # as in zstd and xz, the last level given wins
+        p.add_argument(f"-{n}", dest="level", action="store_const", const=n,
+                       help="compression level: 1 fastest ... 9 smallest (default 5; the paper's mdl + combinatorial: "
+                            "-c examples/paper/mdl.toml); see README" if n == 1 else argparse.SUPPRESS)
+    p.add_argument("--fast", dest="level", action="store_const", const=1, help="same as -1")
+    p.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
     p.add_argument("--block-size", type=_parse_size,
                    help="compress in blocks of at most SIZE (e.g. 32M), in bounded memory; inputs over 256M use 32M blocks by default")
     p.add_argument("--workers", type=_workers, help="compress blocks in this many local worker processes (Dask distributed)")

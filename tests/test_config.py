@@ -143,5 +143,20 @@ def test_level_flags_on_the_command_line(tmp_path, capsys):
         assert main(["decompress", str(out), "-o", str(tmp_path / f"l{level}.txt")]) == 0
         assert (tmp_path / f"l{level}.txt").read_bytes() == src.read_bytes()
     assert sizes[9] < sizes[1]
-    with pytest.raises(SystemExit):  # argparse: -1 and -9 together are refused
-        main(["compress", "-1", "-9", str(src), "-o", str(tmp_path / "x.cpz")])
+
+
+def test_level_flags_as_zstd_and_xz_take_them(tmp_path):
+    """The last level wins (-3 -9 is -9), --fast and --best name the ends, -10 is a one-line
+    error that says which levels there are."""
+    import subprocess
+    import sys
+
+    from chunkpress.cli import build_parser
+
+    parse = build_parser().parse_args
+    assert parse(["compress", "-3", "-9", "x"]).level == 9 and parse(["compress", "-9", "-3", "x"]).level == 3
+    assert parse(["compress", "--best", "x"]).level == 9 and parse(["compress", "--fast", "x"]).level == 1
+    assert parse(["compress", "x"]).level is None
+    run = subprocess.run([sys.executable, "-m", "chunkpress.cli", "compress", "-10", "x"], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert "compression levels are -1 to -9, not -10" in run.stderr

@@ -282,3 +282,57 @@ def test_a_resume_over_lines_that_are_not_rows_runs_the_study(tmp_path, registry
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and all(r["verified"] is True for r in rows)
     assert main(["study", "report", str(out / "results.jsonl"), "--out", str(tmp_path / "merged")]) == 0
+
+
+_TEXT = b"some words, some more words\n" * 20
+_BAD_STUDIES = {
+    "study-not-a-table": 'study = 5\n[datasets]\na = "in.txt"\n',
+    "study-name-not-a-string": '[study]\nname = 5\n[datasets]\na = "in.txt"\n',
+    "study-datasets-not-a-table": 'datasets = ["in.txt"]\n',
+    "study-dataset-not-a-path": '[datasets]\na = 5\n',
+    "study-grid-not-a-table": 'grid = [1]\n[datasets]\na = "in.txt"\n',
+    "study-variants-not-an-array": '[datasets]\na = "in.txt"\n[variants]\nname = "x"\n',
+    "study-variants-not-tables": 'variants = [5]\n[datasets]\na = "in.txt"\n',
+    "study-variant-name-not-a-string": '[datasets]\na = "in.txt"\n[[variants]]\nname = 5\n',
+    "study-base-not-a-table": 'base = 5\n[datasets]\na = "in.txt"\n',
+}
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("chunkpress: error: "), err
+    return err[0]
+
+
+@pytest.mark.parametrize("name", sorted(_BAD_STUDIES))
+def test_a_study_file_of_the_wrong_types_is_a_config_error(tmp_path, capsys, name):
+    (tmp_path / "in.txt").write_bytes(_TEXT)
+    (tmp_path / "s.toml").write_text(_BAD_STUDIES[name])
+    assert main(["study", str(tmp_path / "s.toml"), "--out", str(tmp_path / "out")]) == 2
+    _one_line_error(capsys)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("line", [
+    b'{"dataset": "a", "variant"', b"[1, 2, 3]", b"[" * 100_000 + b"]" * 100_000, b'{"dataset": "\xff\xfe"}',
+    b'{"dataset": 5, "variant": [], "repeat": "x"}',
+    b'{"dataset": "a", "variant": "v", "repeat": 0, "config_hash": "h", "versions": "[1]"}',
+])
+def test_a_report_of_lines_that_are_not_rows_says_so_in_one_line(tmp_path, capsys, line):
+    (tmp_path / "r.jsonl").write_bytes(line + b"\n")
+    assert main(["study", "report", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "out")]) == 5
+    assert "no result rows" in _one_line_error(capsys)
+
+
+def test_out_naming_a_file_is_an_input_error(tmp_path, capsys):
+    row = json.dumps({"dataset": "a", "variant": "v", "repeat": 0, "config_hash": "h", "factor": 2.0, "error": "",
+                      "archive_bytes": 10})
+    (tmp_path / "r.jsonl").write_text(row + "\n")
+    (tmp_path / "outfile").write_bytes(b"x")
+    assert main(["study", "report", str(tmp_path / "r.jsonl"), "--out", str(tmp_path / "outfile")]) == 5
+    assert "it is a file" in _one_line_error(capsys)
+    (tmp_path / "in.txt").write_bytes(_TEXT)
+    (tmp_path / "s.toml").write_text('[datasets]\na = "in.txt"\n[base]\nscorer = "repair"\nlimits = { max_rules = 5 }\n')
+    assert main(["study", str(tmp_path / "s.toml"), "--out", str(tmp_path / "outfile")]) == 5
+    assert "it is a file" in _one_line_error(capsys)
+    assert (tmp_path / "outfile").read_bytes() == b"x"

@@ -134,37 +134,6 @@ def second_round() -> dict:
     from hostile.cm_bombs import parse_bomb_archive
 
     out["cm-parse-bomb"] = ({"a.cpz": parse_bomb_archive(50_000)}, ["decompress", "a.cpz", "-o", "out"], 4)
-    text = {"in.txt": b"some words, some more words\n" * 20}
-    studies = {
-        "study-not-a-table": 'study = 5\n[datasets]\na = "in.txt"\n',
-        "study-name-not-a-string": '[study]\nname = 5\n[datasets]\na = "in.txt"\n',
-        "study-datasets-not-a-table": 'datasets = ["in.txt"]\n',
-        "study-dataset-not-a-path": '[datasets]\na = 5\n',
-        "study-grid-not-a-table": 'grid = [1]\n[datasets]\na = "in.txt"\n',
-        "study-variants-not-an-array": '[datasets]\na = "in.txt"\n[variants]\nname = "x"\n',
-        "study-variants-not-tables": 'variants = [5]\n[datasets]\na = "in.txt"\n',
-        "study-variant-name-not-a-string": '[datasets]\na = "in.txt"\n[[variants]]\nname = 5\n',
-        "study-base-not-a-table": 'base = 5\n[datasets]\na = "in.txt"\n',
-    }
-    for name, toml in studies.items():
-        out[name] = ({"s.toml": toml.encode(), **text}, ["study", "s.toml", "--out", "out"], 2)
-    bad_lines = {
-        "not-json": b'{"dataset": "a", "variant"\n',
-        "not-an-object": b"[1, 2, 3]\n",
-        "nested": b"[" * 100_000 + b"]" * 100_000 + b"\n",
-        "not-utf8": b'{"dataset": "\xff\xfe"}\n',
-        "wrong-types": b'{"dataset": 5, "variant": [], "repeat": "x"}\n',
-        "versions-not-an-object": b'{"dataset": "a", "variant": "v", "repeat": 0, "config_hash": "h", "versions": "[1]"}\n',
-    }
-    for name, line in bad_lines.items():
-        out[f"study-report-{name}"] = ({"r.jsonl": line}, ["study", "report", "r.jsonl", "--out", "out"], 5)
-    good_row = json.dumps({"dataset": "a", "variant": "v", "repeat": 0, "config_hash": "h", "factor": 2.0,
-                           "error": "", "archive_bytes": 10}).encode() + b"\n"
-    out["study-report-out-is-a-file"] = ({"r.jsonl": good_row, "outfile": b"x"},
-                                         ["study", "report", "r.jsonl", "--out", "outfile"], 5)
-    out["study-out-is-a-file"] = ({"s.toml": b'[datasets]\na = "in.txt"\n[base]\nscorer = "repair"\n'
-                                            b'limits = { max_rules = 5 }\n', "outfile": b"x", **text},
-                                  ["study", "s.toml", "--out", "outfile"], 5)
     return out
 
 
