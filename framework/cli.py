@@ -105,11 +105,25 @@ def _each_input(args, one) -> int:
         try:
             one(path)
         except ChunkpressError as exc:
-            if len(args.inputs) == 1 or getattr(args, "debug", False):
+            if getattr(args, "debug", False):
                 raise
-            print(f"chunkpress: error: {exc}", file=sys.stderr)
+            named = _naming(exc, path)
+            if len(args.inputs) == 1:
+                raise named from None
+            print(f"chunkpress: error: {named}", file=sys.stderr)
             status = status or exc.exit_code
     return status
+
+
+def _naming(exc: ChunkpressError, path: str) -> ChunkpressError:
+    """The same error, its message starting with the file it is about (unless it names it)."""
+    name = "<stdin>" if path == "-" else path
+    if name in str(exc):
+        return exc
+    try:
+        return type(exc)(f"{name}: {exc}")
+    except TypeError:  # an error class that takes other arguments: leave it as it is
+        return exc
 
 
 def _say(args, text: str) -> None:

@@ -271,3 +271,20 @@ def test_a_staging_file_left_by_a_killed_writer_is_cleaned_up(tmp_path):
     orphan.write_bytes(b"half")
     assert main(["compress", str(src), "-o", str(out), "--max-rules", "10", "--force"]) == 0
     assert not orphan.exists() and out.read_bytes()[:4] == b"CHKP"
+
+
+def test_an_error_names_the_file_it_is_about(tmp_path, capsys):
+    """decompress -t good.cpz broken.cpz: the broken one is named, the good one checked."""
+    good, broken = tmp_path / "good.cpz", tmp_path / "broken.cpz"
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"some words and more words\n" * 40)
+    assert main(["compress", str(src), "-o", str(good)]) == 0
+    raw = bytearray(good.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    broken.write_bytes(bytes(raw))
+    capsys.readouterr()
+    assert main(["decompress", "-t", str(good), str(broken)]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"chunkpress: error: {broken}: "), err
+    assert main(["decompress", "-t", str(broken)]) == 4
+    assert f"error: {broken}: " in capsys.readouterr().err
