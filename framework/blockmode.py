@@ -134,3 +134,39 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
         if progress:
             progress(index + 1)
     return total
+
+
+def describe_stream(stream: BinaryIO, head: bytes = b"", registry=None, rules=None) -> tuple[dict, list[dict]]:
+    """What ``inspect`` shows of a block archive: totals over the blocks, and each block's own
+    description (as for a single archive), read one block at a time."""
+    from .pipeline import inspect
+    from .text.tokenizer import Tokenizer
+
+    version, dictionary = blocks.read_start(stream, head)
+    if dictionary is not None and rules is None:
+        try:
+            rules = Tokenizer.from_rules_file(dictionary).rules
+        except ChunkpressError as exc:
+            raise FormatError(f"the shared dictionary: {exc}") from None
+    per_block = []
+    for index, archive in blocks.read_frames(stream, version):
+        try:
+            per_block.append(inspect(archive, registry, rules))
+        except ChunkpressError as exc:
+            raise FormatError(f"block {index}: {exc}") from None
+    original = sum(b["original_bytes"] for b in per_block)
+    size = stream.tell() if stream.seekable() else None
+    summary = {
+        "format": f"block archive (version {version})",
+        "blocks": len(per_block),
+        "codecs": ", ".join(sorted({b["codec"] for b in per_block})) or "-",
+        "original_bytes": original,
+        "shared_dictionary_bytes": len(dictionary or b""),
+        "shared_dictionary_rules": 0 if rules is None else len(rules),
+        "block_archive_bytes": sum(b["archive_bytes"] for b in per_block),
+    }
+    if size is not None:
+        summary["archive_bytes"] = size
+        if original:
+            summary["bits_per_byte"] = 8 * size / original
+    return summary, per_block

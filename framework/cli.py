@@ -483,11 +483,24 @@ def cmd_study(args) -> int:
 
 
 def cmd_inspect(args) -> int:
+    """A single archive's header and parts; a block archive's totals (each block's in --json)."""
+    from .blockmode import describe_stream
+    from .format import blocks
+    from .format.limits import memory_limit
     from .pipeline import inspect
 
-    from .format.limits import memory_limit
-
-    info = inspect(read_input(args.input, memory_limit()))
+    try:
+        stream = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {args.input}: {exc.strerror or exc}") from None
+    with stream:
+        head = stream.read(len(blocks.MAGIC) + 1)
+        if head[: len(blocks.MAGIC)] == blocks.MAGIC:
+            info, per_block = describe_stream(stream, head)
+            if args.json:
+                info["per_block"] = per_block
+        else:
+            info = inspect(read_rest(stream, args.input, head, memory_limit()))
     if args.json:
         print(json.dumps(info, indent=2, default=int))
     else:

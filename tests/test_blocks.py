@@ -246,3 +246,28 @@ def test_block_mode_through_stdin_and_stdout(tmp_path, text):
     assert packed[:4] == b"CHKB"
     back = subprocess.run([*cmd, "decompress", "-", "--stdout"], input=packed, capture_output=True, check=True).stdout
     assert back == data
+
+
+def test_inspect_and_the_python_api_take_block_archives(tmp_path, text, capsys):
+    """inspect shows a block archive's totals (each block in --json), streamed from a file or
+    stdin; chunkpress.decompress takes its bytes as it takes a single archive's."""
+    import json
+    import subprocess
+    import sys
+
+    import chunkpress
+
+    archive = tmp_path / "in.cpz"
+    assert main(["compress", str(text), "--block-size", "40K", "-1", "-o", str(archive)]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(archive), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["blocks"] == len(info["per_block"]) >= 4
+    assert info["original_bytes"] == text.stat().st_size == sum(b["original_bytes"] for b in info["per_block"])
+    assert info["archive_bytes"] == archive.stat().st_size and info["codecs"] == "chunkpress.varint-zstd.v1"
+    piped = subprocess.run([sys.executable, "-m", "chunkpress.cli", "inspect", "-"], stdin=open(archive, "rb"),
+                           capture_output=True, text=True)
+    assert piped.returncode == 0 and "block archive (version 3)" in piped.stdout
+    assert chunkpress.decompress(archive.read_bytes()) == text.read_bytes()
+    with pytest.raises(chunkpress.FormatError):
+        chunkpress.decompress(archive.read_bytes()[:-20])
