@@ -108,11 +108,9 @@ def _learned_dictionary(pipe, sample: bytes) -> bytes:
                               "learned_from": "the first block"})
 
 
-def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, rules=None,
-                      progress: Callable[[int], None] | None = None) -> int:
-    """Decode a block archive block by block into ``out``; a damaged block is named by index.
-    ``progress`` hears the number of blocks written after each."""
-    from .pipeline import decode_archive
+def _read_start(stream: BinaryIO, head: bytes, rules):
+    """(version, the shared dictionary's bytes or None, the rules every block uses: ``rules``
+    if given, else the shared dictionary's, else None)."""
     from .text.tokenizer import Tokenizer
 
     version, dictionary = blocks.read_start(stream, head)
@@ -121,6 +119,16 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
             rules = Tokenizer.from_rules_file(dictionary).rules
         except ChunkpressError as exc:
             raise FormatError(f"the shared dictionary: {exc}") from None
+    return version, dictionary, rules
+
+
+def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, rules=None,
+                      progress: Callable[[int], None] | None = None) -> int:
+    """Decode a block archive block by block into ``out``; a damaged block is named by index.
+    ``progress`` hears the number of blocks written after each."""
+    from .pipeline import decode_archive
+
+    version, dictionary, rules = _read_start(stream, head, rules)
     total = 0
     digest = blocks.stream_digest()
     for index, archive in blocks.read_frames(stream, version, lambda: (total, digest.digest())):
@@ -140,14 +148,8 @@ def describe_stream(stream: BinaryIO, head: bytes = b"", registry=None, rules=No
     """What ``inspect`` shows of a block archive: totals over the blocks, and each block's own
     description (as for a single archive), read one block at a time."""
     from .pipeline import inspect
-    from .text.tokenizer import Tokenizer
 
-    version, dictionary = blocks.read_start(stream, head)
-    if dictionary is not None and rules is None:
-        try:
-            rules = Tokenizer.from_rules_file(dictionary).rules
-        except ChunkpressError as exc:
-            raise FormatError(f"the shared dictionary: {exc}") from None
+    version, dictionary, rules = _read_start(stream, head, rules)
     per_block = []
     for index, archive in blocks.read_frames(stream, version):
         try:
