@@ -34,19 +34,8 @@ def decompress(archive: bytes, *, max_memory: int | None = None) -> bytes:
     ``max_memory``: this call's bound in bytes, checked before each allocation (FormatError past
     it); None: ``CHUNKPRESS_MAX_MEMORY`` or half the machine's memory. Other threads' calls keep
     their own bounds, and the process's limits are never changed."""
-    from .format import blocks
     from .pipeline import decompress as _decompress
 
-    if bytes(archive[: len(blocks.MAGIC)]) == blocks.MAGIC:  # a block archive (the CLI's for streams and large files)
-        import io
-
-        from .blockmode import decompress_stream
-        from .format.limits import bounded_memory
-
-        out = io.BytesIO()
-        with bounded_memory(max_memory):
-            decompress_stream(io.BytesIO(archive), out)
-        return out.getvalue()
     return _decompress(archive, max_memory=max_memory)
 
 

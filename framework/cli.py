@@ -13,6 +13,7 @@ from . import __version__, __doc__ as PACKAGE_DOC
 from .errors import ChunkpressError, ConfigError, FormatError, InputError
 from .fileio import check_writable, read_input, read_rest, write_output
 from .format.idfile import FORMATS
+from .format.limits import memory_limit
 from .plugin.registry import ROLES
 
 SUFFIX = ".cpz"
@@ -73,8 +74,6 @@ def _same_file(a: str, b: str) -> bool:
 
 def _tokenizer(path: str):
     from .text.tokenizer import Tokenizer
-
-    from .format.limits import memory_limit
 
     return Tokenizer.from_rules_file(read_input(path, memory_limit()))
 
@@ -158,8 +157,6 @@ def cmd_compress(args) -> int:
             return
         if args.shared_dictionary:
             raise InputError("--shared-dictionary is for block mode (give --block-size)")
-        from .format.limits import memory_limit
-
         data = read_input(path, memory_limit())
         if tokenizer is not None:  # reuse a learned dictionary: no learning
             archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=args.rules_ref)
@@ -201,6 +198,14 @@ def _workers(text: str) -> int:
     return value
 
 
+def _open_input(path: str):
+    """The binary stream of ``path`` ('-': stdin), for reading block by block."""
+    try:
+        return sys.stdin.buffer if path == "-" else open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def _file_size(path: str) -> int | None:
     """Size of a regular file; None for stdin, a pipe or a device (their size is not known)."""
     return os.path.getsize(path) if path != "-" and os.path.isfile(path) else None
@@ -236,10 +241,7 @@ def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) 
     from .blockmode import DEFAULT_BLOCK_SIZE, STREAM_BLOCK_SIZE, compress_stream
     from .fileio import StreamingOutput
 
-    try:
-        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    stream = _open_input(path)
     size = _file_size(path)
     with stream, StreamingOutput(out, args.force, binary=True, like=path, times=True) as sink, \
             _progress(args, "compress", size, unit="B", unit_scale=True) as progress:
@@ -287,15 +289,10 @@ def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
     from .fileio import StreamingOutput
     from .format import blocks
 
-    try:
-        stream = sys.stdin.buffer if path == "-" else open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    stream = _open_input(path)
     with stream:
         head = stream.read(len(blocks.MAGIC) + 1)
         if head[: len(blocks.MAGIC)] != blocks.MAGIC:
-            from .format.limits import memory_limit
-
             return read_rest(stream, path, head, memory_limit())  # a single archive is held whole
         if args.test:
             total = decompress_stream(stream, _Discard(), head, rules=rules)
@@ -390,10 +387,7 @@ def _count_words(args, pipe):
             length += len(data)
             return data
 
-    try:
-        stream = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read {args.input}: {exc.strerror or exc}") from None
+    stream = _open_input(args.input)
     with stream, _progress(args, "count words", _file_size(args.input), unit="B", unit_scale=True) as progress:
         words = count_stream(Hashed(stream), pipe.config.pretokenizer, workers=args.workers,
                              scheduler=args.scheduler, progress=progress.update)
@@ -417,8 +411,6 @@ def cmd_decode(args) -> int:
     tokenizer = _tokenizer(args.rules)
     out = args.output or "-"
     check_writable(out, args.force)
-    from .format.limits import memory_limit
-
     ids = read_ids(read_input(args.input, memory_limit()), args.format, args.input)
     try:
         data = tokenizer.decode(ids)
@@ -486,13 +478,9 @@ def cmd_inspect(args) -> int:
     """A single archive's header and parts; a block archive's totals (each block's in --json)."""
     from .blockmode import describe_stream
     from .format import blocks
-    from .format.limits import memory_limit
     from .pipeline import inspect
 
-    try:
-        stream = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read {args.input}: {exc.strerror or exc}") from None
+    stream = _open_input(args.input)
     with stream:
         head = stream.read(len(blocks.MAGIC) + 1)
         if head[: len(blocks.MAGIC)] == blocks.MAGIC:

@@ -17,16 +17,17 @@ def read_input(path: str, limit: int | None = None) -> bytes:
     that much is read, instead of filling memory."""
     try:
         if path == "-":
-            return _read_bounded(sys.stdin.buffer, path, limit)
+            return read_rest(sys.stdin.buffer, path, b"", limit)
         with open(path, "rb") as fh:
-            return _read_bounded(fh, path, limit)
+            return read_rest(fh, path, b"", limit)
     except IsADirectoryError:
         raise InputError(f"cannot read {path}: it is a directory") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _read_bounded(stream, path: str, limit: int | None, head: bytes = b"") -> bytes:
+def read_rest(stream, path: str, head: bytes, limit: int | None) -> bytes:
+    """``head`` and the rest of ``stream``, refused past ``limit`` bytes (see :func:`read_input`)."""
     if limit is None:
         return head + stream.read()
     pieces, total = [head], len(head)
@@ -40,10 +41,6 @@ def _read_bounded(stream, path: str, limit: int | None, head: bytes = b"") -> by
             raise InputError(f"{path}: more than {limit:,} bytes, the memory limit (set CHUNKPRESS_MAX_MEMORY "
                              "to raise it)")
 
-
-def read_rest(stream, path: str, head: bytes, limit: int) -> bytes:
-    """``head`` and the rest of ``stream``, refused past ``limit`` bytes (see :func:`read_input`)."""
-    return _read_bounded(stream, path, limit, head)
 
 
 def _special(path: Path) -> bool:

@@ -129,9 +129,9 @@ class HFVocab:
         values = np.concatenate([mapped, np.full(len(self.special), -2, dtype=np.int64)])
         order = np.argsort(keys, kind="stable")
         keys, values = keys[order], values[order]
-        at = np.minimum(np.searchsorted(keys, ids), max(keys.size - 1, 0))
         if keys.size == 0:
             return np.full(ids.shape, -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, ids), keys.size - 1)
         return np.where(keys[at] == ids, values[at], -1)
 
     def decode(self, rules: np.ndarray, ids: np.ndarray) -> bytes:
@@ -276,7 +276,8 @@ def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
         if left + right not in vocab:
             raise FormatError(f"merge {i} makes {left + right!r}, which the vocabulary lacks")
         ids.append(vocab[left + right])
-    if not all(_is_int(i) and (0 <= i <= MAX_HF_ID or (i == -1 and k < BYTE_SYMBOLS)) for k, i in enumerate(ids)):
+    # integers that fit (HFVocab checks which ids may be missing, as when a rules file is read)
+    if not all(_is_int(i) and -1 <= i <= MAX_HF_ID for i in ids):
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     hf = HFVocab(ids=np.array(ids, dtype=np.int64), special=special, add_prefix_space=add_prefix_space)
     return np.array(rules, dtype=np.int64).reshape(-1, 2), pre, hf
