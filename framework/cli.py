@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 from . import __version__, __doc__ as PACKAGE_DOC
 from .errors import ChunkpressError, ConfigError, FormatError, InputError
@@ -130,6 +131,31 @@ def _say(args, text: str) -> None:
         print(text, file=sys.stderr)
 
 
+def _summary(args, path: str, size_in: int, size_out: int, started: float, out: str | None) -> None:
+    """The line zstd prints when a file is done: sizes, ratio, time and where it went. On a
+    terminal, with -v, or after a job long enough to have shown progress in a log (a short job
+    in a log stays silent); never with -q."""
+    from .progress import LOG_SECONDS
+
+    seconds = time.monotonic() - started
+    if getattr(args, "quiet", False):
+        return
+    if not (getattr(args, "verbose", False) or sys.stderr.isatty() or seconds >= LOG_SECONDS):
+        return
+    name = "<stdin>" if path == "-" else path
+    where = "" if out is None else f" -> {'<stdout>' if out == '-' else out}"
+    small, large = min(size_in, size_out), max(size_in, size_out)
+    ratio = f" ({100 * small / large:.2f}%, {8 * small / large:.3f} bits/byte)" if small else ""
+    print(f"{name}: {size_in:,} -> {size_out:,} bytes{ratio} in {seconds:.1f} s{where}", file=sys.stderr)
+
+
+def _coding(args):
+    """Progress of the compiled coders (chunk-cm meters its loop) for this command."""
+    from .progress import coding_progress
+
+    return coding_progress(quiet=getattr(args, "quiet", False))
+
+
 def cmd_compress(args) -> int:
     from .text.tokenizer import Tokenizer
 
@@ -157,14 +183,16 @@ def cmd_compress(args) -> int:
             return
         if args.shared_dictionary:
             raise InputError("--shared-dictionary is for block mode (give --block-size)")
+        started = time.monotonic()
         data = read_input(path, memory_limit())
         if tokenizer is not None:  # reuse a learned dictionary: no learning
-            archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=args.rules_ref)
+            with _coding(args):
+                archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=args.rules_ref)
         else:
-            with _progress(args, "compress", pipe.config.limits.max_rules, unit="rules") as progress:
+            with _progress(args, "compress", pipe.config.limits.max_rules, unit="rules") as progress, _coding(args):
                 archive = pipe.compress(data, progress=progress.rules)
         write_output(out, archive, args.force, binary=True, like=path, times=True)
-        _say(args, f"{path}: {len(data):,} -> {len(archive):,} bytes ({8 * len(archive) / max(len(data), 1):.3f} bits/byte)")
+        _summary(args, path, len(data), len(archive), started, out)
 
     return _each_input(args, one)
 
@@ -241,15 +269,17 @@ def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) 
     from .blockmode import DEFAULT_BLOCK_SIZE, STREAM_BLOCK_SIZE, compress_stream
     from .fileio import StreamingOutput
 
+    started = time.monotonic()
     stream = _open_input(path)
     size = _file_size(path)
     with stream, StreamingOutput(out, args.force, binary=True, like=path, times=True) as sink, \
             _progress(args, "compress", size, unit="B", unit_scale=True) as progress:
         block_size = args.block_size or (DEFAULT_BLOCK_SIZE if size is not None else STREAM_BLOCK_SIZE)
-        total = compress_stream(pipe, stream, sink, block_size, args.workers,
+        counted = _Counting(sink)
+        total = compress_stream(pipe, stream, counted, block_size, args.workers,
                                 args.scheduler, progress=lambda count, done: progress.update(done, blocks=count),
                                 dictionary=dictionary, learn_dictionary=args.shared_dictionary)
-    _say(args, f"{path}: {total:,} bytes in blocks -> {out}")
+    _summary(args, path, total, counted.written, started, out)
 
 
 def cmd_decompress(args) -> int:
@@ -264,15 +294,17 @@ def cmd_decompress(args) -> int:
             if path != "-" and _same_file(path, out):
                 raise InputError(f"{path}: the output would overwrite the input")
             check_writable(out, args.force)
+        started = time.monotonic()
         archive = _decompress_blocks(args, path, out, rules)
         if archive is None:
             return
-        data = decode_archive(archive, rules=rules).data()
+        with _coding(args):
+            data = decode_archive(archive, rules=rules).data()
         if args.test:
             _say(args, f"{path}: OK ({len(data):,} bytes)")
             return
         write_output(out, data, args.force, like=path, times=True)
-        _say(args, f"{path}: {len(data):,} bytes")
+        _summary(args, path, len(archive), len(data), started, out)
 
     return _each_input(args, one)
 
@@ -280,6 +312,17 @@ def cmd_decompress(args) -> int:
 class _Discard:
     def write(self, data: bytes) -> None:
         pass
+
+
+class _Counting:
+    """A sink that counts what passes through it to ``sink``."""
+
+    def __init__(self, sink):
+        self.sink, self.written = sink, 0
+
+    def write(self, data: bytes) -> None:
+        self.sink.write(data)
+        self.written += len(data)
 
 
 def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
@@ -299,11 +342,12 @@ def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
             _say(args, f"{path}: OK ({total:,} bytes)")
             return None
         size = _file_size(path)
+        started = time.monotonic()
         with StreamingOutput(out, args.force, like=path, times=True) as sink, \
                 _progress(args, "decompress", size, unit="B", unit_scale=True) as progress:
             total = decompress_stream(stream, sink, head, rules=rules,
                                       progress=lambda count: progress.update(stream.tell() if size else 0, blocks=count))
-    _say(args, f"{path}: {total:,} bytes")
+    _summary(args, path, size or 0, total, started, out)
     return None
 
 

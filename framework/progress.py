@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from tqdm import tqdm
 
@@ -70,3 +72,42 @@ class Progress:
             self.update(rules, N=n, bits=total_bits)
         else:
             self.update(rules, N=n)
+
+
+# ---------------------------------------------------------------- progress of compiled coders
+
+#: how a compiled coder's progress is shown in this context: ``report(label, done, total)``,
+#: or None (a library call: nothing is shown)
+_CODING_REPORT: ContextVar = ContextVar("chunkpress_coding_report", default=None)
+
+
+@contextmanager
+def coding_progress(quiet: bool = False, stream=None):
+    """Within it, coders that meter their compiled loop (``chunk-cm``) show it as a bar with
+    an ETA on a terminal, or a line every :data:`LOG_SECONDS` in a log; one bar per phase."""
+    bars: dict = {}
+
+    def report(label: str, done: int, total: int) -> None:
+        bar = bars.get(label)
+        if bar is None or bar.total != total:  # a new block: a new bar
+            if bar is not None:
+                bar.close()
+            bar = bars[label] = Progress(label, total, unit="chunks", quiet=quiet, stream=stream, unit_scale=True)
+        bar.update(done)
+
+    token = _CODING_REPORT.set(report)
+    try:
+        yield
+    finally:
+        _CODING_REPORT.reset(token)
+        for bar in bars.values():
+            bar.close()
+
+
+def coding_meter(meter, total: int, label: str):
+    """What :func:`~chunkpress.engine.kernels.call_interruptibly` polls while a kernel counts
+    its work in ``meter[0]``: None where no :func:`coding_progress` is active."""
+    report = _CODING_REPORT.get()
+    if report is None:
+        return None
+    return lambda: report(label, int(meter[0]), total)

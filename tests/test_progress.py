@@ -76,3 +76,20 @@ def test_block_mode_reports_bytes_of_the_input(tmp_path, text, capsys, monkeypat
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("decompress:")]
     assert lines[-1].startswith("decompress: 100%") and "blocks=4" in lines[-1]
     assert (tmp_path / "back").read_bytes() == text.read_bytes()
+
+
+def test_a_summary_line_ends_a_verbose_or_long_job_but_not_a_quiet_one(tmp_path, text, capsys, monkeypatch):
+    archive = tmp_path / "a.cpz"
+    args = [str(text), "--scorer", "repair", "--max-rules", "100", "--coder", "chunk-cm", "-o", str(archive)]
+    assert main(["compress", "-v", *args]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    size = archive.stat().st_size
+    assert line.startswith(f"{text}: 152,089 -> {size:,} bytes (") and "bits/byte) in " in line
+    assert line.endswith(f" s -> {archive}")
+    # a job as long as a progress line's interval gets a coding line and the summary in a log
+    monkeypatch.setattr(progress_module, "LOG_SECONDS", 0.0)
+    assert main(["decompress", "-f", str(archive), "-o", str(tmp_path / "back")]) == 0
+    err = capsys.readouterr().err
+    assert "decoding: 100%" in err and f"{archive}: {size:,} -> 152,089 bytes" in err
+    assert main(["decompress", "-q", "-f", str(archive), "-o", str(tmp_path / "back")]) == 0
+    assert capsys.readouterr().err == ""

@@ -8,7 +8,7 @@ from chunkpress.pipeline import Pipeline, decompress, inspect
 from support import fixture_inputs, read
 
 INPUTS = fixture_inputs()
-CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma", "raw-zstd", "raw-bz2", "raw-ppmd", "varint-ppmd", "cm"]
+CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma", "raw-zstd", "raw-bz2", "raw-ppmd", "varint-ppmd", "cm", "chunk-cm"]
 
 
 @pytest.mark.parametrize("coder", CODERS)

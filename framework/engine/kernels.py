@@ -31,12 +31,14 @@ def _without_refcounts():
 kernel = numba.njit(**_without_refcounts())
 
 
-def call_interruptibly(func, *args):
+def call_interruptibly(func, *args, meter=None):
     """``func(*args)`` for a long kernel compiled with ``nogil=True``, run on a helper thread
     while the main thread waits in short steps, so that Ctrl-C and SIGTERM act within a fraction
     of a second instead of when the kernel returns (a 20 s context-mixing pass held them 20 s).
     The interrupt propagates from here; the abandoned kernel only touches arrays it holds, and
-    ends with the process. Off the main thread (a worker, a host's thread) it is a plain call."""
+    ends with the process. ``meter``, when given, is called at every step (progress: see
+    ``progress.coding_meter``). Off the main thread (a worker, a host's thread) it is a plain
+    call."""
     if threading.current_thread() is not threading.main_thread():
         return func(*args)
     outcome: list = []
@@ -51,6 +53,10 @@ def call_interruptibly(func, *args):
     helper.start()
     while helper.is_alive():
         helper.join(0.05)
+        if meter is not None:
+            meter()
+    if meter is not None:
+        meter()  # the last count, which the kernel may have reached between two steps
     ok, value = outcome[0]
     if not ok:
         raise value

@@ -28,11 +28,11 @@ def builtin_plugins() -> list:
     """The built-in plugin modules, registered exactly like entry-point ones (pytest's
     ``default_plugins``). Imported here, in plain import statements, so readers and import-graph
     tools see every built-in reached from the registry."""
-    from ..plugins.coders import cm, combinatorial, raw, varint
+    from ..plugins.coders import chunk_cm, cm, combinatorial, raw, varint
     from ..plugins.rewriters import linked, scan
     from ..plugins.scorers import mdl, pmi, repair
 
-    return [repair, mdl, pmi, scan, linked, varint, combinatorial, raw, cm]
+    return [repair, mdl, pmi, scan, linked, varint, combinatorial, raw, cm, chunk_cm]
 
 
 ROLES = {

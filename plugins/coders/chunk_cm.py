@@ -1,0 +1,236 @@
+"""The ``chunk-cm`` coder: context mixing over chunk ids, so the dictionary saves work as well as bits.
+
+The rules are coded as ``cm`` codes them; then each chunk of the longest-match parse is one
+event, its rank (its place among the dictionary's spellings, sorted) coded top bit first by
+the compiled model in :mod:`chunkpress.plugins.coders.chunk_cm_model`, with contexts from the
+previous ids and from the decoded text kept beside them. Decoding returns the rules and the
+longest-match parse of the text (as ``cm`` with ``parse = "longest"``).
+
+Payload (codec ``chunkpress.chunk-cm.v1``): LEB128 ``N T R L``, then ``L`` bytes of coded
+rules, then the coded ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a
+function of ``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the
+archive header), so the decoder builds the same model.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numba
+import numpy as np
+
+from ...engine.kernels import call_interruptibly
+from ...errors import FormatError
+from ...format.expand import expand
+from ...format.leb128 import decode_varints, encode_varints
+from ...format.limits import check_allocation
+from ...plugin.base import BYTE_SYMBOLS, Coder
+from ...plugin.descriptors import CoderInfo
+from ...plugin.hookspecs import hookimpl
+from ...progress import coding_meter
+from . import chunk_cm_model as ccm
+from . import cm_model as cmm
+from .cm import Dictionary, _code_rules, _decode_rules, _max_prefixes, _pow2_at_least, _zeros
+
+#: a coded bit costs at least log2(4096/4095) bits and every chunk codes at least one
+_MAX_CHUNKS_PER_BYTE = 22_800
+
+
+@attrs.frozen(kw_only=True)
+class ChunkCmParams:
+    """``memory``: log2 of the largest hash table in bytes (smaller inputs get smaller tables;
+    the model uses about 1.2x this at most). ``contexts``: how many of the model's hashed
+    contexts are used, in mixer order (order 0, previous id, order 2, word, order 3, two ids,
+    order 1, order 4, two words, order 6, three ids, indirect): fewer is faster, for ablations."""
+
+    memory: int = attrs.field(default=28, validator=[attrs.validators.instance_of(int), attrs.validators.ge(16),
+                                                     attrs.validators.le(32)])
+    contexts: int = attrs.field(default=ccm.N_CONTEXTS, validator=[attrs.validators.instance_of(int),
+                                                                   attrs.validators.ge(1),
+                                                                   attrs.validators.le(ccm.N_CONTEXTS)])
+
+
+def model_sizes(n: int, chunks: int, ranks: int, memory: int) -> dict:
+    """Table sizes (entries) for ``n`` bytes in ``chunks`` chunks over ``ranks`` spellings: a
+    function of the header's fields and the rules only, so both sides agree."""
+    small = max(10, min(16, chunks.bit_length()))
+    return {
+        "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(32 * n))),
+        "match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))),
+        "id_sets": min(1 << 16, _pow2_at_least(ranks + 1)),
+        "apm_bits": small,
+    }
+
+
+def model_bytes(n: int, chunks: int, ranks: int, memory: int) -> int:
+    s = model_sizes(n, chunks, ranks, memory)
+    mixers = 4 * ccm.N_INPUTS * (ccm.MIX1_SETS + ccm.MIX2_SETS + s["id_sets"])
+    apms = 8 * 33 * ((1 << 16) + 2 * (1 << s["apm_bits"]))
+    maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS)
+    return s["hash_bytes"] + 4 * s["match"] + mixers + apms + maps + 8 * (ranks + 2)
+
+
+def new_tables(n: int, chunks: int, ranks: int, memory: int, contexts: int = ccm.N_CONTEXTS) -> ccm.Tables:
+    """The model's tables, each piece at its starting state; the first ``contexts`` contexts
+    are used (the size of the state maps says how many)."""
+    s = model_sizes(n, chunks, ranks, memory)
+    first = np.full(256, 1 << 21, dtype=np.int32)  # each context's map starts at the states' own estimate
+    first[: cmm.STATE_P.size] = cmm.STATE_P
+    return ccm.Tables(
+        ht=_zeros(s["hash_bytes"], np.uint8),
+        sm_p=np.tile(first, contexts), sm_n=np.zeros(contexts * 256, np.int32),
+        mm_p=np.full(ccm.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(ccm.MATCH_CONTEXTS, np.int32),
+        mm_ht=np.zeros(s["match"], np.int32),
+        w1=np.full((ccm.MIX1_SETS, ccm.N_INPUTS), 1 << 14, np.int32),
+        w2=np.full((ccm.MIX2_SETS, ccm.N_INPUTS), 1 << 14, np.int32),
+        w3=np.full((s["id_sets"], ccm.N_INPUTS), 1 << 14, np.int32),
+        wf=np.full((32, 4), 21845, np.int32),
+        a1=cmm.apm_table(1 << 16), a2=cmm.apm_table(1 << s["apm_bits"]), a3=cmm.apm_table(1 << s["apm_bits"]),
+        follow=np.zeros(ranks + 2, np.int64),
+    )
+
+
+@numba.njit(cache=True)
+def _prefix_ranks(spell, start, length, keys, used, group_start, group_ids, rank_of):
+    """For each byte of each short rank's spelling, the rank spelled by the bytes before it
+    (or -1): which splits of a chunk are a chunk and its continuation."""
+    out = np.full(spell.size, -1, dtype=np.int64)
+    for w in range(length.size):
+        if length[w] > ccm.EXCLUDE_MAX_LEN:
+            continue
+        h = np.uint64(0)
+        for k in range(1, length[w]):
+            h = h * cmm.CHUNK_BASE + np.uint64(spell[start[w] + k - 1] + 1)
+            slot = cmm._lookup(keys, used, cmm.chunk_key(h, k))
+            if slot >= 0:
+                out[start[w] + k] = rank_of[group_ids[group_start[slot]]]
+    return out
+
+
+class RankedDictionary:
+    """The rules as ranks: distinct spellings sorted bytewise, each rank standing for the
+    first symbol id that spells it, with the exclusion ranges after each rank."""
+
+    def __init__(self, rules: np.ndarray, n: int):
+        self.dictionary = d = Dictionary(rules, _max_prefixes(n))
+        lens = d.lens
+        total = int(lens.sum())
+        if total > _max_prefixes(n):
+            raise FormatError(f"the dictionary spells {total:,} bytes, more than chunk-cm allows for this text")
+        spellings = [expand(rules, np.array([s])) for s in range(lens.size)]
+        first: dict[bytes, int] = {}
+        for s, w in enumerate(spellings):
+            first.setdefault(w, s)
+        self.symbol_of = np.array([first[w] for w in sorted(first)], dtype=np.int64)
+        self.rank_of = np.full(lens.size, -1, dtype=np.int64)
+        self.rank_of[self.symbol_of] = np.arange(self.symbol_of.size)
+        length = lens[self.symbol_of].astype(np.int64)
+        start = np.zeros(length.size, dtype=np.int64)
+        np.cumsum(length[:-1], out=start[1:])
+        spell = np.frombuffer(b"".join(spellings[s] for s in self.symbol_of), dtype=np.uint8)
+        ex_start, ex_lo, ex_hi = self._exclusions(spell, start, length)
+        self.ranks = ccm.Ranks(start=start, length=length, spell=spell, bits=max(1, (length.size - 1).bit_length()),
+                               ex_start=ex_start, ex_lo=ex_lo, ex_hi=ex_hi)
+
+    def _exclusions(self, spell, start, length):
+        d = self.dictionary
+        prefix = _prefix_ranks(spell, start, length, d.keys, d.used, d.start, d.ids, self.rank_of)
+        cap = int(np.count_nonzero(prefix >= 0))
+        rows, lo, hi = (np.zeros(cap, dtype=np.int64) for _ in range(3))
+        count = ccm.exclusion_pairs(spell, start, length, prefix, rows, lo, hi)
+        order = np.lexsort((lo[:count], rows[:count]))
+        rows, lo, hi = rows[order], lo[order], hi[order]
+        ex_start = np.zeros(length.size + 1, dtype=np.int64)
+        ex_lo, ex_hi = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
+        used = ccm.merge_rows(rows, lo, hi, length.size, ex_start, ex_lo, ex_hi)
+        return ex_start, ex_lo[:used], ex_hi[:used]
+
+    def parse(self, text: np.ndarray) -> np.ndarray:
+        """The ranks of the longest-match parse of ``text``."""
+        return self.rank_of[self.dictionary.greedy_parse(text)]
+
+
+def _run(decode: bool, ranks, text, rd: RankedDictionary, tables, io) -> int:
+    return call_interruptibly(ccm.code_chunks, decode, ranks, text, rd.ranks, tables, ccm.new_scratch(), io,
+                              meter=coding_meter(io.meter, ranks.size, "decoding" if decode else "coding"))
+
+
+class ChunkCmCoder(Coder):
+    """Context mixing over chunk ids; see the module docstring for the format."""
+
+    codec_id = "chunkpress.chunk-cm.v1"
+
+    def __init__(self, params: ChunkCmParams | None = None):
+        super().__init__(params or ChunkCmParams())
+        self.memory = self.params.memory
+        self.contexts = self.params.contexts
+
+    def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
+        rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
+        symbols = np.ascontiguousarray(symbols, dtype=np.int64)
+        text = np.frombuffer(expand(rules, symbols), dtype=np.uint8).copy()
+        rd = RankedDictionary(rules, text.size)
+        ranks = rd.parse(text)
+        rule_stream = _code_rules(rules)
+        capacity = text.size + text.size // 4 + 4096
+        while True:
+            io = ccm.new_stream(False, capacity=capacity)
+            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.memory, self.contexts)
+            status = _run(False, ranks.copy(), text, rd, tables, io)
+            if status != text.size:
+                raise FormatError(f"chunk-cm could not code this parse (status {status})")
+            payload = ccm.finish(io)
+            if io.ac[4] <= capacity:
+                break
+            capacity = int(io.ac[4]) + 16
+        head = encode_varints([text.size, ranks.size, len(rules), len(rule_stream)])
+        return head + rule_stream + payload
+
+    def _sections(self, payload: bytes, max_symbols: int | None):
+        (n, t, r, size), pos = decode_varints(payload, 4)
+        n, t, r, size = int(n), int(t), int(r), int(size)
+        if max_symbols is not None and n > max_symbols:
+            raise FormatError(f"corrupt chunk-cm payload: {n:,} bytes of text, more than the header's length")
+        if t > n or (n > 0) != (t > 0):
+            raise FormatError(f"corrupt chunk-cm payload: {t:,} chunks for {n:,} bytes")
+        if size > len(payload) - pos:
+            raise FormatError("payload truncated: the rules section extends past the end")
+        coded = payload[pos + size:]
+        if t > _MAX_CHUNKS_PER_BYTE * (len(coded) + 8):
+            raise FormatError(f"corrupt chunk-cm payload: {len(coded):,} bytes cannot hold {t:,} chunks")
+        return n, t, r, payload[pos: pos + size], coded
+
+    def decode(self, payload: bytes, *, dictionary_size=None, max_symbols: int | None = None):
+        n, t, r, rule_stream, coded = self._sections(payload, max_symbols)
+        if r > (1 << 31) - BYTE_SYMBOLS:
+            raise FormatError(f"corrupt chunk-cm payload: {r:,} rules")
+        check_allocation(f"{n:,} bytes of text in {t:,} chunks and {r:,} rules",
+                         n * 2 + 16 * t + 96 * (r + BYTE_SYMBOLS) + model_bytes(n, t, r + BYTE_SYMBOLS, self.memory))
+        rules = _decode_rules(rule_stream, r)
+        rd = RankedDictionary(rules, n)
+        text = np.zeros(n, dtype=np.uint8)
+        ranks = np.zeros(t, dtype=np.int64)
+        io = ccm.new_stream(True, coded)
+        status = _run(True, ranks, text, rd, new_tables(n, t, rd.ranks.length.size, self.memory, self.contexts), io)
+        if io.ac[5] or status == -4:
+            raise FormatError("corrupt chunk-cm payload: the coded chunks end early")
+        if status < 0:
+            raise FormatError(f"corrupt chunk-cm payload: a decoded chunk does not fit (status {status})")
+        if status != n:
+            raise FormatError(f"corrupt chunk-cm payload: the chunks spell {status:,} bytes, expected {n:,}")
+        if io.ac[3] != io.inp.size:
+            raise FormatError("corrupt chunk-cm payload: trailing bytes after the coded chunks")
+        return rules, rd.symbol_of[ranks]
+
+    def describe(self, payload: bytes, rules, symbols) -> dict:
+        _, _, _, _, coded = self._sections(payload, None)
+        return {"dictionary_bytes": len(payload) - len(coded), "string_bytes": len(coded)}
+
+
+@hookimpl
+def register_coders():
+    return [
+        CoderInfo(
+            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="1",
+            summary="context mixing over chunk ids (one event per chunk; text, word and id contexts, match model)",
+        ),
+    ]

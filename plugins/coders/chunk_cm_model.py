@@ -1,0 +1,518 @@
+"""The compiled model behind ``chunk-cm``: context mixing whose events are chunk ids.
+
+The byte-level ``cm`` makes 8 binary decisions per byte whatever the dictionary; here each
+chunk of the parse is one event, its id coded in about log2(dictionary size) decisions, so a
+4,000-chunk dictionary over English (3 bytes a chunk) costs 12 decisions where bytes cost 24.
+
+**Ranks.** Ids are ranks: the distinct spellings sorted bytewise, so the high bits of a rank
+spell the chunk's first bytes (``" the"`` sits beside ``" then"`` and ``" there"``) and coding a
+rank top bit first is coding its spelling down a binary trie. A byte the dictionary does not
+cover is a chunk of one byte, ranked among the others.
+
+**Exclusion.** The parse is the longest-match parse, so after a chunk ``w`` no chunk can start
+with ``u`` where ``w + u`` is in the dictionary (the parse would have taken ``w + u``). The
+ranks starting with ``u`` are one range; where a trie node's half lies wholly in such ranges,
+or past the last rank, its bit is known to both sides and not coded (``forced_bit``). Every
+chunk still codes at least one bit, so a payload's length bounds its number of chunks.
+
+**Model** (lpaq1's pieces; each named below): per bit of a rank,
+
+* *contexts*: the rank's bits so far (order 0); decoded-text contexts kept beside the ids
+  (the bytes before the chunk at orders 1, 2, 3, 4 and 6, the word in progress with the
+  previous word, and with the two before it); id contexts (the previous id, two, three, and
+  the previous id with the id that followed it last time: an indirect context). Each is hashed
+  with the rank's bits so far into the *hash table* of bit histories (``cm_model._slot``: one
+  16-byte slot per context and 4 bits of rank);
+* *state maps*: bit history -> probability, one map per context;
+* the *match model*: the id that followed the last occurrence of the previous two ids, as long
+  as the ids since agree, predicting its bits while the rank's bits so far agree with it;
+* three *mixers* whose weight sets are picked by bit position and how many text contexts were
+  seen, by the rank's bits so far (or bit position and the last byte's class), and by the
+  previous id; a *final mixer* combines them;
+* an *APM chain*: the final probability refined on the rank's bits so far, with the last byte,
+  and with the previous id, averaged with its input.
+
+All arithmetic is integer: an archive decodes identically on any machine.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from .cm_model import (NEXT_STATE, STRETCH, _adapt, _adapt_apm, _apm, _slot, code_bit, coder_flush, coder_start,
+                       mix64, squash)
+
+# ---------------------------------------------------------------- layout
+
+#: hashed contexts, in mixer order
+(C_ORDER0, C_ID1, C_O2, C_WORD, C_O3, C_ID2, C_O1, C_O4, C_WORD2, C_O6, C_ID3, C_INDIRECT,
+ N_CONTEXTS) = range(13)
+#: mixer inputs: the contexts, the match model's state map and its expected bit, a bias
+IN_MATCH, IN_EXPECTED, IN_BIAS, N_INPUTS = N_CONTEXTS, N_CONTEXTS + 1, N_CONTEXTS + 2, N_CONTEXTS + 3
+#: mixer 1's weight sets: bit position (up to 32) x how many text contexts were seen (0..7)
+MIX1_SETS = 32 * 8
+#: mixer 2's weight sets: the rank's bits so far below 2048, then bit position x byte class
+MIX2_SETS = 2048 + 32 * 16
+#: the mixers' learning rate (error in 1/4096 times this, weights in 1/65536)
+MIX_RATE = 24
+#: errors (times MIX_RATE) at or below this leave a mixer's weights as they are
+MIX_SKIP = MIX_RATE * 32
+#: the final mixer's learning rate
+FINAL_RATE = 8
+#: how many previous ids the match model hashes to find where the ids repeat
+MATCH_IDS = 2
+#: the longest match it verifies backwards (in ids)
+MATCH_VERIFY = 16
+#: match model state-map contexts: (length 0..15, expected bit) x bit position, and "no match"
+MATCH_CONTEXTS = 33 << 5
+#: the longest dictionary chunk whose extensions exclude ranks (bounds the table's build)
+EXCLUDE_MAX_LEN = 32
+
+#: the decoded-text and id history, a uint64 record
+H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, N_HISTORY = range(8)
+#: the match model's state, an int64 record: where the expected id is, the match length
+M_PTR, M_LEN, N_MATCH = range(3)
+#: one coded bit's working values, an int64 record (what predict leaves for learn)
+(B_S1, B_S2, B_S3, B_D1, B_D2, B_D3, B_P, B_PM, B_MCTX, B_IA1, B_IA2, B_IA3, B_JJ, B_NIB,
+ N_BIT) = range(15)
+
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_K3 = np.uint64(0x165667B19E3779F9)
+_Z = np.uint64(0)
+_B8 = np.uint64(8)
+_M8 = np.uint64(0xFF)
+
+#: the model's tables, fresh for each encode or decode (built by ``chunk_cm.new_tables``)
+Tables = namedtuple("Tables", "ht sm_p sm_n mm_p mm_n mm_ht w1 w2 w3 wf a1 a2 a3 follow")
+#: the dictionary as ranks: ``spell[start[r]:start[r] + length[r]]`` spells rank r; after rank r
+#: the ranks in ``ex_lo[k]:ex_hi[k]`` for k in ``ex_start[r]:ex_start[r + 1]`` are excluded
+Ranks = namedtuple("Ranks", "start length spell bits ex_start ex_lo ex_hi")
+#: per-token scratch: context hashes, slot offsets, bit histories, mixer inputs
+Scratch = namedtuple("Scratch", "ctx ptr st tx fx bit hist match")
+#: the arithmetic coder: state, output (encoder), input (decoder), and a progress meter
+Stream = namedtuple("Stream", "ac out inp meter")
+
+
+def new_scratch() -> Scratch:
+    return Scratch(ctx=np.zeros(N_CONTEXTS, np.uint64), ptr=np.zeros(N_CONTEXTS, np.int64),
+                   st=np.zeros(N_CONTEXTS, np.int64), tx=np.zeros(N_INPUTS, np.int64), fx=np.zeros(4, np.int64),
+                   bit=np.zeros(N_BIT, np.int64), hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64))
+
+
+def new_stream(decode: bool, payload: bytes | None = None, capacity: int = 0) -> Stream:
+    inp = np.frombuffer(payload or b"", dtype=np.uint8)
+    return Stream(ac=coder_start(decode, inp), out=np.zeros(capacity, np.uint8), inp=inp,
+                  meter=np.zeros(2, np.int64))
+
+
+@numba.njit(cache=True, inline="always")
+def _ctx(tag, a, b):
+    return mix64((a * _K1 + b) ^ (np.uint64(tag) * _K3))
+
+
+@numba.njit(cache=True, inline="always")
+def byte_class(c):
+    """16 classes of a byte (space, newline, digits, letters, UTF-8, punctuation kinds): what
+    mixer 2 knows of the text just before the chunk."""
+    if c == 32:
+        return 0
+    if c == 10:
+        return 1
+    if 48 <= c <= 57:
+        return 2
+    if 97 <= c <= 122:
+        return 3 + (c >= 110)
+    if 65 <= c <= 90:
+        return 5
+    if c >= 128:
+        return 6 + ((c >> 6) & 1)
+    if c == 46 or c == 44:
+        return 8 + (c == 44)
+    if c == 39 or c == 34:
+        return 10
+    if c == 60 or c == 62 or c == 47:
+        return 11
+    if c == 91 or c == 93 or c == 124:
+        return 12
+    if c == 61 or c == 38 or c == 59:
+        return 13
+    if c < 32:
+        return 14
+    return 15
+
+
+# ---------------------------------------------------------------- exclusion
+
+
+@numba.njit(cache=True, inline="always")
+def _covered(rk, a, b, lo, hi):
+    """Whether the sorted, disjoint excluded ranges ``a:b`` cover ranks ``lo:hi``."""
+    for k in range(a, b):
+        if rk.ex_hi[k] <= lo:
+            continue
+        if rk.ex_lo[k] > lo:
+            return False
+        lo = rk.ex_hi[k]
+        if lo >= hi:
+            return True
+    return lo >= hi
+
+
+@numba.njit(cache=True, inline="always")
+def forced_bit(rk, a, b, lo, mid, hi):
+    """The bit both sides know at a trie node: 0 when ranks ``mid:hi`` are past the last rank
+    or all excluded, 1 when ``lo:mid`` are all excluded, else -1 (code it)."""
+    if mid >= rk.length.size or _covered(rk, a, b, mid, hi):
+        return 0
+    if _covered(rk, a, b, lo, mid):
+        return 1
+    return -1
+
+
+# ---------------------------------------------------------------- mixers
+
+
+@numba.njit(cache=True, inline="always")
+def mix_dot(tx, w, s, n_ctx):
+    """A mixer's output (a logit in 1/256, clamped) with weight set ``s``: the first ``n_ctx``
+    contexts and the inputs after the contexts."""
+    dot = 0
+    for k in range(n_ctx):
+        dot += tx[k] * w[s, k]
+    for k in range(N_CONTEXTS, N_INPUTS):
+        dot += tx[k] * w[s, k]
+    return max(-2047, min(2047, dot >> 16))
+
+
+@numba.njit(cache=True, inline="always")
+def mix_learn(tx, w, s, y, p, n_ctx):
+    """Move weight set ``s`` along the error; a nearly right mixer learns nothing worth the time."""
+    e = ((y << 12) - p) * MIX_RATE
+    if e > MIX_SKIP or e < -MIX_SKIP:
+        for k in range(n_ctx):
+            w[s, k] += (tx[k] * e) >> 16
+        for k in range(N_CONTEXTS, N_INPUTS):
+            w[s, k] += (tx[k] * e) >> 16
+
+
+@numba.njit(cache=True, inline="always")
+def final_mix(wf, fx, jj):
+    d = 0
+    for k in range(4):
+        d += fx[k] * wf[jj, k]
+    return max(-2047, min(2047, d >> 16))
+
+
+# ---------------------------------------------------------------- one chunk
+
+
+@numba.njit(cache=True, inline="always")
+def set_contexts(ctx, h, follow):
+    """Hash the contexts of the next chunk from the history record."""
+    b = h[H_BYTES]
+    id1 = h[H_ID1]
+    ctx[C_ORDER0] = _ctx(12, _Z, _Z)
+    ctx[C_ID1] = _ctx(9, id1, _Z)
+    ctx[C_O2] = _ctx(2, b & np.uint64(0xFFFF), _Z)
+    ctx[C_WORD] = _ctx(7, h[H_WORD0], h[H_WORD1])
+    ctx[C_O3] = _ctx(3, b & np.uint64(0xFFFFFF), _Z)
+    ctx[C_ID2] = _ctx(10, id1, h[H_ID2])
+    ctx[C_O1] = _ctx(1, b & _M8, _Z)
+    ctx[C_O4] = _ctx(4, b & np.uint64(0xFFFFFFFF), _Z)
+    ctx[C_WORD2] = _ctx(8, h[H_WORD0] * _K2 + h[H_WORD1], h[H_WORD2])
+    ctx[C_O6] = _ctx(6, b & np.uint64(0xFFFFFFFFFFFF), _Z)
+    ctx[C_ID3] = _ctx(11, id1 * _K2 + h[H_ID2], h[H_ID3])
+    ctx[C_INDIRECT] = _ctx(13, id1, np.uint64(follow[np.int64(id1)]))
+
+
+@numba.njit(cache=True, inline="always")
+def _apm_context(apm, key, direct):
+    """An APM's context: ``direct`` where the table has room for it, else ``key`` hashed."""
+    size = apm.shape[0] // 33
+    if 0 <= direct < size:
+        return direct
+    return np.int64(mix64(key) & np.uint64(size - 1))
+
+
+@numba.njit(cache=True, inline="always")
+def predict(tb, sc, j, g, c0, expected, m_len, c1, cls, id1):
+    """P(bit j of the rank is 1) in 1/4096, ``c0`` holding the bits above it after a leading 1,
+    ``g`` of them since the last slot. Leaves in ``sc.bit`` what :func:`learn` needs."""
+    bit = sc.bit
+    n_ctx = tb.sm_n.size >> 8
+    nib = (1 << g) | (c0 & ((1 << g) - 1))
+    seen = 0
+    for m in range(n_ctx):
+        s = np.int64(tb.ht[sc.ptr[m] + nib])
+        sc.st[m] = s
+        sc.tx[m] = STRETCH[tb.sm_p[(m << 8) + s] >> 10]
+        if s != 0 and (m == C_O1 or m == C_O2 or m == C_O3 or m == C_O4 or m == C_O6):
+            seen += 1
+    jj = min(j, 31)
+    if expected >= 0:
+        eb = (expected >> j) & 1
+        mctx = ((min(m_len, 15) * 2 + eb) << 5) | jj
+        sc.tx[IN_EXPECTED] = (2 * eb - 1) * min(m_len, 16) * 64
+        seen = 6 + (m_len >= 4)
+    else:
+        mctx = (32 << 5) | jj
+        sc.tx[IN_EXPECTED] = 0
+    sc.tx[IN_MATCH] = STRETCH[tb.mm_p[mctx] >> 10]
+    sc.tx[IN_BIAS] = 256
+    s1 = jj * 8 + seen
+    s2 = c0 if c0 < 2048 else 2048 + jj * 16 + cls
+    s3 = id1 & (tb.w3.shape[0] - 1)
+    d1 = mix_dot(sc.tx, tb.w1, s1, n_ctx)
+    d2 = mix_dot(sc.tx, tb.w2, s2, n_ctx)
+    d3 = mix_dot(sc.tx, tb.w3, s3, n_ctx)
+    sc.fx[0] = d1
+    sc.fx[1] = d2
+    sc.fx[2] = d3
+    sc.fx[3] = 256
+    pm = squash(final_mix(tb.wf, sc.fx, jj))
+    pa1, ia1 = _apm(tb.a1, _apm_context(tb.a1, np.uint64(c0), c0), pm)
+    pa2, ia2 = _apm(tb.a2, _apm_context(tb.a2, np.uint64(c0) * _K1 + np.uint64(c1), -1), pm)
+    pa3, ia3 = _apm(tb.a3, _apm_context(tb.a3, np.uint64(c0) * _K2 + mix64(np.uint64(id1) + _K3), -1), pm)
+    bit[B_S1], bit[B_S2], bit[B_S3] = s1, s2, s3
+    bit[B_D1], bit[B_D2], bit[B_D3] = d1, d2, d3
+    bit[B_PM], bit[B_MCTX], bit[B_JJ], bit[B_NIB] = pm, mctx, jj, nib
+    bit[B_IA1], bit[B_IA2], bit[B_IA3] = ia1, ia2, ia3
+    return max(1, min(4095, (pm + pa1 + pa2 + pa3 + 2) >> 2))
+
+
+@numba.njit(cache=True, inline="always")
+def learn(tb, sc, y):
+    """Update every piece that predicted the bit just coded."""
+    bit = sc.bit
+    n_ctx = tb.sm_n.size >> 8
+    nib = bit[B_NIB]
+    for m in range(n_ctx):
+        s = sc.st[m]
+        tb.ht[sc.ptr[m] + nib] = NEXT_STATE[s, y]
+        _adapt(tb.sm_p, tb.sm_n, (m << 8) + s, y, 1023)
+    _adapt(tb.mm_p, tb.mm_n, bit[B_MCTX], y, 1023)
+    mix_learn(sc.tx, tb.w1, bit[B_S1], y, squash(bit[B_D1]), n_ctx)
+    mix_learn(sc.tx, tb.w2, bit[B_S2], y, squash(bit[B_D2]), n_ctx)
+    mix_learn(sc.tx, tb.w3, bit[B_S3], y, squash(bit[B_D3]), n_ctx)
+    ef = ((y << 12) - bit[B_PM]) * FINAL_RATE
+    jj = bit[B_JJ]
+    for k in range(4):
+        tb.wf[jj, k] += (sc.fx[k] * ef) >> 16
+    _adapt_apm(tb.a1, bit[B_IA1], y)
+    _adapt_apm(tb.a2, bit[B_IA2], y)
+    _adapt_apm(tb.a3, bit[B_IA3], y)
+
+
+@numba.njit(cache=True)
+def code_rank(decode, rank, t, expected, rk, tb, sc, io):
+    """Code (or decode and return) the rank of chunk ``t``, top bit first, skipping the bits
+    the exclusion decides; ``expected`` is the match model's rank or -1. Returns the rank, or
+    -5 when the encoder's rank is excluded."""
+    h = sc.hist
+    bits = rk.bits
+    c1 = np.int64(h[H_BYTES] & _M8)
+    cls = byte_class(c1)
+    id1 = np.int64(h[H_ID1])
+    ex_a = rk.ex_start[id1 - 1] if t > 0 else 0
+    ex_b = rk.ex_start[id1] if t > 0 else 0
+    m_len = sc.match[M_LEN]
+    hmask = np.uint64((tb.ht.size >> 4) - 1)
+    coded = False
+    c0 = 1
+    for j in range(bits - 1, -1, -1):
+        done = bits - 1 - j
+        g = min(bits - 1, j | 3) - j  # the short group first: the last slot holds 4 bits
+        if g == 0:
+            for m in range(tb.sm_n.size >> 8):
+                sc.ptr[m] = _slot(tb.ht, mix64(sc.ctx[m] + np.uint64(c0) * _K2), hmask)
+        lo = (c0 ^ (1 << done)) << (j + 1)
+        forced = forced_bit(rk, ex_a, ex_b, lo, lo + (1 << j), lo + (2 << j))
+        if forced >= 0 and (coded or j > 0):
+            if not decode and forced != ((rank >> j) & 1):
+                return -5
+            c0 = (c0 << 1) | forced
+            continue
+        if expected >= 0 and (expected >> (j + 1)) != (c0 ^ (1 << done)):
+            expected = -1
+        p = predict(tb, sc, j, g, c0, expected, m_len, c1, cls, id1)
+        y = np.int64(code_bit(decode, io.ac, io.out, io.inp, (rank >> j) & 1, p))
+        learn(tb, sc, y)
+        coded = True
+        c0 = (c0 << 1) | y
+    return c0 - (1 << bits)
+
+
+@numba.njit(cache=True, inline="always")
+def match_find(mm_ht, ranks, t, ids_hash):
+    """Where the ids before chunk ``t`` occurred last, verified backwards: (the chunk after
+    them, the match length in ids), or (-1, 0); records ``t`` for the next lookup."""
+    h = np.int64(ids_hash & np.uint64(mm_ht.size - 1))
+    cand = np.int64(mm_ht[h])
+    mm_ht[h] = t
+    if cand <= 0:
+        return -1, 0
+    k = 0
+    while k < MATCH_VERIFY and cand - 1 - k >= 0 and ranks[cand - 1 - k] == ranks[t - 1 - k]:
+        k += 1
+    if k < MATCH_IDS:
+        return -1, 0
+    return cand, k
+
+
+@numba.njit(cache=True, inline="always")
+def after_chunk(ranks, t, rank, rk, tb, sc, text, pos, decode):
+    """The chunk is known: spell it into the text history (and, decoding, the text), move the
+    id history, follow or look up the match. Returns the text position after it."""
+    h = sc.hist
+    start = rk.start[rank]
+    for k in range(rk.length[rank]):
+        c = np.int64(rk.spell[start + k])
+        if decode:
+            text[pos + k] = c
+        h[H_BYTES] = (h[H_BYTES] << _B8) | np.uint64(c)
+        cl = c + 32 if 65 <= c <= 90 else c
+        if 97 <= cl <= 122 or c >= 128:
+            h[H_WORD0] = (h[H_WORD0] + np.uint64(cl + 1)) * _K1
+        elif h[H_WORD0] != _Z:
+            h[H_WORD2] = h[H_WORD1]
+            h[H_WORD1] = h[H_WORD0]
+            h[H_WORD0] = _Z
+    if t > 0:
+        tb.follow[np.int64(h[H_ID1])] = rank + 1
+    h[H_ID3] = h[H_ID2]
+    h[H_ID2] = h[H_ID1]
+    h[H_ID1] = np.uint64(rank + 1)
+    mt = sc.match
+    if mt[M_LEN] > 0:
+        if ranks[mt[M_PTR]] == rank:
+            mt[M_PTR] += 1
+            mt[M_LEN] = min(mt[M_LEN] + 1, 65535)
+        else:
+            mt[M_LEN] = 0
+    if t + 1 >= MATCH_IDS:
+        ids_hash = mix64(h[H_ID1] * _K1 + h[H_ID2] * _K2 + np.uint64(MATCH_IDS))
+        if mt[M_LEN] == 0:
+            cand, k = match_find(tb.mm_ht, ranks, t + 1, ids_hash)
+            if cand >= 0:
+                mt[M_PTR] = cand
+                mt[M_LEN] = k
+        else:
+            tb.mm_ht[np.int64(ids_hash & np.uint64(tb.mm_ht.size - 1))] = t + 1
+    return pos + rk.length[rank]
+
+
+@numba.njit(cache=True, nogil=True)
+def code_chunks(decode, ranks, text, rk, tb, sc, io):
+    """Code (encoder) or decode the ranks of ``ranks.size`` chunks; the decoder also fills
+    ``text``. ``io.meter[0]`` counts the chunks done (read by a progress thread). Returns the
+    number of text bytes, or -1 (a decoded rank past the dictionary), -2 (the chunks spell more
+    than the header's length), -4 (the decoder read past the payload's end), -5 (the encoder's
+    parse is not the longest-match parse)."""
+    pos = 0
+    for t in range(ranks.size):
+        if io.ac[5]:
+            return -4
+        set_contexts(sc.ctx, sc.hist, tb.follow)
+        expected = np.int64(ranks[sc.match[M_PTR]]) if sc.match[M_LEN] > 0 else -1
+        rank = code_rank(decode, np.int64(ranks[t]) if not decode else 0, t, expected, rk, tb, sc, io)
+        if rank < 0:
+            return rank
+        if rank >= rk.length.size:
+            return -1
+        if pos + rk.length[rank] > text.size:
+            return -2
+        ranks[t] = rank
+        pos = after_chunk(ranks, t, rank, rk, tb, sc, text, pos, decode)
+        if (t & 4095) == 0:
+            io.meter[0] = t
+    io.meter[0] = ranks.size
+    return pos
+
+
+def finish(io: Stream) -> bytes:
+    coder_flush(io.ac, io.out)
+    return io.out[: io.ac[4]].tobytes()
+
+
+# ---------------------------------------------------------------- the ranks
+
+
+@numba.njit(cache=True, inline="always")
+def _cmp_truncated(spell, start, length, r, u, u_len):
+    """Rank r's spelling cut to ``u_len`` bytes against ``spell[u:u + u_len]``: -1, 0 or 1."""
+    a = start[r]
+    n = min(length[r], u_len)
+    for k in range(n):
+        x = spell[a + k]
+        y = spell[u + k]
+        if x != y:
+            return -1 if x < y else 1
+    return -1 if length[r] < u_len else 0
+
+
+@numba.njit(cache=True)
+def _prefix_range(spell, start, length, u, u_len):
+    """The ranks whose spelling starts with ``spell[u:u + u_len]`` (one range: ranks are sorted)."""
+    m = length.size
+    lo, hi = 0, m
+    while lo < hi:  # first rank not below u
+        mid = (lo + hi) >> 1
+        if _cmp_truncated(spell, start, length, mid, u, u_len) < 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    first = lo
+    hi = m
+    while lo < hi:  # first rank above every spelling that starts with u
+        mid = (lo + hi) >> 1
+        if _cmp_truncated(spell, start, length, mid, u, u_len) <= 0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return first, lo
+
+
+@numba.njit(cache=True)
+def exclusion_pairs(spell, start, length, prefix_rank, rows, lo, hi):
+    """For every rank w (up to :data:`EXCLUDE_MAX_LEN` bytes) and every split w = v + u where
+    v is a rank (``prefix_rank[start[w] + k]`` is v's rank, or -1), the range of ranks starting
+    with u, as a row (v) and a range. Returns how many were written."""
+    n = 0
+    for w in range(length.size):
+        if length[w] > EXCLUDE_MAX_LEN:
+            continue
+        for k in range(1, length[w]):
+            v = prefix_rank[start[w] + k]
+            if v < 0:
+                continue
+            a, b = _prefix_range(spell, start, length, start[w] + k, length[w] - k)
+            if a < b:
+                rows[n] = v
+                lo[n] = a
+                hi[n] = b
+                n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def merge_rows(rows, lo, hi, n_ranks, ex_start, ex_lo, ex_hi):
+    """Ranges sorted by (row, lo) -> each row's disjoint ranges in CSR form. Returns their count."""
+    n = 0
+    k = 0
+    for r in range(n_ranks):
+        ex_start[r] = n
+        first = n
+        while k < rows.size and rows[k] == r:
+            if n > first and lo[k] <= ex_hi[n - 1]:
+                ex_hi[n - 1] = max(ex_hi[n - 1], hi[k])
+            else:
+                ex_lo[n] = lo[k]
+                ex_hi[n] = hi[k]
+                n += 1
+            k += 1
+    ex_start[n_ranks] = n
+    return n

@@ -1,0 +1,167 @@
+"""The chunk-cm coder: one event per chunk, the exclusion table, hostile payloads, progress."""
+
+import io
+import lzma
+import time
+
+import numpy as np
+import pytest
+
+from chunkpress import FormatError
+from chunkpress.format.container import Header, checksum, pack, unpack
+from chunkpress.format.expand import expand
+from chunkpress.format.leb128 import encode_varints
+from chunkpress.pipeline import Pipeline, decompress
+from chunkpress.plugins.coders.chunk_cm import ChunkCmCoder, ChunkCmParams, RankedDictionary
+from chunkpress.plugins.coders.chunk_cm_model import EXCLUDE_MAX_LEN, N_CONTEXTS
+from chunkpress.progress import coding_progress
+from support import read
+
+
+@pytest.fixture(scope="module")
+def alice_fit(registry):
+    return Pipeline.from_config(registry=registry, scorer="repair", pretokenizer="gpt2",
+                                limits={"max_rules": 500}).fit(read("alice29.txt"), trace=False)
+
+
+def coder(**params):
+    return ChunkCmCoder(ChunkCmParams(**params))
+
+
+def longest_match_parse(rules, text):
+    spell = {}
+    for s in range(256 + len(rules)):
+        spell.setdefault(expand(rules, np.array([s])), s)
+    longest = max(len(k) for k in spell)
+    pos, out = 0, []
+    while pos < len(text):
+        size = max(n for n in range(1, longest + 1) if text[pos: pos + n] in spell)
+        out.append(spell[text[pos: pos + size]])
+        pos += size
+    return out
+
+
+def test_decodes_the_rules_and_the_longest_match_parse(alice_fit):
+    payload = coder().encode(alice_fit.rules, alice_fit.symbols)
+    rules, symbols = coder().decode(payload)
+    assert np.array_equal(rules, alice_fit.rules)
+    assert expand(rules, symbols) == read("alice29.txt")
+    assert symbols[:2000].tolist() == longest_match_parse(rules, read("alice29.txt")[:6000])[:2000]
+    assert len(payload) < 0.85 * len(lzma.compress(read("alice29.txt"), preset=9))
+
+
+def test_every_context_group_pays_on_text(alice_fit):
+    """The ablation, on the same dictionary: order 0 alone, then the first six, then all."""
+    sizes = [len(coder(contexts=k).encode(alice_fit.rules, alice_fit.symbols)) for k in (1, 6, N_CONTEXTS)]
+    assert sizes[0] > 1.1 * sizes[1] and sizes[1] > sizes[2]
+
+
+def test_encoding_is_deterministic_and_memory_changes_only_the_tables(alice_fit):
+    a = coder().encode(alice_fit.rules, alice_fit.symbols)
+    assert coder().encode(alice_fit.rules, alice_fit.symbols) == a
+    small = coder(memory=16).encode(alice_fit.rules, alice_fit.symbols)
+    assert small != a and coder(memory=16).decode(small)[0].shape == alice_fit.rules.shape
+
+
+def test_exclusions_are_exactly_the_continuations_the_parse_rules_out(registry):
+    """After rank v, rank w is excluded iff some chunk (of at most EXCLUDE_MAX_LEN bytes) spells
+    v followed by a non-empty prefix of w: checked against a brute force over every pair."""
+    fit = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 120}).fit(
+        read("udhr_arb.txt")[:4000], trace=False)
+    rd = RankedDictionary(fit.rules, 4000)
+    r = rd.ranks
+    words = [bytes(r.spell[r.start[k]: r.start[k] + r.length[k]]) for k in range(r.length.size)]
+    assert words == sorted(words) and len(set(words)) == len(words)
+    entries = set(words)
+    for v, prefix in enumerate(words):
+        extensions = [e[len(prefix):] for e in entries
+                      if len(e) > len(prefix) and e.startswith(prefix) and len(e) <= EXCLUDE_MAX_LEN]
+        want = {w for w, word in enumerate(words) if any(word.startswith(u) for u in extensions)}
+        got = set()
+        for k in range(r.ex_start[v], r.ex_start[v + 1]):
+            got.update(range(r.ex_lo[k], r.ex_hi[k]))
+        assert got == want, words[v]
+
+
+def test_the_exclusions_save_coded_bits(alice_fit, monkeypatch):
+    """Without them (every rank may follow every rank) the same parse costs more."""
+    with_them = len(coder().encode(alice_fit.rules, alice_fit.symbols))
+    original = RankedDictionary._exclusions
+
+    def none(self, spell, start, length):
+        ex_start, ex_lo, ex_hi = original(self, spell, start, length)
+        return np.zeros_like(ex_start), ex_lo[:0], ex_hi[:0]
+
+    monkeypatch.setattr(RankedDictionary, "_exclusions", none)
+    assert len(coder().encode(alice_fit.rules, alice_fit.symbols)) > with_them
+
+
+def _archive(payload: bytes, length: int) -> bytes:
+    return pack(Header(codec="chunkpress.chunk-cm.v1", params={"memory": 16, "contexts": N_CONTEXTS},
+                       length=length, blake2b=checksum(b"\0" * min(length, 1))), payload)
+
+
+@pytest.mark.parametrize("fields", [
+    [10**12, 1, 0, 0],          # a terabyte from a few bytes
+    [1000, 2000, 0, 0],         # more chunks than bytes
+    [1000, 0, 0, 0],            # text but no chunks
+    [1000, 10, 2**40, 0],       # absurd rule count
+    [1000, 10, 0, 99],          # rules section past the end
+    [10**6, 10**6, 0, 0],       # a million chunks from two bytes
+])
+def test_forged_counts_are_refused_fast(registry, fields):
+    start = time.perf_counter()
+    with pytest.raises(FormatError):
+        decompress(_archive(encode_varints(fields) + b"\x01\x02", fields[0]), registry)
+    assert time.perf_counter() - start < 5
+
+
+def test_mutated_payloads_are_refused_or_exact(registry):
+    """Flips and cuts anywhere in a payload: a FormatError or the original, never a crash."""
+    data = read("alice29.txt")[:20000]
+    pipe = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 100},
+                                coder={"name": "chunk-cm", "params": {"memory": 16}})
+    header, payload, _ = unpack(pipe.compress(data))
+    rng = np.random.default_rng(7)
+    refused = 0
+    for case in range(150):
+        bad = bytearray(payload)
+        if case % 3 == 0:
+            bad = bad[: int(rng.integers(0, len(bad)))]
+        elif case % 3 == 1:
+            bad[int(rng.integers(0, len(bad)))] ^= 1 << int(rng.integers(0, 8))
+        else:
+            bad += bytes(rng.integers(0, 256, int(rng.integers(1, 9)), dtype=np.uint8))
+        try:
+            out = decompress(pack(header, bytes(bad)), registry)
+        except FormatError:
+            refused += 1
+            continue
+        assert out == data
+    assert refused >= 140
+
+
+def test_a_decoder_never_reads_past_the_payload(alice_fit):
+    payload = coder().encode(alice_fit.rules, alice_fit.symbols)
+    with pytest.raises(FormatError, match="ends early|corrupt"):
+        coder().decode(payload[:-3])
+
+
+def test_progress_is_metered_to_the_last_chunk(alice_fit, monkeypatch):
+    """Within coding_progress the compiled loop's count reaches a log line (stderr not a tty)."""
+    from chunkpress import progress
+
+    stream = io.StringIO()
+    seen = []
+    original = progress.Progress.update
+
+    def spy(self, done, **status):
+        seen.append((self.label, done, self.total))
+        original(self, done, **status)
+
+    monkeypatch.setattr(progress.Progress, "update", spy)
+    payload = coder().encode(alice_fit.rules, alice_fit.symbols)  # no progress context: nothing
+    assert seen == []
+    with coding_progress(stream=stream):
+        coder().decode(payload)
+    assert seen and seen[-1][0] == "decoding" and seen[-1][1] == seen[-1][2] > 10000
