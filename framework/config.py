@@ -194,19 +194,20 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB, alice29 and UDHR (README
 #: table, examples/benchmarks/levels.py). Word-level BPE (repair over GPT-2 pre-tokens) in front
-#: of zstd, xz or context mixing; ``min_count`` keeps small inputs from paying for rare chunks.
-#: (PPMd would sit between xz and cm, but pyppmd fails to decode some of its own streams: order
-#: 2, or a model that runs out of memory, in 1.3.1; no level depends on it.)
+#: of zstd, xz or context mixing over the chunk ids (chunk-cm: one event per chunk, so a bigger
+#: table is the only thing -6 ... -9 change); ``min_count`` keeps small inputs from paying for
+#: rare chunks. (PPMd would sit between xz and chunk-cm, but pyppmd fails to decode some of its
+#: own streams: order 2, or a model that runs out of memory, in 1.3.1; no level depends on it.)
 PRESETS = {
     1: _preset("repair", "varint-zstd", 1000, "gpt2", min_count=8, level=3),
     2: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=9),
     3: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=19),
     4: _preset("repair", "varint-lzma", 8000, "gpt2", min_count=16),
     5: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=16),
-    6: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=24, parse="longest"),
-    7: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=26, parse="longest"),
-    8: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=28, parse="longest"),
-    9: _preset("repair", "cm", 4000, "gpt2", min_count=40, memory=29, parse="longest"),
+    6: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24),
+    7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=26),
+    8: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=28),
+    9: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=29),
 }
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
 #: smaller than xz -9 and faster on en_mix_10MB. The paper's method (mdl + combinatorial) is

@@ -29,6 +29,8 @@ def _without_refcounts():
 
 #: decorator for an allocation-free kernel
 kernel = numba.njit(**_without_refcounts())
+#: the same for a long kernel run by :func:`call_interruptibly` (it releases the GIL)
+long_kernel = numba.njit(nogil=True, **_without_refcounts())
 
 
 def call_interruptibly(func, *args, meter=None):
