@@ -144,6 +144,50 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
     return total
 
 
+def decompress_members(stream: BinaryIO, out, head: bytes = b"", registry=None, rules=None,
+                       progress: Callable[[int], None] | None = None, limit: int | None = None) -> int:
+    """Decode every archive in ``stream``, one after another, into ``out``: concatenated
+    archives (single or block) decode to the concatenation, as gzip, xz and zstd do. A block
+    archive is decoded block by block; a single archive is read whole (at most ``limit``
+    bytes). Returns the bytes written; FormatError on anything that is not an archive."""
+    import io
+
+    from .format import container
+    from .pipeline import decode_archive
+
+    total = 0
+    first = True
+    head += stream.read(max(0, len(blocks.MAGIC) + 1 - len(head)))
+    while first or head:
+        magic = head[: len(blocks.MAGIC)]
+        if magic == blocks.MAGIC:
+            total += decompress_stream(stream, out, head, registry, rules, progress)
+        elif magic == container.MAGIC:
+            data = head + _read_all(stream, limit, len(head))
+            end = container.first_archive_length(data, blocks.MAGIC)
+            decoded = decode_archive(data[:end], registry, rules).data()
+            out.write(decoded)
+            total += len(decoded)
+            stream = io.BytesIO(data[end:])  # the archives after it, already read
+        elif first:
+            raise FormatError("not a chunkpress archive (bad magic bytes)")
+        else:
+            raise FormatError("bytes that are not an archive follow the last archive")
+        first = False
+        head = stream.read(len(blocks.MAGIC) + 1)
+    return total
+
+
+def _read_all(stream: BinaryIO, limit: int | None, held: int) -> bytes:
+    if limit is None:
+        return stream.read()
+    data = stream.read(max(0, limit + 1 - held))
+    if held + len(data) > limit:
+        raise FormatError(f"a single archive of more than {limit:,} bytes, the memory limit "
+                          "(set CHUNKPRESS_MAX_MEMORY to raise it)")
+    return data
+
+
 def describe_stream(stream: BinaryIO, head: bytes = b"", registry=None, rules=None) -> tuple[dict, list[dict]]:
     """What ``inspect`` shows of a block archive: totals over the blocks, and each block's own
     description (as for a single archive), read one block at a time."""
@@ -156,6 +200,8 @@ def describe_stream(stream: BinaryIO, head: bytes = b"", registry=None, rules=No
             per_block.append(inspect(archive, registry, rules))
         except ChunkpressError as exc:
             raise FormatError(f"block {index}: {exc}") from None
+    if stream.read(1):
+        raise FormatError("block archive corrupt: bytes follow its end (inspect reads one archive)")
     original = sum(b["original_bytes"] for b in per_block)
     size = stream.tell() if stream.seekable() else None
     summary = {

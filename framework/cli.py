@@ -95,7 +95,12 @@ def _announce_first_compile(args) -> None:
 
 def _each_input(args, one) -> int:
     """Run ``one(input)`` for every input, as zstd does: an error is reported for its file and
-    the others still run; the exit status is the first error's."""
+    the others still run; the exit status is the first error's. No input: stdin, when it is
+    not a terminal (``cat f | chunkpress compress > f.cpz``)."""
+    if not args.inputs:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError("no input: give files, or pipe data in ('-' reads stdin)")
+        args.inputs = ["-"]
     if args.output is not None and len(args.inputs) > 1 and args.output != "-":
         raise InputError("-o names one output; with several inputs leave it out (each gets its own)")
     if args.inputs.count("-") > 1:
@@ -173,6 +178,8 @@ def cmd_compress(args) -> int:
 
     def one(path: str) -> None:
         out = args.output or _default_output(path, True)
+        if out == "-" and sys.stdout.isatty() and not args.force:  # as zstd: a terminal cannot show an archive
+            raise InputError("not writing an archive to a terminal: redirect stdout, give -o, or -f to insist")
         if path != "-" and _same_file(path, out):
             raise InputError(f"{path}: the output would overwrite the input")
         check_writable(out, args.force)
@@ -283,8 +290,6 @@ def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) 
 
 
 def cmd_decompress(args) -> int:
-    from .pipeline import decode_archive
-
     rules = _tokenizer(args.rules).rules if args.rules else None
 
     def one(path: str) -> None:
@@ -294,17 +299,7 @@ def cmd_decompress(args) -> int:
             if path != "-" and _same_file(path, out):
                 raise InputError(f"{path}: the output would overwrite the input")
             check_writable(out, args.force)
-        started = time.monotonic()
-        archive = _decompress_blocks(args, path, out, rules)
-        if archive is None:
-            return
-        with _coding(args):
-            data = decode_archive(archive, rules=rules).data()
-        if args.test:
-            _say(args, f"{path}: OK ({len(data):,} bytes)")
-            return
-        write_output(out, data, args.force, like=path, times=True)
-        _summary(args, path, len(archive), len(data), started, out)
+        _decompress_members(args, path, out, rules)
 
     return _each_input(args, one)
 
@@ -325,30 +320,25 @@ class _Counting:
         self.written += len(data)
 
 
-def _decompress_blocks(args, path: str, out, rules) -> bytes | None:
-    """A block archive is decoded block by block, streamed to the output (returns None). For a
-    single-block archive, returns its bytes (read whole, as before)."""
-    from .blockmode import decompress_stream
+def _decompress_members(args, path: str, out: str | None, rules) -> None:
+    """Every archive in the input (one, or several one after another), streamed to ``out``
+    (None: -t, checked and discarded); a block archive block by block."""
+    from .blockmode import decompress_members
     from .fileio import StreamingOutput
-    from .format import blocks
 
+    size = _file_size(path)
+    started = time.monotonic()
     stream = _open_input(path)
-    with stream:
-        head = stream.read(len(blocks.MAGIC) + 1)
-        if head[: len(blocks.MAGIC)] != blocks.MAGIC:
-            return read_rest(stream, path, head, memory_limit())  # a single archive is held whole
+    with stream, _coding(args):
         if args.test:
-            total = decompress_stream(stream, _Discard(), head, rules=rules)
+            total = decompress_members(stream, _Discard(), rules=rules, limit=memory_limit())
             _say(args, f"{path}: OK ({total:,} bytes)")
-            return None
-        size = _file_size(path)
-        started = time.monotonic()
+            return
         with StreamingOutput(out, args.force, like=path, times=True) as sink, \
                 _progress(args, "decompress", size, unit="B", unit_scale=True) as progress:
-            total = decompress_stream(stream, sink, head, rules=rules,
-                                      progress=lambda count: progress.update(stream.tell() if size else 0, blocks=count))
+            total = decompress_members(stream, sink, rules=rules, limit=memory_limit(),
+                                       progress=lambda count: progress.update(stream.tell() if size else 0, blocks=count))
     _summary(args, path, size or 0, total, started, out)
-    return None
 
 
 def cmd_train(args) -> int:
@@ -566,7 +556,7 @@ def cmd_plugins(args) -> int:
 
 
 def _add_pipeline_options(p) -> None:
-    p.add_argument("-c", "--config", help="TOML config (compress default: level 5; train: mdl + linked + combinatorial)")
+    p.add_argument("--config", help="TOML config (compress default: level 5; train: mdl + linked + combinatorial)")
     p.add_argument("--scorer", help="scorer name (overrides the config)")
     p.add_argument("--rewriter", help="rewriter name (overrides the config)")
     p.add_argument("--coder", help="coder name (overrides the config)")
@@ -616,14 +606,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser = sub_add_parser
 
     p = sub.add_parser("compress", help="compress files into .cpz archives")
-    p.add_argument("inputs", nargs="+", metavar="input", help="files to compress ('-' for stdin)")
+    p.add_argument("inputs", nargs="*", metavar="input",
+                   help="files to compress ('-' or none with piped stdin: stdin to stdout)")
     p.add_argument("-o", "--output", help="archive path (one input; default INPUT.cpz; '-' for stdout)")
-    p.add_argument("--stdout", action="store_const", const="-", dest="output", help="same as -o -")
+    p.add_argument("-c", "--stdout", action="store_const", const="-", dest="output",
+                   help="write to stdout (several inputs: archives one after another, which decompress as one)")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
     for n in range(1, 10):  # as in zstd and xz, the last level given wins
         p.add_argument(f"-{n}", dest="level", action="store_const", const=n,
                        help="compression level: 1 fastest ... 9 smallest (default 5; the paper's mdl + combinatorial: "
-                            "-c examples/paper/mdl.toml); see README" if n == 1 else argparse.SUPPRESS)
+                            "--config examples/paper/mdl.toml); see README" if n == 1 else argparse.SUPPRESS)
     p.add_argument("--fast", dest="level", action="store_const", const=1, help="same as -1")
     p.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
     p.add_argument("--block-size", type=_parse_size,
@@ -641,9 +633,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_compress)
 
     p = sub.add_parser("decompress", help="restore the original files from archives")
-    p.add_argument("inputs", nargs="+", metavar="input", help="archives ('-' for stdin)")
+    p.add_argument("inputs", nargs="*", metavar="input",
+                   help="archives ('-' or none with piped stdin: stdin to stdout); archives one after another "
+                        "decompress to their concatenation")
     p.add_argument("-o", "--output", help="output path (one input; default: INPUT without .cpz; '-' for stdout)")
-    p.add_argument("--stdout", action="store_const", const="-", dest="output", help="same as -o -")
+    p.add_argument("-c", "--stdout", action="store_const", const="-", dest="output", help="write to stdout")
     p.add_argument("-t", "--test", action="store_true",
                    help="verify the archives (decode and check) without writing anything")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
@@ -707,6 +701,84 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the subcommands; any other first word makes the command line zstd-style
+SUBCOMMANDS = ("compress", "decompress", "train", "encode", "decode", "export-hf", "import-hf", "study", "inspect",
+               "plugins")
+#: options that take no value and may come before a subcommand
+_LEADING_FLAGS = {"-q", "--quiet", "-v", "--verbose", "--debug", "-k", "--keep"}
+
+
+def _zstd_style(argv: list[str]) -> bool:
+    """True unless the first word after the value-less options is a subcommand, help or version:
+    ``chunkpress -9 f``, ``chunkpress -d f.cpz`` and a bare ``chunkpress`` (``tar -I``) are
+    zstd-style."""
+    for token in argv:
+        if token in _LEADING_FLAGS:
+            continue
+        return token not in SUBCOMMANDS and token not in ("-h", "--help", "--version")
+    return True
+
+
+def _threads(text: str) -> int:
+    """-T N as zstd takes it: 0 = one worker per core, 1 = none (serial)."""
+    value = _workers(text)
+    return os.cpu_count() or 1 if value == 0 else value
+
+
+def build_zstd_parser() -> argparse.ArgumentParser:
+    """``chunkpress [OPTIONS] [FILE...]``, the options zstd and xz users type."""
+    p = _Parser(prog="chunkpress", description="Compress FILEs (or stdin to stdout) as zstd does; "
+                "'chunkpress COMMAND --help' for the commands: " + ", ".join(SUBCOMMANDS) + ".")
+    p.add_argument("inputs", nargs="*", metavar="FILE", help="files ('-' or none with piped stdin: stdin to stdout)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("-z", "--compress", dest="mode", action="store_const", const="compress",
+                      help="compress (the default)")
+    mode.add_argument("-d", "--decompress", "--uncompress", dest="mode", action="store_const", const="decompress",
+                      help="decompress")
+    mode.add_argument("-t", "--test", dest="mode", action="store_const", const="test",
+                      help="check archives without writing anything")
+    mode.add_argument("-l", "--list", dest="mode", action="store_const", const="list", help="describe archives")
+    p.add_argument("-c", "--stdout", action="store_const", const="-", dest="output", help="write to stdout")
+    p.add_argument("-o", dest="output", help="output file (one input)")
+    p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
+    p.add_argument("-k", "--keep", action="store_true", help="keep the inputs (always the case)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary lines")
+    p.add_argument("-v", "--verbose", action="store_true", help="a summary line per file")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.add_argument("-T", "--threads", type=_threads, default=None,
+                   help="compress in blocks on N worker processes (0: one per core)")
+    for n in range(1, 10):
+        p.add_argument(f"-{n}", dest="level", action="store_const", const=n,
+                       help="level: 1 fastest ... 9 smallest (default 5)" if n == 1 else argparse.SUPPRESS)
+    p.add_argument("--fast", dest="level", action="store_const", const=1, help="same as -1")
+    p.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
+    p.add_argument("--config", help="TOML config instead of a level")
+    p.add_argument("--version", action="version", version=f"chunkpress {__version__}")
+    p.set_defaults(func=cmd_zstd_style, mode="compress")
+    return p
+
+
+def cmd_zstd_style(args) -> int:
+    """Run the subcommand that a zstd-style command line means."""
+    if args.mode == "list":
+        if not args.inputs:
+            raise InputError("-l needs archive files")
+        for path in args.inputs:
+            if len(args.inputs) > 1:
+                print(f"{path}:")
+            cmd_inspect(argparse.Namespace(input=path, json=False))
+        return 0
+    if args.mode in ("decompress", "test"):
+        args.test, args.rules = args.mode == "test", None
+        return cmd_decompress(args)
+    workers = args.threads if args.threads and args.threads > 1 else None
+    for name in ("rules", "scheduler", "block_size", "scorer", "rewriter", "coder", "max_rules", "vocab_size",
+                 "min_count", "pretokenizer"):
+        setattr(args, name, None)
+    args.workers, args.shared_dictionary, args.rules_ref = workers, False, False
+    return cmd_compress(args)
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (``kill``, ``timeout``), raised where the program is, so that it cleans up as on
     Ctrl-C: staging files removed, workers stopped."""
@@ -733,7 +805,8 @@ def _sigterm_as_interrupt():
 def main(argv=None) -> int:
     from .format.limits import address_space_cap
 
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    args = (build_zstd_parser() if _zstd_style(argv) else build_parser()).parse_args(argv)
     try:
         with _sigterm_as_interrupt(), address_space_cap():
             return args.func(args)

@@ -230,19 +230,20 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
 
 def decompress(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
                max_memory: int | None = None) -> bytes:
-    """The original bytes of an archive, or of a block archive (what the command line writes
-    for streams and large inputs); FormatError if anything does not verify. ``rules``: the
+    """The original bytes of an archive, of a block archive (what the command line writes for
+    streams and large inputs), or of archives one after another (their concatenation);
+    FormatError if anything does not verify. ``rules``: the
     dictionary, for archives that reference one; ``max_memory``: this call's bound."""
+    import io
+
+    from .blockmode import decompress_members
     from .format import blocks
 
-    if bytes(archive[: len(blocks.MAGIC)]) == blocks.MAGIC:
-        import io
-
-        from .blockmode import decompress_stream
-
-        out = io.BytesIO()
+    if bytes(archive[: len(container.MAGIC)]) != container.MAGIC or \
+            container.first_archive_length(archive, blocks.MAGIC) != len(archive):
+        out = io.BytesIO()  # a block archive, or archives one after another
         with bounded_memory(max_memory):
-            decompress_stream(io.BytesIO(archive), out, registry=registry, rules=rules)
+            decompress_members(io.BytesIO(archive), out, registry=registry, rules=rules)
         return out.getvalue()
     return bytes(decode_archive(archive, registry, rules, max_memory=max_memory).data())
 

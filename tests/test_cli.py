@@ -98,7 +98,7 @@ def test_truncated_archive_cli(tmp_path, alice_copy):
 def test_bad_config_key_cli(tmp_path, alice_copy):
     cfg = tmp_path / "c.toml"
     cfg.write_text("[limits]\nmax_rule = 5\n")
-    rc, _, err = run("compress", alice_copy, "-c", cfg, "-o", tmp_path / "o.cpz")
+    rc, _, err = run("compress", alice_copy, "--config", cfg, "-o", tmp_path / "o.cpz")
     assert rc == 2 and "unknown key limits.'max_rule'" in one_line_error(err)
     assert not (tmp_path / "o.cpz").exists()
 
@@ -118,7 +118,7 @@ def test_train_writes_rules_and_trace(tmp_path, alice_copy):
 
 
 def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
-    assert main(["compress", str(alice_copy), "--max-rules", "50", "-c", str(ROOT / "examples" / "paper" / "mdl.toml")]) == 0
+    assert main(["compress", str(alice_copy), "--max-rules", "50", "--config", str(ROOT / "examples" / "paper" / "mdl.toml")]) == 0
     capsys.readouterr()
     assert main(["inspect", str(tmp_path / "alice29.txt.cpz")]) == 0
     out = capsys.readouterr().out

@@ -334,7 +334,7 @@ def test_a_ppmd_stream_pyppmd_cannot_decode_is_refused_when_written(tmp_path):
     assert chunkpress.decompress(archive) == data
     src = tmp_path / "a.txt"
     src.write_bytes(data)
-    assert main(["compress", str(src), "-c", str(write_ppmd_config(tmp_path))]) == 2
+    assert main(["compress", str(src), "--config", str(write_ppmd_config(tmp_path))]) == 2
     assert not (tmp_path / "a.txt.cpz").exists()
 
 

@@ -1,4 +1,4 @@
-"""Whole-process benchmark: ``chunkpress compress -c best.toml`` and ``decompress`` against zpaq -m5,
+"""Whole-process benchmark: ``chunkpress compress --config best.toml`` and ``decompress`` against zpaq -m5,
 PPMd, xz -9e, zstd -19 and bzip3, each run as its own process on the same file in the same run.
 
 Run from the project root (zpaq comes with ``pip install -e '.[baselines]'``; bzip3,
@@ -42,13 +42,13 @@ def main() -> int:
         tmp = Path(tmp_name)
         warm = tmp / "warm.txt"
         warm.write_bytes(src.read_bytes()[:20000])
-        run(CHUNKPRESS + ["compress", "-c", str(BEST), str(warm), "-o", str(tmp / "warm.cpz")])
+        run(CHUNKPRESS + ["compress", "--config", str(BEST), str(warm), "-o", str(tmp / "warm.cpz")])
         run(CHUNKPRESS + ["decompress", str(tmp / "warm.cpz"), "-o", str(tmp / "warm.out")])
         archive, restored = tmp / "best.cpz", tmp / "best.out"
-        c_s, c_mb = run(CHUNKPRESS + ["compress", "-c", str(BEST), str(src), "-o", str(archive)])
+        c_s, c_mb = run(CHUNKPRESS + ["compress", "--config", str(BEST), str(src), "-o", str(archive)])
         d_s, d_mb = run(CHUNKPRESS + ["decompress", str(archive), "-o", str(restored)])
         assert restored.read_bytes() == src.read_bytes(), "chunkpress did not restore the input"
-        rows.append(("chunkpress -c best.toml (BPE 4k + cm)", archive.stat().st_size, c_s, d_s, max(c_mb, d_mb)))
+        rows.append(("chunkpress --config best.toml (BPE 4k + chunk-cm)", archive.stat().st_size, c_s, d_s, max(c_mb, d_mb)))
         print(rows[-1], file=sys.stderr)
         for name, comp, dec, path in peers(src, tmp):
             c_s, c_mb = run(comp)

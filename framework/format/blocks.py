@@ -129,5 +129,4 @@ def _read_end(stream: BinaryIO, version: int, index: int, decoded) -> None:
         if decoded is not None and decoded() != (length, digest):
             raise FormatError("block archive corrupt: the blocks decode to other content than the archive "
                               "recorded (blocks dropped, repeated or moved)")
-    if stream.read(1):
-        raise FormatError("block archive corrupt: bytes follow its end")
+    # what follows (another archive, or bytes that are not one) is for the caller to judge

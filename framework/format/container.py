@@ -75,6 +75,24 @@ def pack(header: Header, payload: bytes) -> bytes:
     return body + check_bytes(body)
 
 
+def first_archive_length(data: bytes, *magics: bytes) -> int:
+    """Length of the single archive at the start of ``data``, which may go on with other
+    archives (``compress --stdout a b``, ``cat a.cpz b.cpz``): the shortest prefix ending where
+    an archive (``MAGIC`` or one of ``magics``) starts, or at the end, whose check bytes verify.
+    An archive does not record its length; the check bytes find it (a false split has odds of
+    2^-32 per magic inside a payload, and the content checksum would still refuse it)."""
+    starts = []
+    for magic in (MAGIC, *magics):
+        pos = data.find(magic, len(MAGIC) + 1 + CHECK_BYTES)
+        while pos >= 0:
+            starts.append(pos)
+            pos = data.find(magic, pos + 1)
+    for end in sorted(starts):
+        if check_bytes(data[: end - CHECK_BYTES]) == data[end - CHECK_BYTES : end]:
+            return end
+    return len(data)
+
+
 def unpack(archive: bytes) -> tuple[Header, bytes, int]:
     """(header, payload, header size in bytes); FormatError on anything malformed."""
     if len(archive) < len(MAGIC) + 2 or archive[: len(MAGIC)] != MAGIC:

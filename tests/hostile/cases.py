@@ -84,9 +84,9 @@ def cases() -> dict:
     out["rules-cyclic"] = ({"r.rules": _rules_file(b"{}", [97, 257]), "ids.txt": b"97\n"},
                            ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
     out["config-not-utf8"] = ({"c.toml": b"[scorer]\nname = '\xff'\n", "in.txt": b"hello hello"},
-                              ["compress", "in.txt", "-c", "c.toml", "-o", "out"], 2)
+                              ["compress", "in.txt", "--config", "c.toml", "-o", "out"], 2)
     out["config-bool-max-rules"] = ({"c.toml": b"[limits]\nmax_rules = true\n", "in.txt": b"hello hello"},
-                                    ["compress", "in.txt", "-c", "c.toml", "-o", "out"], 2)
+                                    ["compress", "in.txt", "--config", "c.toml", "-o", "out"], 2)
     out["import-hf-not-utf8"] = ({"tok.json": b'{"model": "\xff\xfe"}'}, ["import-hf", "tok.json", "-o", "out"], 5)
     flipped = bytearray(good_rules)
     flipped[-6] ^= 1  # a rule part: without the check it decoded to other text, exit 0

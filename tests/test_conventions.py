@@ -1,0 +1,120 @@
+"""Habits of gzip, xz and zstd users: the zstd-style command line, tar -I, stdin to stdout,
+-c as stdout, concatenated archives."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import chunkpress
+from support import read
+
+CLI = [sys.executable, "-m", "chunkpress.cli"]
+
+
+def run(*args, stdin=None, cwd=None):
+    proc = subprocess.run([*CLI, *map(str, args)], input=stdin, capture_output=True, cwd=cwd)
+    return proc.returncode, proc.stdout, proc.stderr.decode()
+
+
+def test_zstd_style_compress_decompress_test_and_list(tmp_path):
+    src = tmp_path / "alice.txt"
+    src.write_bytes(read("alice29.txt"))
+    assert run("-2", "-q", src)[0] == 0
+    archive = tmp_path / "alice.txt.cpz"
+    assert archive.exists()
+    rc, out, _ = run("-d", "-c", archive)
+    assert rc == 0 and out == src.read_bytes()
+    assert run("-t", archive)[0] == 0
+    rc, out, _ = run("-l", archive)
+    assert rc == 0 and b"original_bytes" in out and b"152,089" in out
+    src.unlink()
+    assert run("-d", archive)[0] == 0 and src.read_bytes() == read("alice29.txt")
+    assert run("-d", archive)[0] != 0  # the output exists: -f to replace it
+    assert run("-d", "-f", archive)[0] == 0
+
+
+def test_piped_stdin_goes_to_stdout_with_or_without_a_subcommand():
+    data = read("udhr_arb.txt")
+    for compress, decompress in (([], ["-d"]), (["compress"], ["decompress"]), (["-3"], ["-d", "-"])):
+        rc, archive, err = run(*compress, stdin=data)
+        assert rc == 0, err
+        rc, back, err = run(*decompress, stdin=archive)
+        assert rc == 0 and back == data, err
+
+
+def test_c_is_stdout_in_the_subcommands_and_the_config_keeps_its_long_name(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_bytes(read("udhr_arb.txt"))
+    rc, archive, err = run("compress", "-c", "-1", src)
+    assert rc == 0 and archive.startswith(b"CHKP"), err
+    assert not (tmp_path / "a.txt.cpz").exists()
+    rc, _, err = run("compress", "--config", "missing.toml", src)
+    assert rc == 2 and "missing.toml" in err
+
+
+def test_concatenated_archives_decode_to_the_concatenation(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_bytes(read("alice29.txt"))
+    b.write_bytes(read("udhr_cmn_hans.txt"))
+    rc, both, _ = run("compress", "--stdout", "-1", a, b)
+    assert rc == 0
+    rc, streamed, _ = run("compress", "-2", stdin=a.read_bytes())  # a block archive
+    assert rc == 0 and streamed.startswith(b"CHKB")
+    whole = streamed + both + streamed
+    rc, out, err = run("-d", stdin=whole)
+    assert rc == 0 and out == a.read_bytes() * 2 + b.read_bytes() + a.read_bytes(), err
+    assert chunkpress.decompress(whole) == out
+    rc, _, err = run("-d", stdin=both + b"garbage")
+    assert rc == 4 and "corrupt" in err
+    rc, _, err = run("-d", stdin=streamed + b"garbage!")
+    assert rc == 4 and "not an archive" in err
+
+
+@pytest.mark.skipif(shutil.which("tar") is None, reason="needs tar")
+def test_tar_uses_chunkpress_as_its_compressor_both_ways(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "alice.txt").write_bytes(read("alice29.txt"))
+    (tree / "sub" / "arb.txt").write_bytes(read("udhr_arb.txt"))
+    wrapper = tmp_path / "bin" / "chunkpress"  # tar runs the program by name, from PATH
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m chunkpress.cli \"$@\"\n")
+    wrapper.chmod(0o755)
+    env = {**os.environ, "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"}
+    for program in ("chunkpress", "chunkpress -9"):
+        archive = tmp_path / "t.tar.cpz"
+        subprocess.run(["tar", "-I", program, "-cf", archive, "-C", tmp_path, "tree"], env=env, check=True)
+        assert archive.read_bytes().startswith(b"CHKB")
+        out = tmp_path / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        subprocess.run(["tar", "-I", "chunkpress", "-xf", archive, "-C", out], env=env, check=True)
+        assert (out / "tree" / "alice.txt").read_bytes() == read("alice29.txt")
+        assert (out / "tree" / "sub" / "arb.txt").read_bytes() == read("udhr_arb.txt")
+
+
+def test_no_input_on_a_terminal_and_an_archive_to_a_terminal_are_refused(tmp_path, monkeypatch, capsys):
+    from chunkpress.cli import main
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Tty())
+    assert main([]) == 5 and "no input" in capsys.readouterr().err
+    assert main(["compress"]) == 5
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"text text text\n")
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["-c", str(src)]) == 5 and "terminal" in capsys.readouterr().err
+
+
+def test_the_subcommands_still_take_their_global_options_first(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"some text, some text, some more text\n")
+    assert run("-q", "compress", "-1", src)[0] == 0
+    assert run("-v", "decompress", "-f", Path(f"{src}.cpz"))[0] == 0
