@@ -54,7 +54,8 @@ def model_sizes(n: int, chunks: int, ranks: int, memory: int) -> dict:
     function of the header's fields and the rules only, so both sides agree."""
     # the APMs are read at every coded bit: large ones miss the cache (16 bits: 17 MB each, and
     # the coder 9% slower than with 12 bits for 0.3% of size on en_mix_10MB)
-    small = max(10, min(memory - 12, 16, chunks.bit_length()))
+    # memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
+    small = max(10, min(memory - 12, 16, chunks.bit_length() - 2))
     return {
         "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(32 * n))),
         "match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))),
