@@ -14,7 +14,7 @@ import functools
 import itertools
 from typing import BinaryIO, Callable, Iterator
 
-from .errors import ChunkpressError, FormatError
+from .errors import ChunkpressError, FormatError, InputError
 from .format import blocks
 from .parallel import ordered_map
 
@@ -183,8 +183,8 @@ def _read_all(stream: BinaryIO, limit: int | None, held: int) -> bytes:
         return stream.read()
     data = stream.read(max(0, limit + 1 - held))
     if held + len(data) > limit:
-        raise FormatError(f"a single archive of more than {limit:,} bytes, the memory limit "
-                          "(set CHUNKPRESS_MAX_MEMORY to raise it)")
+        raise InputError(f"a single archive of more than {limit:,} bytes, the memory limit "
+                         "(set CHUNKPRESS_MAX_MEMORY to raise it)")
     return data
 
 

@@ -55,14 +55,19 @@ def _pipeline(args, level: int | None = None):
     return Pipeline.from_config(args.config, level=level, **_overrides(args))
 
 
-def _default_output(path: str, compressing: bool) -> str:
+def _default_output(path: str, compressing: bool, force: bool = False) -> str:
+    """Where an input's output goes without -o: ``INPUT.cpz``, or the archive's name without
+    ``.cpz``. As zstd does, an input that already ends in .cpz is not compressed again (unless
+    -f) and an archive without the suffix is not decompressed to a made-up name."""
     if path == "-":
         return "-"
     if compressing:
+        if path.endswith(SUFFIX) and not force:
+            raise InputError(f"{path}: already ends in {SUFFIX}, not compressed again (-f to insist)")
         return path + SUFFIX
     if path.endswith(SUFFIX) and len(path) > len(SUFFIX):
         return path[: -len(SUFFIX)]
-    return path + ".out"
+    raise InputError(f"{path}: does not end in {SUFFIX}: give -o OUT or -c for stdout")
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -177,7 +182,7 @@ def cmd_compress(args) -> int:
         raise InputError("--rules-ref needs --rules")
 
     def one(path: str) -> None:
-        out = args.output or _default_output(path, True)
+        out = args.output or _default_output(path, True, args.force)
         if out == "-" and sys.stdout.isatty() and not args.force:  # as zstd: a terminal cannot show an archive
             raise InputError("not writing an archive to a terminal: redirect stdout, give -o, or -f to insist")
         if path != "-" and _same_file(path, out):
@@ -346,6 +351,8 @@ def cmd_train(args) -> int:
     from .study.traceio import trace_to_csv
     from .format.container import checksum
 
+    if args.vocab_size is not None and args.scorer is None and args.config is None:
+        args.scorer = "repair"  # a vocabulary size is how HF users ask for BPE (most frequent pair first)
     _announce_first_compile(args)
     pipe = _pipeline(args)
     rules_out = args.rules
@@ -470,6 +477,9 @@ def cmd_import_hf(args) -> int:
     from .text.tokenizer import Tokenizer
     from .format.rulesfile import dump_rules
 
+    if args.output is None:  # tokenizer.json -> tokenizer.rules, as train writes INPUT.rules
+        base = args.input[: -len(".json")] if args.input.endswith(".json") else args.input
+        args.output = "-" if args.input == "-" else base + ".rules"
     check_writable(args.output, args.force)
     try:
         text = read_input(args.input).decode("utf-8", errors="strict")
@@ -496,15 +506,19 @@ def cmd_study(args) -> int:
         if len(args.study) < 2 or not args.out:
             raise InputError("usage: chunkpress study report RESULTS.jsonl... --out DIR")
         rows = report(args.study[1:], args.out)
-        print(f"{len(rows)} rows from {len(args.study) - 1} files; results in {args.out}", file=sys.stderr)
+        if not getattr(args, "quiet", False):
+            print(f"{len(rows)} rows from {len(args.study) - 1} files; results in {args.out}", file=sys.stderr)
         return 0
     if len(args.study) != 1:
         raise InputError("one study file at a time (or: chunkpress study report RESULTS.jsonl... --out DIR)")
     study = load_study(args.study[0])
     out = args.out or str(Path(args.study[0]).parent / "results")
-    rows = run_study(study, out, rerun=args.rerun, workers=args.workers, scheduler=args.scheduler)
+    quiet = getattr(args, "quiet", False)
+    rows = run_study(study, out, rerun=args.rerun, workers=args.workers, scheduler=args.scheduler,
+                     progress=None if quiet else sys.stderr)
     failed = sum(1 for r in rows if r["error"])
-    print(f"{len(rows)} rows, {failed} failed; results in {out}", file=sys.stderr)
+    if failed or not quiet:
+        print(f"{len(rows)} rows, {failed} failed; results in {out}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -562,7 +576,8 @@ def _add_pipeline_options(p) -> None:
     p.add_argument("--coder", help="coder name (overrides the config)")
     p.add_argument("--max-rules", type=int, help="stop after this many rules")
     p.add_argument("--vocab-size", type=int,
-                   help="stop at this many tokens, the 256 bytes included, as HF tokenizers counts them (--max-rules N-256)")
+                   help="stop at this many tokens, the 256 bytes included, as HF tokenizers counts them (--max-rules N-256); "
+                        "train: BPE (--scorer repair) unless a scorer or config is given")
     p.add_argument("--min-count", type=int, help="only merge pairs seen at least this often")
     p.add_argument("--pretokenizer", help="none | gpt2 | whitespace: keep merges inside words")
 
@@ -663,7 +678,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--rules", required=True, help="rules file written by train")
         p.add_argument("--format", choices=FORMATS, default="u32",
                        help="ids as little-endian uint32 (default) or whitespace-separated text")
-        p.add_argument("-o", "--output", help="output path ('-' for stdout)")
+        p.add_argument("-o", "--output", help="output path ('-' for stdout; default: "
+                       + ("INPUT.ids, or stdout for stdin)" if name == "encode" else "stdout)"))
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
         p.set_defaults(func=func)
 
@@ -675,7 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import-hf", help="read a byte-level BPE tokenizer.json into a rules file")
     p.add_argument("input", help="tokenizer.json")
-    p.add_argument("-o", "--output", required=True, help="rules file to write")
+    p.add_argument("-o", "--output", help="rules file to write (default: INPUT without .json, plus .rules)")
     p.add_argument("-f", "--force", action="store_true")
     p.set_defaults(func=cmd_import_hf)
 

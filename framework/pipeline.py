@@ -102,12 +102,13 @@ class Pipeline:
             raise ConfigError(f"coder {self._infos['coder'].name!r} cannot reference an external dictionary; "
                               f"coders that can: {able}")
 
-    def encode(self, rules: np.ndarray, symbols: np.ndarray, original: bytes, reference: bool = False) -> bytes:
+    def encode(self, rules: np.ndarray, symbols: np.ndarray, original: bytes, reference: bool = False,
+               coder: Coder | None = None) -> bytes:
         """Archive bytes for an already fitted (rules, symbols) of ``original``. With
         ``reference`` the archive names the dictionary (hash and size) instead of holding it,
         and decompressing needs the same rules."""
         info = self._infos["coder"]
-        coder = self._build("coder")
+        coder = coder or self._build("coder")
         ref = None
         if reference:
             self.check_references_dictionary()
@@ -127,8 +128,9 @@ class Pipeline:
 
     def compress(self, data, progress: Callable | None = None) -> bytes:
         data = bytes(data)
+        coder = self._build("coder")  # a missing optional package is reported before the learning, not after
         result = self.fit(data, trace=False, progress=progress)
-        return self.encode(result.rules, result.symbols, data)
+        return self.encode(result.rules, result.symbols, data, coder=coder)
 
 
 def _coder_for(header: container.Header, registry: Registry) -> Coder:

@@ -118,3 +118,53 @@ def test_the_subcommands_still_take_their_global_options_first(tmp_path):
     src.write_bytes(b"some text, some text, some more text\n")
     assert run("-q", "compress", "-1", src)[0] == 0
     assert run("-v", "decompress", "-f", Path(f"{src}.cpz"))[0] == 0
+
+
+def test_suffixes_as_zstd_treats_them(tmp_path, capsys):
+    from chunkpress.cli import main
+
+    src = tmp_path / "a.txt"
+    src.write_bytes(read("udhr_arb.txt"))
+    assert main(["-1", "-q", str(src)]) == 0
+    archive = tmp_path / "a.txt.cpz"
+    assert main(["-1", "-q", str(archive)]) == 5 and "already ends in .cpz" in capsys.readouterr().err
+    renamed = tmp_path / "renamed"
+    archive.rename(renamed)
+    assert main(["-d", str(renamed)]) == 5 and "does not end in .cpz" in capsys.readouterr().err
+    assert main(["-d", str(renamed), "-o", str(tmp_path / "b.txt")]) == 0
+    assert (tmp_path / "b.txt").read_bytes() == src.read_bytes()
+
+
+def test_train_with_a_vocabulary_size_is_bpe_and_import_hf_names_its_output(tmp_path):
+    from chunkpress.cli import main
+    from chunkpress.text.tokenizer import Tokenizer
+
+    src = tmp_path / "a.txt"
+    src.write_bytes(read("alice29.txt"))
+    assert main(["train", "-q", str(src), "--vocab-size", "400", "--rules", str(tmp_path / "v.rules")]) == 0
+    assert main(["train", "-q", str(src), "--scorer", "repair", "--max-rules", "144",
+                 "--rules", str(tmp_path / "r.rules")]) == 0
+    vocab = Tokenizer.from_rules_file((tmp_path / "v.rules").read_bytes())
+    bpe = Tokenizer.from_rules_file((tmp_path / "r.rules").read_bytes())
+    assert (vocab.rules == bpe.rules).all()  # repair's rules, not mdl's
+    assert main(["export-hf", str(tmp_path / "v.rules"), "-o", str(tmp_path / "tok.json")]) == 0
+    assert main(["import-hf", str(tmp_path / "tok.json")]) == 0
+    assert (tmp_path / "tok.rules").exists()
+
+
+def test_a_missing_optional_coder_package_is_reported_before_learning(monkeypatch):
+    """The coder is built before the dictionary is learned: a missing pyppmd costs no learning."""
+    from chunkpress import ConfigError
+    from chunkpress import pipeline
+    from chunkpress.format import backends
+    from chunkpress.pipeline import Pipeline
+
+    def missing():
+        raise ConfigError("the ppmd coders need the optional package pyppmd")
+
+    learned = []
+    monkeypatch.setattr(backends, "_ppmd", missing)
+    monkeypatch.setattr(pipeline, "fit", lambda *a, **k: learned.append(1))
+    with pytest.raises(ConfigError, match="pyppmd"):
+        Pipeline.from_config(scorer="repair", coder="varint-ppmd", limits={"max_rules": 10}).compress(b"text text text")
+    assert learned == []

@@ -245,9 +245,15 @@ def test_a_stream_is_compressed_in_blocks_and_an_endless_one_is_refused_in_bound
     back = subprocess.run([*CLI, "decompress", "-", "--stdout"], input=packed, capture_output=True, check=True)
     assert back.stdout == data
     env = dict(os.environ, CHUNKPRESS_MAX_MEMORY=str(50 << 20))
-    for command in (["decompress", "/dev/zero", "-o", str(tmp_path / "out")], ["inspect", "/dev/zero"]):
-        run = subprocess.run([*CLI, *command], capture_output=True, text=True, env=env, timeout=60)
-        assert run.returncode == 5 and "more than 52,428,800 bytes" in run.stderr, run.stderr
+    run = subprocess.run([*CLI, "inspect", "/dev/zero"], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 5 and "more than 52,428,800 bytes" in run.stderr, run.stderr
+    run = subprocess.run([*CLI, "decompress", "/dev/zero", "-o", str(tmp_path / "out")], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert run.returncode == 4 and "not a chunkpress archive" in run.stderr, run.stderr  # refused at once
+    # an endless stream that starts like a single archive is read up to the memory limit only
+    endless = f"{{ printf 'CHKP\\001'; cat /dev/zero; }} | {' '.join(CLI)} decompress - -o {tmp_path / 'out'}"
+    run = subprocess.run(["sh", "-c", endless], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 5 and "more than 52,428,800 bytes" in run.stderr, run.stderr
     assert not (tmp_path / "out").exists()
 
 
