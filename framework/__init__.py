@@ -39,6 +39,14 @@ def decompress(archive: bytes, *, max_memory: int | None = None) -> bytes:
     return _decompress(archive, max_memory=max_memory)
 
 
+def open(file, mode: str = "rb", **kwargs):
+    """An archive as a file object, as ``gzip.open``: ``"rb"``/``"wb"``/``"xb"``/``"ab"`` or
+    text (``"rt"``, ...); see :func:`chunkpress.streams.open`."""
+    from .streams import open as _open
+
+    return _open(file, mode, **kwargs)
+
+
 def numcodecs_codec(**params):
     """chunkpress as a numcodecs codec (for zarr): ``ChunkpressCodec(scorer=..., coder=...,
     max_rules=..., pretokenizer=..., config=...)``; needs ``pip install 'chunkpress[numcodecs]'``."""
@@ -51,6 +59,7 @@ __all__ = [
     "__version__",
     "compress",
     "decompress",
+    "open",
     "numcodecs_codec",
     "hookimpl",
     "Scorer",

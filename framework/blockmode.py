@@ -126,6 +126,11 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
                       progress: Callable[[int], None] | None = None) -> int:
     """Decode a block archive block by block into ``out``; a damaged block is named by index.
     ``progress`` hears the number of blocks written after each."""
+    return _write_all(_iter_blocks(stream, head, registry, rules, progress), out)
+
+
+def _iter_blocks(stream: BinaryIO, head: bytes, registry, rules, progress) -> Iterator[bytes]:
+    """Each block of a block archive, decoded; the end record is checked after the last."""
     from .pipeline import decode_archive
 
     version, dictionary, rules = _read_start(stream, head, rules)
@@ -136,11 +141,18 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
             data = decode_archive(archive, registry, rules).data()
         except ChunkpressError as exc:
             raise FormatError(f"block {index}: {exc}") from None
-        out.write(data)
         digest.update(data)
         total += len(data)
+        yield data
         if progress:
             progress(index + 1)
+
+
+def _write_all(pieces: Iterator[bytes], out) -> int:
+    total = 0
+    for piece in pieces:
+        out.write(piece)
+        total += len(piece)
     return total
 
 
@@ -150,24 +162,28 @@ def decompress_members(stream: BinaryIO, out, head: bytes = b"", registry=None, 
     archives (single or block) decode to the concatenation, as gzip, xz and zstd do. A block
     archive is decoded block by block; a single archive is read whole (at most ``limit``
     bytes). Returns the bytes written; FormatError on anything that is not an archive."""
+    return _write_all(iter_members(stream, head, registry, rules, progress, limit), out)
+
+
+def iter_members(stream: BinaryIO, head: bytes = b"", registry=None, rules=None,
+                 progress: Callable[[int], None] | None = None, limit: int | None = None) -> Iterator[bytes]:
+    """The decoded pieces of every archive in ``stream`` (a block at a time), in order: what
+    :func:`decompress_members` writes and ``chunkpress.open`` reads."""
     import io
 
     from .format import container
     from .pipeline import decode_archive
 
-    total = 0
     first = True
     head += stream.read(max(0, len(blocks.MAGIC) + 1 - len(head)))
     while first or head:
         magic = head[: len(blocks.MAGIC)]
         if magic == blocks.MAGIC:
-            total += decompress_stream(stream, out, head, registry, rules, progress)
+            yield from _iter_blocks(stream, head, registry, rules, progress)
         elif magic == container.MAGIC:
             data = head + _read_all(stream, limit, len(head))
             end = container.first_archive_length(data, blocks.MAGIC)
-            decoded = decode_archive(data[:end], registry, rules).data()
-            out.write(decoded)
-            total += len(decoded)
+            yield bytes(decode_archive(data[:end], registry, rules).data())
             stream = io.BytesIO(data[end:])  # the archives after it, already read
         elif first:
             raise FormatError("not a chunkpress archive (bad magic bytes)")
@@ -175,7 +191,37 @@ def decompress_members(stream: BinaryIO, out, head: bytes = b"", registry=None, 
             raise FormatError("bytes that are not an archive follow the last archive")
         first = False
         head = stream.read(len(blocks.MAGIC) + 1)
-    return total
+
+
+class BlockWriter:
+    """Bytes pushed in, a block archive written out as the blocks fill: the incremental form of
+    :func:`compress_stream` (blocks cut the same way, compressed here), for ``chunkpress.open``."""
+
+    def __init__(self, pipe, out, block_size: int):
+        self.pipe, self.out, self.block_size = pipe, out, block_size
+        self.pending = bytearray()
+        self.count = self.total = 0
+        self.digest = blocks.stream_digest()
+        out.write(blocks.start(b""))
+
+    def write(self, data) -> int:
+        self.pending += data
+        while len(self.pending) >= self.block_size:
+            cut = self.pending.rfind(b"\n", 0, self.block_size) + 1 or self.block_size
+            self._block(bytes(self.pending[:cut]))
+            del self.pending[:cut]
+        return len(data)
+
+    def close(self) -> None:
+        if self.pending:
+            self._block(bytes(self.pending))
+            self.pending.clear()
+        self.out.write(blocks.end(self.count, self.total, self.digest.digest()))
+
+    def _block(self, block: bytes) -> None:
+        self.out.write(blocks.frame(self.count, _compress_block(block, self.pipe)))
+        self.digest.update(block)
+        self.count, self.total = self.count + 1, self.total + len(block)
 
 
 def _read_all(stream: BinaryIO, limit: int | None, held: int) -> bytes:
