@@ -40,3 +40,42 @@ def test_a_zarr_array_compressed_with_chunkpress_round_trips(tmp_path):
     stored = sum(p.stat().st_size for p in chunk_files)
     assert len(chunk_files) == 4 and stored < 0.5 * text.size  # compressed chunks, not raw ones
     assert all(p.read_bytes()[:4] == b"CHKP" for p in chunk_files)
+
+
+def test_a_level_is_a_codec_parameter_and_a_bad_one_is_refused_at_once():
+    from chunkpress import ConfigError
+    from chunkpress.format.container import unpack
+
+    codec = numcodecs.get_codec({"id": "chunkpress", "level": 3})
+    assert codec.get_config() == {"id": "chunkpress", "level": 3}
+    data = np.frombuffer(read("udhr_arb.txt"), dtype=np.uint8)
+    encoded = codec.encode(data)
+    assert unpack(bytes(encoded))[0].codec == "chunkpress.varint-zstd.v1"  # level 3's coder
+    assert np.array_equal(np.frombuffer(codec.decode(encoded), dtype=np.uint8), data)
+    with pytest.raises(ConfigError, match="level must be 1 to 9"):
+        numcodecs.get_codec({"id": "chunkpress", "level": 12})
+
+
+def test_a_zarr_3_array_round_trips_and_reopens_in_another_process(tmp_path):
+    """zarr_format=3: the codec is found by its name through zarr's entry points."""
+    import subprocess
+    import sys
+    import warnings
+
+    pytest.importorskip("zarr.codecs.numcodecs")
+    zarr = pytest.importorskip("zarr")
+    from chunkpress.format.zarr_codec import ChunkpressZarrCodec
+
+    text = np.frombuffer(read("alice29.txt"), dtype=np.uint8)
+    path = tmp_path / "text3.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr: numcodecs codecs are not in the v3 spec
+        array = zarr.create_array(str(path), shape=text.shape, chunks=(50_000,), dtype="u1",
+                                  compressors=[ChunkpressZarrCodec(level=1)], zarr_format=3)
+        array[:] = text
+    chunks = sorted((path / "c").iterdir())
+    assert len(chunks) == 4 and all(p.read_bytes()[:4] == b"CHKP" for p in chunks)
+    probe = ("import sys, zarr, numpy as np; a = zarr.open(sys.argv[1], mode='r'); "
+             "sys.stdout.buffer.write(np.asarray(a[:]).tobytes())")
+    back = subprocess.run([sys.executable, "-W", "ignore", "-c", probe, str(path)], capture_output=True, check=True)
+    assert back.stdout == text.tobytes()

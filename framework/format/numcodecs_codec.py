@@ -14,13 +14,19 @@ from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 
 
 class ChunkpressCodec(Codec):
-    """Compress each chunk with a chunkpress pipeline given by overrides of the built-in
-    defaults (``scorer``, ``coder``, ``max_rules``, ``pretokenizer``), or by a ``config`` file."""
+    """Compress each chunk at a compression ``level`` (1-9; neither level nor config: 5, as
+    ``chunkpress.compress``) or with a ``config`` file, with overrides (``scorer``, ``coder``,
+    ``max_rules``, ``pretokenizer``)."""
 
     codec_id = "chunkpress"
 
     def __init__(self, scorer: str | None = None, coder: str | None = None, max_rules: int | None = None,
-                 pretokenizer: str | None = None, config: str | None = None):
+                 pretokenizer: str | None = None, config: str | None = None, level: int | None = None):
+        from ..config import preset
+
+        if level is not None:
+            preset(level)  # a bad level is refused here, not at the first chunk
+        self.level = level
         self.scorer = scorer
         self.coder = coder
         self.max_rules = max_rules
@@ -30,13 +36,15 @@ class ChunkpressCodec(Codec):
 
     def _pipe(self):
         if self._pipeline is None:
+            from ..config import compress_level
             from ..pipeline import Pipeline
 
             overrides = {k: v for k, v in (("scorer", self.scorer), ("coder", self.coder),
                                            ("pretokenizer", self.pretokenizer)) if v is not None}
             if self.max_rules is not None:
                 overrides["limits"] = {"max_rules": self.max_rules}
-            self._pipeline = Pipeline.from_config(self.config, **overrides)  # errors show at first use
+            self._pipeline = Pipeline.from_config(self.config, level=compress_level(self.config, self.level),
+                                                  **overrides)  # errors show at first use
         return self._pipeline
 
     def encode(self, buf):
@@ -51,7 +59,7 @@ class ChunkpressCodec(Codec):
 
     def get_config(self) -> dict:
         config = {"id": self.codec_id}
-        for key in ("scorer", "coder", "max_rules", "pretokenizer", "config"):
+        for key in ("level", "scorer", "coder", "max_rules", "pretokenizer", "config"):
             value = getattr(self, key)
             if value is not None:
                 config[key] = value
