@@ -55,12 +55,21 @@ def numcodecs_codec(**params):
     return ChunkpressCodec(**params)
 
 
+def zarr_codec(**params):
+    """chunkpress as a zarr 3 codec (``zarr_format=3``): ``ChunkpressZarrCodec(level=..., ...)``,
+    the numcodecs codec's parameters; needs zarr 3.1 and ``pip install 'chunkpress[numcodecs]'``."""
+    from .format.zarr_codec import ChunkpressZarrCodec
+
+    return ChunkpressZarrCodec(**params)
+
+
 __all__ = [
     "__version__",
     "compress",
     "decompress",
     "open",
     "numcodecs_codec",
+    "zarr_codec",
     "hookimpl",
     "Scorer",
     "SplitScorer",

@@ -64,14 +64,14 @@ def test_a_zarr_3_array_round_trips_and_reopens_in_another_process(tmp_path):
 
     pytest.importorskip("zarr.codecs.numcodecs")
     zarr = pytest.importorskip("zarr")
-    from chunkpress.format.zarr_codec import ChunkpressZarrCodec
+    from chunkpress import zarr_codec
 
     text = np.frombuffer(read("alice29.txt"), dtype=np.uint8)
     path = tmp_path / "text3.zarr"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr: numcodecs codecs are not in the v3 spec
         array = zarr.create_array(str(path), shape=text.shape, chunks=(50_000,), dtype="u1",
-                                  compressors=[ChunkpressZarrCodec(level=1)], zarr_format=3)
+                                  compressors=[zarr_codec(level=1)], zarr_format=3)
         array[:] = text
     chunks = sorted((path / "c").iterdir())
     assert len(chunks) == 4 and all(p.read_bytes()[:4] == b"CHKP" for p in chunks)
