@@ -523,23 +523,21 @@ def cmd_study(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    """A single archive's header and parts; a block archive's totals (each block's in --json)."""
-    from .blockmode import describe_stream
-    from .format import blocks
-    from .pipeline import inspect
-
-    stream = _open_input(args.input)
-    with stream:
-        head = stream.read(len(blocks.MAGIC) + 1)
-        if head[: len(blocks.MAGIC)] == blocks.MAGIC:
-            info, per_block = describe_stream(stream, head)
-            if args.json:
-                info["per_block"] = per_block
-        else:
-            info = inspect(read_rest(stream, args.input, head, memory_limit()))
+    """Each archive's header and parts; a block archive's totals (each block's in --json).
+    Several archives: a titled section each, or a JSON list."""
+    inputs = args.input if isinstance(args.input, list) else [args.input]
+    infos = []
+    for path in inputs:
+        try:
+            infos.append(_describe(path, args.json))
+        except ChunkpressError as exc:
+            raise _naming(exc, path) from None
     if args.json:
-        print(json.dumps(info, indent=2, default=int))
-    else:
+        print(json.dumps(infos[0] if len(infos) == 1 else infos, indent=2, default=int))
+        return 0
+    for path, info in zip(inputs, infos):
+        if len(inputs) > 1:
+            print(f"{path}:")
         width = max(len(k) for k in info)
         for key, value in info.items():
             if isinstance(value, float):
@@ -548,6 +546,22 @@ def cmd_inspect(args) -> int:
                 value = f"{value:,}"
             print(f"{key:<{width}}  {value}")
     return 0
+
+
+def _describe(path: str, per_block: bool) -> dict:
+    from .blockmode import describe_stream
+    from .format import blocks
+    from .pipeline import inspect
+
+    stream = _open_input(path)
+    with stream:
+        head = stream.read(len(blocks.MAGIC) + 1)
+        if head[: len(blocks.MAGIC)] == blocks.MAGIC:
+            info, each = describe_stream(stream, head)
+            if per_block:
+                info["per_block"] = each
+            return info
+        return inspect(read_rest(stream, path, head, memory_limit()))
 
 
 def cmd_plugins(args) -> int:
@@ -706,8 +720,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run every row again, even those already in results.jsonl for the same config, input and version")
     p.set_defaults(func=cmd_study)
 
-    p = sub.add_parser("inspect", help="show an archive's header and sizes by part")
-    p.add_argument("input", help="archive")
+    p = sub.add_parser("inspect", help="show archives' headers and sizes by part")
+    p.add_argument("input", nargs="+", help="archives ('-' for stdin)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_inspect)
 
@@ -779,11 +793,7 @@ def cmd_zstd_style(args) -> int:
     if args.mode == "list":
         if not args.inputs:
             raise InputError("-l needs archive files")
-        for path in args.inputs:
-            if len(args.inputs) > 1:
-                print(f"{path}:")
-            cmd_inspect(argparse.Namespace(input=path, json=False))
-        return 0
+        return cmd_inspect(argparse.Namespace(input=args.inputs, json=False))
     if args.mode in ("decompress", "test"):
         args.test, args.rules = args.mode == "test", None
         return cmd_decompress(args)

@@ -168,3 +168,18 @@ def test_a_missing_optional_coder_package_is_reported_before_learning(monkeypatc
     with pytest.raises(ConfigError, match="pyppmd"):
         Pipeline.from_config(scorer="repair", coder="varint-ppmd", limits={"max_rules": 10}).compress(b"text text text")
     assert learned == []
+
+
+def test_inspect_and_list_take_several_archives_with_numbers_as_numbers(tmp_path):
+    import json
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_bytes(read("udhr_arb.txt"))
+    b.write_bytes(read("udhr_cmn_hans.txt"))
+    assert run("-1", "-q", a, b)[0] == 0
+    rc, out, _ = run("inspect", "--json", f"{a}.cpz", f"{b}.cpz")
+    infos = json.loads(out)
+    assert rc == 0 and [i["original_bytes"] for i in infos] == [len(a.read_bytes()), len(b.read_bytes())]
+    assert all(isinstance(i["archive_bytes"], int) for i in infos)
+    rc, out, _ = run("-l", f"{a}.cpz", f"{b}.cpz")
+    assert rc == 0 and out.decode().count("original_bytes") == 2 and f"{b}.cpz:".encode() in out
