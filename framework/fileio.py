@@ -89,7 +89,17 @@ def source_stat(path: str | None) -> os.stat_result | None:
 def _finish(fd: int, like: os.stat_result | None, times: bool) -> None:
     """Give a staged output (still unnamed or private) its final mode, and with ``times`` the
     source's access and modification times, before it gets its name: a private input's output
-    is never readable by others, not even for a moment."""
+    is never readable by others, not even for a moment. The owner and group are the source's
+    where this process may set them (root; or a group it belongs to), as zstd does; the mode is
+    set after, since a change of owner may clear bits."""
+    if like is not None and (like.st_uid, like.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, like.st_uid, like.st_gid)
+        except OSError:  # not permitted: the output stays ours, with the source's mode
+            try:
+                os.fchown(fd, -1, like.st_gid)
+            except OSError:
+                pass
     os.fchmod(fd, stat.S_IMODE(like.st_mode) & 0o777 if like is not None else _umask_mode())
     if like is not None and times:
         os.utime(fd, ns=(like.st_atime_ns, like.st_mtime_ns))

@@ -183,3 +183,20 @@ def test_inspect_and_list_take_several_archives_with_numbers_as_numbers(tmp_path
     assert all(isinstance(i["archive_bytes"], int) for i in infos)
     rc, out, _ = run("-l", f"{a}.cpz", f"{b}.cpz")
     assert rc == 0 and out.decode().count("original_bytes") == 2 and f"{b}.cpz:".encode() in out
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file away needs root")
+def test_the_owner_and_group_go_with_the_data_where_permitted(tmp_path):
+    src = tmp_path / "a.txt"
+    src.write_bytes(read("udhr_arb.txt"))
+    os.chown(src, 1234, 5678)
+    os.chmod(src, 0o640)
+    os.utime(src, (1_600_000_000, 1_600_000_000))  # 2020
+    assert run("-1", "-q", src)[0] == 0
+    archive = tmp_path / "a.txt.cpz"
+    st = archive.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777, int(st.st_mtime)) == (1234, 5678, 0o640, 1_600_000_000)
+    src.unlink()
+    assert run("-d", "-q", archive)[0] == 0
+    st = src.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777, int(st.st_mtime)) == (1234, 5678, 0o640, 1_600_000_000)
