@@ -389,8 +389,9 @@ def cmd_train(args) -> int:
     last = result.trace[-1]
     if not getattr(args, "quiet", False):
         print(
-            f"{len(result.rules):,} rules (m = {256 + len(result.rules):,}), N = {int(last['N']):,}, "
-            f"total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, {result.seconds:.2f}s",
+            f"{pipe.config.scorer.name}: {len(result.rules):,} rules (m = {256 + len(result.rules):,}), "
+            f"N = {int(last['N']):,}, total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, "
+            f"{result.seconds:.2f}s",
             file=sys.stderr,
         )
     return 0

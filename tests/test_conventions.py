@@ -135,13 +135,14 @@ def test_suffixes_as_zstd_treats_them(tmp_path, capsys):
     assert (tmp_path / "b.txt").read_bytes() == src.read_bytes()
 
 
-def test_train_with_a_vocabulary_size_is_bpe_and_import_hf_names_its_output(tmp_path):
+def test_train_with_a_vocabulary_size_is_bpe_and_import_hf_names_its_output(tmp_path, capsys):
     from chunkpress.cli import main
     from chunkpress.text.tokenizer import Tokenizer
 
     src = tmp_path / "a.txt"
     src.write_bytes(read("alice29.txt"))
-    assert main(["train", "-q", str(src), "--vocab-size", "400", "--rules", str(tmp_path / "v.rules")]) == 0
+    assert main(["train", str(src), "--vocab-size", "400", "--rules", str(tmp_path / "v.rules")]) == 0
+    assert capsys.readouterr().err.splitlines()[-1].startswith("repair: 144 rules")  # says which scorer
     assert main(["train", "-q", str(src), "--scorer", "repair", "--max-rules", "144",
                  "--rules", str(tmp_path / "r.rules")]) == 0
     vocab = Tokenizer.from_rules_file((tmp_path / "v.rules").read_bytes())
