@@ -43,8 +43,8 @@ import numba
 import numpy as np
 
 from ...engine.kernels import kernel, long_kernel
-from .cm_model import (NEXT_STATE, STRETCH, _adapt, _adapt_apm, _apm, _slot, code_bit, coder_flush, coder_start,
-                       mix64, squash)
+from .cm_model import (_APM_STEPS, _B8, _K1, _K2, _K3, _M8, _Z, NEXT_STATE, STRETCH, _adapt, _adapt_apm, _apm, _ctx,
+                       _slot, code_bit, coder_flush, coder_start, mix64, squash)
 
 # ---------------------------------------------------------------- layout
 
@@ -79,15 +79,8 @@ H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, N_HISTORY = range(8)
 #: the match model's state, an int64 record: where the expected id is, the match length
 M_PTR, M_LEN, N_MATCH = range(3)
 #: one coded bit's working values, an int64 record (what predict leaves for learn)
-(B_S1, B_S2, B_S3, B_D1, B_D2, B_D3, B_P, B_PM, B_MCTX, B_IA1, B_IA2, B_IA3, B_JJ, B_NIB, B_TOUCHED,
- B_COUNT, N_BIT) = range(17)
-
-_K1 = np.uint64(0x9E3779B97F4A7C15)
-_K2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_K3 = np.uint64(0x165667B19E3779F9)
-_Z = np.uint64(0)
-_B8 = np.uint64(8)
-_M8 = np.uint64(0xFF)
+(B_S1, B_S2, B_S3, B_D1, B_D2, B_D3, B_PM, B_MCTX, B_IA1, B_IA2, B_IA3, B_JJ, B_NIB, B_TOUCHED,
+ B_COUNT, N_BIT) = range(16)
 
 #: the model's tables, fresh for each encode or decode (built by ``chunk_cm.new_tables``)
 Tables = namedtuple("Tables", "ht sm_p sm_n mm_p mm_n mm_ht w1 w2 w3 wf a1 a2 a3 follow")
@@ -110,11 +103,6 @@ def new_stream(decode: bool, payload: bytes | None = None, capacity: int = 0) ->
     inp = np.frombuffer(payload or b"", dtype=np.uint8)
     return Stream(ac=coder_start(decode, inp), out=np.zeros(capacity, np.uint8), inp=inp,
                   meter=np.zeros(2, np.int64))
-
-
-@numba.njit(cache=True, inline="always")
-def _ctx(tag, a, b):
-    return mix64((a * _K1 + b) ^ (np.uint64(tag) * _K3))
 
 
 @numba.njit(cache=True, inline="always")
@@ -235,7 +223,7 @@ def set_contexts(ctx, h, follow):
 @numba.njit(cache=True, inline="always")
 def _apm_context(apm, key, direct):
     """An APM's context: ``direct`` where the table has room for it, else ``key`` hashed."""
-    size = apm.shape[0] // 33
+    size = apm.shape[0] // _APM_STEPS
     if 0 <= direct < size:
         return direct
     return np.int64(mix64(key) & np.uint64(size - 1))
