@@ -14,7 +14,7 @@ import functools
 import itertools
 from typing import BinaryIO, Callable, Iterator
 
-from .errors import ChunkpressError, FormatError, InputError
+from .errors import ChunkpressError, FormatError
 from .format import blocks
 from .parallel import ordered_map
 
@@ -40,11 +40,34 @@ def split_blocks(stream: BinaryIO, block_size: int) -> Iterator[bytes]:
         if len(data) < block_size:
             carry = data
             continue
-        cut = data.rfind(b"\n") + 1
-        if cut <= 0:
-            cut = len(data)
+        cut = _cut(data, block_size)
         yield data[:cut]
         carry = data[cut:]
+
+
+def _cut(data, block_size: int) -> int:
+    """Where a full block of ``data`` ends: after its last newline, else at ``block_size``."""
+    return data.rfind(b"\n", 0, block_size) + 1 or block_size
+
+
+class _Frames:
+    """A block archive written to ``out``: the start (with a shared ``dictionary``) when made,
+    a frame per :meth:`add`, and the end record (count, length, digest) by :meth:`close`."""
+
+    def __init__(self, out, dictionary: bytes | None = None):
+        self.out = out
+        self.count = self.total = 0
+        self.digest = blocks.stream_digest()
+        out.write(blocks.start(dictionary or b""))
+
+    def add(self, block: bytes, archive: bytes) -> None:
+        self.out.write(blocks.frame(self.count, archive))
+        self.digest.update(block)
+        self.count, self.total = self.count + 1, self.total + len(block)
+
+    def close(self) -> int:
+        self.out.write(blocks.end(self.count, self.total, self.digest.digest()))
+        return self.total
 
 
 def _compress_block(block: bytes, pipe, dictionary: bytes | None = None) -> bytes:
@@ -84,19 +107,14 @@ def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int |
         first = next(blocks_in, b"")
         dictionary = _learned_dictionary(pipe, first)
         blocks_in = itertools.chain([first] if first else [], blocks_in)
-    out.write(blocks.start(dictionary or b""))
-    total = count = 0
-    digest = blocks.stream_digest()
+    frames = _Frames(out, dictionary)
     remote = workers or scheduler
     for block, archive in ordered_map(_compress_block, blocks_in, pipe.config.to_dict() if remote else pipe,
                                       workers=workers, scheduler=scheduler, broadcast=(dictionary,)):
-        out.write(blocks.frame(count, archive))
-        digest.update(block)
-        total, count = total + len(block), count + 1
+        frames.add(block, archive)
         if progress:
-            progress(count, total)
-    out.write(blocks.end(count, total, digest.digest()))
-    return total
+            progress(frames.count, frames.total)
+    return frames.close()
 
 
 def _learned_dictionary(pipe, sample: bytes) -> bytes:
@@ -171,6 +189,7 @@ def iter_members(stream: BinaryIO, head: bytes = b"", registry=None, rules=None,
     :func:`decompress_members` writes and ``chunkpress.open`` reads."""
     import io
 
+    from .fileio import read_rest
     from .format import container
     from .pipeline import decode_archive
 
@@ -181,7 +200,7 @@ def iter_members(stream: BinaryIO, head: bytes = b"", registry=None, rules=None,
         if magic == blocks.MAGIC:
             yield from _iter_blocks(stream, head, registry, rules, progress)
         elif magic == container.MAGIC:
-            data = head + _read_all(stream, limit, len(head))
+            data = read_rest(stream, "a single archive", head, limit)
             end = container.first_archive_length(data, blocks.MAGIC)
             yield bytes(decode_archive(data[:end], registry, rules).data())
             stream = io.BytesIO(data[end:])  # the archives after it, already read
@@ -198,16 +217,14 @@ class BlockWriter:
     :func:`compress_stream` (blocks cut the same way, compressed here), for ``chunkpress.open``."""
 
     def __init__(self, pipe, out, block_size: int):
-        self.pipe, self.out, self.block_size = pipe, out, block_size
+        self.pipe, self.block_size = pipe, block_size
         self.pending = bytearray()
-        self.count = self.total = 0
-        self.digest = blocks.stream_digest()
-        out.write(blocks.start(b""))
+        self.frames = _Frames(out)
 
     def write(self, data) -> int:
         self.pending += data
         while len(self.pending) >= self.block_size:
-            cut = self.pending.rfind(b"\n", 0, self.block_size) + 1 or self.block_size
+            cut = _cut(self.pending, self.block_size)
             self._block(bytes(self.pending[:cut]))
             del self.pending[:cut]
         return len(data)
@@ -216,22 +233,10 @@ class BlockWriter:
         if self.pending:
             self._block(bytes(self.pending))
             self.pending.clear()
-        self.out.write(blocks.end(self.count, self.total, self.digest.digest()))
+        self.frames.close()
 
     def _block(self, block: bytes) -> None:
-        self.out.write(blocks.frame(self.count, _compress_block(block, self.pipe)))
-        self.digest.update(block)
-        self.count, self.total = self.count + 1, self.total + len(block)
-
-
-def _read_all(stream: BinaryIO, limit: int | None, held: int) -> bytes:
-    if limit is None:
-        return stream.read()
-    data = stream.read(max(0, limit + 1 - held))
-    if held + len(data) > limit:
-        raise InputError(f"a single archive of more than {limit:,} bytes, the memory limit "
-                         "(set CHUNKPRESS_MAX_MEMORY to raise it)")
-    return data
+        self.frames.add(block, _compress_block(block, self.pipe))
 
 
 def describe_stream(stream: BinaryIO, head: bytes = b"", registry=None, rules=None) -> tuple[dict, list[dict]]:

@@ -238,16 +238,10 @@ def decompress(archive: bytes, registry: Registry | None = None, rules: np.ndarr
     dictionary, for archives that reference one; ``max_memory``: this call's bound."""
     import io
 
-    from .blockmode import decompress_members
-    from .format import blocks
+    from .blockmode import iter_members
 
-    if bytes(archive[: len(container.MAGIC)]) != container.MAGIC or \
-            container.first_archive_length(archive, blocks.MAGIC) != len(archive):
-        out = io.BytesIO()  # a block archive, or archives one after another
-        with bounded_memory(max_memory):
-            decompress_members(io.BytesIO(archive), out, registry=registry, rules=rules)
-        return out.getvalue()
-    return bytes(decode_archive(archive, registry, rules, max_memory=max_memory).data())
+    with bounded_memory(max_memory):
+        return b"".join(iter_members(io.BytesIO(archive), registry=registry, rules=rules))
 
 
 def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
