@@ -125,9 +125,14 @@ def _each_input(args, one) -> int:
     return status
 
 
+def _shown(path: str) -> str:
+    """How messages name an input: its path, or ``<stdin>``."""
+    return "<stdin>" if path == "-" else path
+
+
 def _naming(exc: ChunkpressError, path: str) -> ChunkpressError:
     """The same error, its message starting with the file it is about (unless it names it)."""
-    name = "<stdin>" if path == "-" else path
+    name = _shown(path)
     if name in str(exc):
         return exc
     try:
@@ -152,7 +157,7 @@ def _summary(args, path: str, size_in: int, size_out: int, started: float, out: 
         return
     if not (getattr(args, "verbose", False) or sys.stderr.isatty() or seconds >= LOG_SECONDS):
         return
-    name = "<stdin>" if path == "-" else path
+    name = _shown(path)
     where = "" if out is None else f" -> {'<stdout>' if out == '-' else out}"
     small, large = min(size_in, size_out), max(size_in, size_out)
     ratio = f" ({100 * small / large:.2f}%, {8 * small / large:.3f} bits/byte)" if small else ""
