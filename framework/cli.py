@@ -503,22 +503,13 @@ def cmd_import_hf(args) -> int:
     return 0
 
 
-def cmd_study(args) -> int:
+def cmd_study_run(args) -> int:
     from pathlib import Path
 
-    from .study.runner import load_study, report, run_study
+    from .study.runner import load_study, run_study
 
-    if args.study[0] == "report":
-        if len(args.study) < 2 or not args.out:
-            raise InputError("usage: chunkpress study report RESULTS.jsonl... --out DIR")
-        rows = report(args.study[1:], args.out)
-        if not getattr(args, "quiet", False):
-            print(f"{len(rows)} rows from {len(args.study) - 1} files; results in {args.out}", file=sys.stderr)
-        return 0
-    if len(args.study) != 1:
-        raise InputError("one study file at a time (or: chunkpress study report RESULTS.jsonl... --out DIR)")
-    study = load_study(args.study[0])
-    out = args.out or str(Path(args.study[0]).parent / "results")
+    study = load_study(args.study, data_root=args.data_root)
+    out = args.out or str(Path(args.study).parent / "results")
     quiet = getattr(args, "quiet", False)
     rows = run_study(study, out, rerun=args.rerun, workers=args.workers, scheduler=args.scheduler,
                      progress=None if quiet else sys.stderr)
@@ -526,6 +517,15 @@ def cmd_study(args) -> int:
     if failed or not quiet:
         print(f"{len(rows)} rows, {failed} failed; results in {out}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def cmd_study_report(args) -> int:
+    from .study.runner import report
+
+    rows = report(args.results, args.out)
+    if not getattr(args, "quiet", False):
+        print(f"{len(rows)} rows from {len(args.results)} files; results in {args.out}", file=sys.stderr)
+    return 0
 
 
 def cmd_inspect(args) -> int:
@@ -715,16 +715,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-f", "--force", action="store_true")
     p.set_defaults(func=cmd_import_hf)
 
-    p = sub.add_parser("study", help="run a study: a grid of pipelines over datasets")
-    p.add_argument("study", nargs="+", metavar="study",
-                   help="study TOML file; or 'report' and results.jsonl files: rebuild CSV, Markdown and plot "
-                        "from them (each row once) into --out")
+    p = sub.add_parser("study", help="run a study (a grid of pipelines over datasets) or rebuild its results",
+                       description="'study run STUDY.toml' (or just 'study STUDY.toml') runs a study; "
+                                   "'study report RESULTS.jsonl... --out DIR' rebuilds tables and plots from rows.")
+    study = p.add_subparsers(dest="study_command", required=True)
+    p = study.add_parser("run", parents=[common], help="run a study file")
+    p.add_argument("study", metavar="STUDY.toml", help="the study file")
     p.add_argument("--out", help="results folder (default: results/ beside the study file)")
+    p.add_argument("--data-root", metavar="DIR",
+                   help="look datasets up in DIR (default: $CHUNKPRESS_DATA_ROOT, else the study's data_root)")
     p.add_argument("--workers", type=_workers, help="run rows in this many local worker processes (Dask distributed)")
     p.add_argument("--scheduler", help="run rows on the Dask distributed scheduler at this address")
     p.add_argument("--rerun", action="store_true",
                    help="run every row again, even those already in results.jsonl for the same config, input and version")
-    p.set_defaults(func=cmd_study)
+    p.set_defaults(func=cmd_study_run)
+    p = study.add_parser("report", parents=[common], help="rebuild tables and plots from results.jsonl files")
+    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl",
+                   help="rows of one or more runs; each row once (a later file's replaces an earlier one's)")
+    p.add_argument("--out", required=True, help="folder for the CSV, JSON lines, Markdown, LaTeX and plots")
+    p.set_defaults(func=cmd_study_report)
 
     p = sub.add_parser("inspect", help="show archives' headers and sizes by part")
     p.add_argument("input", nargs="+", help="archives ('-' for stdin)")
@@ -742,6 +751,17 @@ SUBCOMMANDS = ("compress", "decompress", "train", "encode", "decode", "export-hf
                "plugins")
 #: options that take no value and may come before a subcommand
 _LEADING_FLAGS = {"-q", "--quiet", "-v", "--verbose", "--debug", "-k", "--keep"}
+
+
+def _study_run_implied(argv: list[str]) -> list[str]:
+    """``chunkpress study STUDY.toml`` is ``chunkpress study run STUDY.toml``."""
+    for i, token in enumerate(argv):
+        if token in _LEADING_FLAGS:
+            continue
+        if token == "study" and i + 1 < len(argv) and argv[i + 1] not in ("run", "report", "-h", "--help"):
+            return [*argv[: i + 1], "run", *argv[i + 1:]]
+        break
+    return argv
 
 
 def _zstd_style(argv: list[str]) -> bool:
@@ -837,7 +857,7 @@ def _sigterm_as_interrupt():
 def main(argv=None) -> int:
     from .format.limits import address_space_cap
 
-    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    argv = _study_run_implied(sys.argv[1:] if argv is None else [str(a) for a in argv])
     args = (build_zstd_parser() if _zstd_style(argv) else build_parser()).parse_args(argv)
     try:
         with _sigterm_as_interrupt(), address_space_cap():

@@ -49,9 +49,16 @@ def test_reduced_study_end_to_end(tmp_path, registry):
     good = table
     assert all(r["verified"] == "True" and not r["error"] for r in good)
     assert all(float(r["archive_bytes"]) == float(r["header_bytes"]) + float(r["payload_bytes"]) for r in good)
-    assert all(0 < float(r["factor"]) and float(r["learn_seconds"]) >= 0 and int(r["peak_memory_bytes"]) > 0 for r in good)
+    assert all(0 < float(r["factor"]) and float(r["learn_seconds"]) >= 0 for r in good)
+    # the OS's peak for the measuring process: at least the interpreter with numpy and numba
+    assert all(int(r["peak_rss_bytes"]) > 20e6 for r in good)
+    assert all(r["machine.cpu"] and r["versions.numba"] and r["config.scorer.name"] == "repair" for r in good)
     one = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
-    assert json.loads(one["versions"])["chunkpress"] and len(one["config_hash"]) == 16
+    assert len(one["config_hash"]) == 16 and one["versions"]["chunkpress"]
+    # real types: ints as ints, objects as objects
+    assert all(type(one[c]) is int for c in ("archive_bytes", "header_bytes", "payload_bytes", "rules", "repeat"))
+    assert one["config"]["limits"]["max_rules"] == 100 and one["versions"]["coder:combinatorial"]["distribution"]
+    assert one["machine"]["python"].split()[-1].count(".") == 2 and one["machine"]["cores"] >= 1
     assert {r["variant"] for r in good} >= {"repair, coder=combinatorial, pretokenizer=gpt2", "zstd alone"}
     zstd = [r for r in good if r["variant"] == "zstd alone"]
     assert all(r["rules"] == "0" and float(r["dictionary_bytes"]) == 0 for r in zstd)
@@ -60,6 +67,14 @@ def test_reduced_study_end_to_end(tmp_path, registry):
     assert len({r["learn_seconds"] for r in same_fit if r["rules"] != "0"}) == 1
     md = (tmp_path / "out" / "results.md").read_text()
     assert "| arabic | zstd alone |" in md
+    # two repeats: every time shows its median and (min–max)
+    line = next(x for x in md.splitlines() if x.startswith("| arabic | zstd alone |"))
+    assert line.count("–") == 3 and line.count("(") == 3
+    tex = (tmp_path / "out" / "results.tex").read_text()
+    assert "\\toprule" in tex and "\\bottomrule" in tex and "zstd alone" in tex and tex.count(" \\\\\n") == 11
+    for stem in ("factor", "size_time"):
+        assert (tmp_path / "out" / f"{stem}.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+        assert (tmp_path / "out" / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
 
 
 def test_study_errors(tmp_path):
@@ -144,7 +159,7 @@ def test_inspect_and_a_study_row_decode_each_archive_once(monkeypatch, registry,
     archive, whether it is inspected or measured in a study row."""
     from chunkpress.format import container
     from chunkpress.pipeline import Pipeline, inspect
-    from chunkpress.study.runner import Study, Variant, run_variant
+    from chunkpress.study.runner import measure
 
     data = (ROOT / "tests" / "data" / "udhr_arb.txt").read_bytes()
     params = {"memory": 18} if coder == "cm" else {}
@@ -159,10 +174,10 @@ def test_inspect_and_a_study_row_decode_each_archive_once(monkeypatch, registry,
     assert inspect(archive, registry)["rules"] == 200
     assert calls == {"unpack": 1, "decode": 1}
     calls.clear()
-    study = Study(name="once", datasets={"arb": "x"}, variants=(Variant(name=coder, config=config),), repeats=1)
-    row = run_variant(study, "arb", data, study.variants[0], 0, registry)
-    assert row["error"] == "" and row["verified"] is True
-    assert row["dictionary_bytes"] > 0
+    from chunkpress.config import config_from_dict
+
+    measured, _ = measure(config_from_dict(config, registry), None, data, registry)
+    assert measured["verified"] is True and measured["dictionary_bytes"] > 0
     assert calls == {"unpack": 1, "decode": 1, "encode": 1}
 
 

@@ -7,6 +7,7 @@ in ``Registry.failures`` and skipped; a component name provided twice is an erro
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import os
@@ -78,6 +79,20 @@ class Registry:
         known = ", ".join(sorted(i.codec_id for i in self.components["coder"].values()))
         raise PluginError(f"unknown codec id {codec_id!r}; this installation reads: {known}")
 
+    def distribution(self, role: str, name: str) -> dict:
+        """The installed distribution that provides a component and its version, from package
+        metadata (what a study records: a plugin's own ``version`` is whatever its author wrote).
+        ``distribution`` is None for one defined outside any installed package (a test's)."""
+        info = self.get(role, name)
+        top = getattr(info.factory, "__module__", "").partition(".")[0]
+        names = _packages_distributions().get(top, [])
+        if not names:
+            return {"distribution": None, "version": info.version}
+        try:
+            return {"distribution": names[0], "version": importlib.metadata.version(names[0])}
+        except importlib.metadata.PackageNotFoundError:
+            return {"distribution": names[0], "version": info.version}
+
     def names(self, role: str) -> list[str]:
         return sorted(self.components[role])
 
@@ -87,6 +102,11 @@ class Registry:
             for name in sorted(self.components[role]):
                 d = self.components[role][name]
                 yield role, name, d.summary, d.version, self.providers[(role, name)]
+
+
+@functools.cache
+def _packages_distributions() -> dict:
+    return importlib.metadata.packages_distributions()
 
 
 def _entry_point_plugins(failures: list) -> Iterable[tuple[str, object]]:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import numpy as np
 
 from ..engine.codelength import PART_NAMES
 from .display import display_name
+from .tables import cells
 
 _LABELS = {"m_bits": "dictionary size", "rules_bits": "rules", "n_bits": "string length",
            "counts_bits": "symbol counts", "string_bits": "string"}
@@ -56,26 +58,113 @@ def plot_factor_vs_size(runs: dict, path: str | Path, title: str = "") -> None:
     plt.close(fig)
 
 
-def plot_factors(rows: list[dict], path: Path) -> None:
-    """Grouped bars: compression factor of each variant on each dataset."""
+#: the formats every study plot is written in: PNG to look at, SVG and PDF for papers
+FORMATS = ("png", "svg", "pdf")
+_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+_HATCHES = ("//", "..", "xx", "\\\\", "++", "oo", "--", "||", "**")
+
+
+@attrs.frozen(kw_only=True)
+class Style:
+    """How one variant is drawn: a colour, a marker (points) and a hatch (bars)."""
+
+    color: str
+    marker: object
+    hatch: str
+
+
+def styles(count: int) -> list[Style]:
+    """``count`` styles, no two alike for any count: the colour cycles through ten, and each
+    round of ten after the first takes the next marker (a polygon with one more side) and the
+    next hatch (denser once the patterns run out)."""
+    out = []
+    for i in range(count):
+        round_, color = divmod(i, len(_COLORS))
+        step, pattern = divmod(round_ - 1, len(_HATCHES))
+        hatch = "" if round_ == 0 else _HATCHES[pattern] * (1 + step)
+        marker = "o" if round_ == 0 else (round_ + 2, 0, 0)  # circle, triangle, square, pentagon, ...
+        out.append(Style(color=_COLORS[color], marker=marker, hatch=hatch))
+    return out
+
+
+def _save(fig, path: Path) -> list[Path]:
+    """``fig`` in every format of FORMATS, beside ``path`` (its suffix replaced)."""
+    written = []
+    for fmt in FORMATS:
+        target = path.with_suffix("." + fmt)
+        fig.savefig(target, dpi=110, metadata=_METADATA.get(fmt))
+        written.append(target)
+    return written
+
+
+#: no creation date in vector files: a rerun that changes nothing changes no byte
+_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+
+def _label(text, width: int = 60) -> str:
+    return display_name(text, width, markdown=False)
+
+
+def _cell_styles(all_cells) -> dict:
+    labels = list(dict.fromkeys(c.label for c in all_cells))
+    return dict(zip(labels, styles(len(labels))))
+
+
+def plot_factors(rows: list[dict], path: Path) -> list[Path]:
+    """Grouped bars: compression factor (median over repeats) of each variant on each dataset."""
+    found = [c for c in cells(rows) if c.rows and c.median("factor") is not None]
+    if not found:
+        return []
     plt = _pyplot()
-    ok = [r for r in rows if not r["error"]]
-    datasets = list(dict.fromkeys(r["dataset"] for r in ok))
-    variants = list(dict.fromkeys(r["variant"] for r in ok))
-    if not ok:
-        return
-    fig, ax = plt.subplots(figsize=(min(14, 4 + 0.6 * len(variants) * len(datasets)), 4))
-    width = 0.8 / max(len(variants), 1)
-    for i, v in enumerate(variants):
-        ys = []
-        for d in datasets:
-            vals = [r["factor"] for r in ok if r["dataset"] == d and r["variant"] == v
-                    and isinstance(r["factor"], (int, float)) and not isinstance(r["factor"], bool)]
-            ys.append(sum(vals) / len(vals) if vals else 0)
-        ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=display_name(v))
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], [display_name(d, 30) for d in datasets])
+    datasets = list(dict.fromkeys(c.dataset for c in found))
+    drawn = _cell_styles(found)
+    fig, ax = plt.subplots(figsize=(min(14, 4 + 0.6 * len(drawn) * len(datasets)) + 4, max(4, 1 + 0.2 * len(drawn))),
+                           layout="constrained")
+    width = 0.8 / len(drawn)
+    for i, (label, style) in enumerate(drawn.items()):
+        ys = [next((c.median("factor") for c in found if c.dataset == d and c.label == label), 0) for d in datasets]
+        ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=_label(label),
+               color=style.color, hatch=style.hatch, edgecolor="black", linewidth=0.4)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], [_label(d, 30) for d in datasets])
     ax.set_ylabel("compression factor (original / archive)")
-    ax.legend(fontsize="small", bbox_to_anchor=(1.01, 1), loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.legend(fontsize="small", loc="outside right upper")
+    try:
+        return _save(fig, path)
+    finally:
+        plt.close(fig)
+
+
+def plot_size_against_time(rows: list[dict], path: Path) -> list[Path]:
+    """Archive size against compress time (learn + encode, log scale), one point per variant,
+    one panel per dataset: the trade-off compressor papers plot."""
+    found = [c for c in cells(rows) if c.rows and c.compress_seconds() is not None]
+    if not found:
+        return []
+    plt = _pyplot()
+    datasets = list(dict.fromkeys(c.dataset for c in found))
+    drawn = _cell_styles(found)
+    columns = min(3, len(datasets))
+    lines = -(-len(datasets) // columns)
+    fig, axes = plt.subplots(lines, columns, figsize=(4.5 * columns + 3, 3.6 * lines), squeeze=False,
+                             layout="constrained")
+    for ax, dataset in zip(axes.flat, datasets):
+        for cell in (c for c in found if c.dataset == dataset):
+            style = drawn[cell.label]
+            ax.scatter([max(cell.compress_seconds(), 1e-4)], [cell.median("archive_bytes")], color=style.color,
+                       marker=style.marker, s=45, edgecolors="black", linewidths=0.4, label=_label(cell.label))
+        ax.set_xscale("log")
+        ax.set_title(_label(dataset, 40), fontsize="medium")
+        ax.set_xlabel("compress time (s, learn + encode)")
+        ax.set_ylabel("archive bytes")
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda value, _: f"{value:,.0f}"))
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in list(axes.flat)[len(datasets):]:
+        ax.set_visible(False)
+    handles = [plt.Line2D([], [], linestyle="", marker=s.marker, color=s.color, markeredgecolor="black",
+                          markeredgewidth=0.4, label=_label(label)) for label, s in drawn.items()]
+    fig.legend(handles=handles, fontsize="small", loc="outside right upper")
+    try:
+        return _save(fig, path)
+    finally:
+        plt.close(fig)
