@@ -2,7 +2,8 @@
 
 The result is a ``breaks`` array (``breaks[i]`` true: no pair between bytes i and i + 1) that
 the rewriters honour. Two splitters, both compiled, reading the bytes as UTF-8 and classifying
-each code point by its Unicode category (as HF ``tokenizers`` and GPT-2 do):
+each code point as HF ``tokenizers`` does (its Unicode tables, shipped as data in
+``unicodeclasses``, not the running Python's):
 
 * ``gpt2`` — the GPT-2 pattern ``'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+``:
   a single space before a word belongs to the word. It gives the same pre-tokens as HF's
@@ -14,31 +15,11 @@ Bytes that are not valid UTF-8 are each a character of class "other".
 
 from __future__ import annotations
 
-import functools
-import unicodedata
-
 import numba
 import numpy as np
 
 from ..errors import ConfigError
-
-_SPACE, _LETTER, _DIGIT, _OTHER = 0, 1, 2, 3
-#: Unicode White_Space (what ``\s`` matches in the regex engines of HF and GPT-2).
-_WHITE_SPACE = [*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000]
-
-
-@functools.cache
-def code_point_classes() -> np.ndarray:
-    """Class of every code point: letter (L*), number (N*), white space, or other."""
-    classes = np.full(0x110000, _OTHER, dtype=np.int8)
-    for c in range(0x110000):
-        major = unicodedata.category(chr(c))[0]
-        if major == "L":
-            classes[c] = _LETTER
-        elif major == "N":
-            classes[c] = _DIGIT
-    classes[_WHITE_SPACE] = _SPACE
-    return classes
+from .unicodeclasses import OTHER as _OTHER, SPACE as _SPACE, code_point_classes
 
 
 @numba.njit(cache=True)
@@ -76,9 +57,8 @@ def _char_classes(data, table, cls, start):
 
 
 @numba.njit(cache=True)
-def _contraction(data, i):
-    """Length of a GPT-2 contraction ('s 't 're 've 'm 'll 'd) at i, or 0."""
-    n = data.size
+def _contraction(data, i, n):
+    """Length of a GPT-2 contraction ('s 't 're 've 'm 'll 'd) at i (before n), or 0."""
     if data[i] != 39 or i + 1 >= n:
         return 0
     c = data[i + 1]
@@ -92,11 +72,11 @@ def _contraction(data, i):
 
 
 @numba.njit(cache=True)
-def _gpt2_breaks(data, cls, start, breaks):
-    n = data.size
-    i = 0
+def _gpt2_piece(data, cls, start, breaks, lo, n):
+    """The GPT-2 pattern over data[lo:n], a piece matched on its own."""
+    i = lo
     while i < n:
-        length = _contraction(data, i)
+        length = _contraction(data, i, n)
         if length:
             j = i + length
         elif cls[i] != _SPACE or (data[i] == 32 and i + 1 < n and cls[i + 1] != _SPACE):
@@ -124,7 +104,15 @@ def _gpt2_breaks(data, cls, start, breaks):
 
 
 @numba.njit(cache=True)
-def _whitespace_breaks(data, cls, start, breaks):
+def _gpt2_breaks(data, cls, start, breaks, ends):
+    lo = 0
+    for e in ends:
+        _gpt2_piece(data, cls, start, breaks, lo, e)
+        lo = e
+
+
+@numba.njit(cache=True)
+def _whitespace_breaks(data, cls, start, breaks, ends):
     for i in range(data.size - 1):
         if (cls[i] == _SPACE) != (cls[i + 1] == _SPACE):
             breaks[i] = True
@@ -142,17 +130,32 @@ def check_name(name, where: str = "") -> str:
     return name
 
 
-def pretoken_breaks(data, name: str) -> np.ndarray | None:
-    """The ``breaks`` array of ``data`` under splitter ``name`` (None for "none")."""
+def pretoken_breaks(data, name: str, pieces=None, lines: bool = False) -> np.ndarray | None:
+    """The ``breaks`` array of ``data`` under splitter ``name`` (None for "none").
+
+    ``pieces``: offsets where ``data`` is cut into texts pre-tokenized each on its own (HF
+    splits at added tokens so); ``lines``: each line (its newline included) is such a piece,
+    as HF's trainer reads files. A piece's end is always a break."""
     if check_name(name) == "none":
         return None
     arr = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+    ends = _piece_ends(arr, pieces, lines)
     cls = np.empty(arr.size, dtype=np.int8)
     start = np.empty(arr.size, dtype=np.bool_)
     _char_classes(arr, code_point_classes(), cls, start)
     breaks = np.zeros(arr.size, dtype=np.bool_)
-    SPLITTERS[name](arr, cls, start, breaks)
+    SPLITTERS[name](arr, cls, start, breaks, ends)
+    breaks[ends[:-1] - 1] = True
     return breaks
+
+
+def _piece_ends(arr: np.ndarray, pieces, lines: bool) -> np.ndarray:
+    """The sorted ends of the independent pieces, the last at ``arr.size``."""
+    cuts = [np.asarray(pieces, dtype=np.int64)] if pieces is not None else []
+    if lines:
+        cuts.append(np.flatnonzero(arr == 10).astype(np.int64) + 1)
+    ends = np.unique(np.concatenate([*cuts, np.array([arr.size], dtype=np.int64)]))
+    return ends[(ends > 0) & (ends <= arr.size)]
 
 
 def split(data: bytes, name: str) -> list[bytes]:
