@@ -27,6 +27,23 @@ DEFAULT_BLOCK_SIZE = 32 << 20
 STREAM_BLOCK_SIZE = 16 << 20
 
 
+def wants_blocks(size: int | None, *, block_size=None, workers=None, scheduler=None, rules_ref: bool = False) -> bool:
+    """Block mode when asked for (a block size, workers, a scheduler), and by default for inputs
+    above the threshold and for streams (``size`` None: stdin, a FIFO, a device), whose length
+    is not known, so that no input can exhaust memory. One place for the command line and
+    ``chunkpress.compress``."""
+    if block_size or workers or scheduler:
+        return True
+    if size is None:  # a single archive that references rules is read whole, within the memory limit
+        return not rules_ref
+    return size > AUTO_BLOCK_THRESHOLD
+
+
+def default_block_size(size: int | None) -> int:
+    """The block size when none is given: smaller for a stream of unknown length."""
+    return DEFAULT_BLOCK_SIZE if size is not None else STREAM_BLOCK_SIZE
+
+
 def split_blocks(stream: BinaryIO, block_size: int) -> Iterator[bytes]:
     """Blocks of at most ``block_size`` bytes, each ending after a newline where there is one."""
     carry = b""
@@ -108,6 +125,10 @@ def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int |
         dictionary = _learned_dictionary(pipe, first)
         blocks_in = itertools.chain([first] if first else [], blocks_in)
     frames = _Frames(out, dictionary)
+    ahead = list(itertools.islice(blocks_in, 2))
+    if len(ahead) < 2:  # one block: local workers would only add their start-up (seconds) to the work
+        workers = None
+    blocks_in = itertools.chain(ahead, blocks_in)
     remote = workers or scheduler
     for block, archive in ordered_map(_compress_block, blocks_in, pipe.config.to_dict() if remote else pipe,
                                       workers=workers, scheduler=scheduler, broadcast=(dictionary,)):
@@ -119,22 +140,22 @@ def compress_stream(pipe, stream: BinaryIO, out, block_size: int, workers: int |
 
 def _learned_dictionary(pipe, sample: bytes) -> bytes:
     from .format.container import checksum
-    from .format.rulesfile import dump_rules
+    from .format.rulesfile import RulesFile
 
     rules = pipe.fit(sample, trace=False).rules
-    return dump_rules(rules, {"config": pipe.config.to_dict(), "length": len(sample), "blake2b": checksum(sample),
-                              "learned_from": "the first block"})
+    return RulesFile.learned(rules, pipe.config.to_dict(), length=len(sample), blake2b=checksum(sample),
+                             learned_from="the first block").to_bytes()
 
 
 def _read_start(stream: BinaryIO, head: bytes, rules):
     """(version, the shared dictionary's bytes or None, the rules every block uses: ``rules``
     if given, else the shared dictionary's, else None)."""
-    from .text.tokenizer import Tokenizer
+    from .format.rulesfile import RulesFile
 
     version, dictionary = blocks.read_start(stream, head)
     if dictionary is not None and rules is None:
         try:
-            rules = Tokenizer.from_rules_file(dictionary).rules
+            rules = RulesFile.from_bytes(dictionary).rules
         except ChunkpressError as exc:
             raise FormatError(f"the shared dictionary: {exc}") from None
     return version, dictionary, rules

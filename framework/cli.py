@@ -26,7 +26,7 @@ def _progress(args, label: str, total: int | None = None, **kw):
     return Progress(label, total, quiet=getattr(args, "quiet", False), **kw)
 
 
-def _overrides(args) -> dict:
+def _overrides(args, reserved: int = 0) -> dict:
     out: dict = {}
     for role in ROLES:
         if getattr(args, role, None):
@@ -35,9 +35,11 @@ def _overrides(args) -> dict:
     if getattr(args, "vocab_size", None) is not None:
         if args.max_rules is not None:
             raise ConfigError("--vocab-size and --max-rules say the same thing; give one")
-        if args.vocab_size <= 256:
-            raise ConfigError(f"--vocab-size {args.vocab_size}: the 256 byte tokens come first, so it must exceed 256")
-        limits["max_rules"] = args.vocab_size - 256
+        if args.vocab_size <= 256 + reserved:
+            raise ConfigError(f"--vocab-size {args.vocab_size}: the 256 byte tokens"
+                              f"{f' and {reserved} added tokens' if reserved else ''} come first, so it must exceed "
+                              f"{256 + reserved}")
+        limits["max_rules"] = args.vocab_size - 256 - reserved
     if getattr(args, "max_rules", None) is not None:
         limits["max_rules"] = args.max_rules
     if getattr(args, "min_count", None) is not None:
@@ -49,10 +51,11 @@ def _overrides(args) -> dict:
     return out
 
 
-def _pipeline(args, level: int | None = None):
+def _pipeline(args, level: int | None = None, reserved: int = 0):
+    """The pipeline the options ask for; ``reserved``: ids --vocab-size keeps for added tokens."""
     from .pipeline import Pipeline
 
-    return Pipeline.from_config(args.config, level=level, **_overrides(args))
+    return Pipeline.from_config(args.config, level=level, **_overrides(args, reserved))
 
 
 def _default_output(path: str, compressing: bool, force: bool = False) -> str:
@@ -78,10 +81,17 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.samefile(a, b) and os.path.isfile(b)
 
 
-def _tokenizer(path: str):
+def _tokenizer(path: str, decoding: bool = False):
+    """The rules file at ``path``; ``decoding``: only to turn ids back into bytes, which needs
+    no pre-tokenizer (so no check of the Unicode tables it was trained with)."""
     from .text.tokenizer import Tokenizer
 
-    return Tokenizer.from_rules_file(read_input(path, memory_limit()))
+    try:
+        return Tokenizer.from_rules_file(read_input(path, memory_limit()), decoding=decoding)
+    except ChunkpressError as exc:
+        if str(exc).startswith(path):
+            raise
+        raise type(exc)(f"{path}: {exc}") from None
 
 
 def _announce_first_compile(args) -> None:
@@ -259,14 +269,11 @@ def _file_size(path: str) -> int | None:
 def _block_mode(args, path: str) -> bool:
     """Block mode when asked for (a block size, workers, a scheduler), and by default for inputs
     above the threshold and for streams (stdin, a FIFO, a device), whose length is not known,
-    so that no input can exhaust memory."""
-    from .blockmode import AUTO_BLOCK_THRESHOLD
+    so that no input can exhaust memory (``blockmode.wants_blocks``)."""
+    from .blockmode import wants_blocks
 
-    if args.block_size or args.workers or args.scheduler:
-        return True
-    if _is_stream(path):  # a single archive that references rules is read whole, within the memory limit
-        return not args.rules_ref
-    return (_file_size(path) or 0) > AUTO_BLOCK_THRESHOLD
+    return wants_blocks(None if _is_stream(path) else (_file_size(path) or 0), block_size=args.block_size,
+                        workers=args.workers, scheduler=args.scheduler, rules_ref=args.rules_ref)
 
 
 def _is_stream(path: str) -> bool:
@@ -283,7 +290,7 @@ def _is_stream(path: str) -> bool:
 
 
 def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) -> None:
-    from .blockmode import DEFAULT_BLOCK_SIZE, STREAM_BLOCK_SIZE, compress_stream
+    from .blockmode import compress_stream, default_block_size
     from .fileio import StreamingOutput
 
     started = time.monotonic()
@@ -291,7 +298,7 @@ def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) 
     size = _file_size(path)
     with stream, StreamingOutput(out, args.force, binary=True, like=path, times=True) as sink, \
             _progress(args, "compress", size, unit="B", unit_scale=True) as progress:
-        block_size = args.block_size or (DEFAULT_BLOCK_SIZE if size is not None else STREAM_BLOCK_SIZE)
+        block_size = args.block_size or default_block_size(size)
         counted = _Counting(sink)
         total = compress_stream(pipe, stream, counted, block_size, args.workers,
                                 args.scheduler, progress=lambda count, done: progress.update(done, blocks=count),
@@ -300,7 +307,7 @@ def _compress_blocks(args, pipe, path: str, out: str, dictionary: bytes | None) 
 
 
 def cmd_decompress(args) -> int:
-    rules = _tokenizer(args.rules).rules if args.rules else None
+    rules = _tokenizer(args.rules, decoding=True).rules if args.rules else None
 
     def one(path: str) -> None:
         out = None
@@ -352,33 +359,33 @@ def _decompress_members(args, path: str, out: str | None, rules) -> None:
 
 
 def cmd_train(args) -> int:
-    from .format.rulesfile import dump_rules
+    from .format.rulesfile import RulesFile
     from .study.traceio import trace_to_csv
-    from .format.container import checksum
 
+    special = _special_tokens(args.special_token)
     if args.vocab_size is not None and args.scorer is None and args.config is None:
         args.scorer = "repair"  # a vocabulary size is how HF users ask for BPE (most frequent pair first)
     _announce_first_compile(args)
-    pipe = _pipeline(args)
+    pipe = _pipeline(args, reserved=len(special))
     rules_out = args.rules
     if rules_out is None and not args.trace:
-        rules_out = "-" if args.input == "-" else args.input + ".rules"
+        if len(args.inputs) > 1:
+            raise InputError("several training inputs: name the rules file with --rules")
+        rules_out = "-" if args.inputs[0] == "-" else args.inputs[0] + ".rules"
     for path in (rules_out, args.trace):
         if path:
             check_writable(path, args.force)
+    if args.inputs.count("-") > 1:
+        raise InputError("stdin ('-') can be read once")
     held_out = read_input(args.eval) if args.eval else None
-    if _counts_words_in_shards(args, pipe):
-        length, digest, words = _count_words(args, pipe)
-        with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
-            result = pipe.fit_words(words, trace=True, progress=progress.rules)
-    else:
-        data = read_input(args.input)
-        length, digest = len(data), checksum(data)
-        with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
-            result = pipe.fit(data, trace=True, progress=progress.rules)
+    sources, result = _learn(args, pipe, special)
+    first = args.inputs[0] if len(args.inputs) == 1 else None
     if rules_out:
-        meta = {"config": pipe.config.to_dict(), "length": length, "blake2b": digest, "chunkpress": __version__}
-        write_output(rules_out, dump_rules(result.rules, meta), args.force, binary=True, like=args.input)
+        learned = RulesFile.learned(
+            result.rules, pipe.config.to_dict(), length=sum(n for _, n, _ in sources), blake2b=_combined(sources),
+            sources=[{"name": name, "length": n, "blake2b": d} for name, n, d in sources] if len(sources) > 1 else None,
+            hf=_special_vocab(result.rules, special))
+        write_output(rules_out, learned.to_bytes(), args.force, binary=True, like=first)
     if args.trace:
         trace = result.trace
         if held_out is not None:
@@ -390,11 +397,12 @@ def cmd_train(args) -> int:
             trace = recfunctions.append_fields(
                 trace, ["eval_total_bits", "eval_N"], [curve["total_bits"], curve["N"]], usemask=False
             )
-        write_output(args.trace, trace_to_csv(trace).encode(), args.force, like=args.input)
+        write_output(args.trace, trace_to_csv(trace).encode(), args.force, like=first)
     last = result.trace[-1]
     if not getattr(args, "quiet", False):
         print(
-            f"{pipe.config.scorer.name}: {len(result.rules):,} rules (m = {256 + len(result.rules):,}), "
+            f"{pipe.config.scorer.name}: {len(result.rules):,} rules (m = {256 + len(result.rules):,}"
+            f"{f' + {len(special)} added tokens' if special else ''}), "
             f"N = {int(last['N']):,}, total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, "
             f"{result.seconds:.2f}s",
             file=sys.stderr,
@@ -402,20 +410,77 @@ def cmd_train(args) -> int:
     return 0
 
 
-def _counts_words_in_shards(args, pipe) -> bool:
-    """Word-level training (a pre-tokenizer) counts its words shard by shard when asked to run
-    in parallel, and by default above the block-mode threshold, so the corpus is never held."""
-    from .blockmode import AUTO_BLOCK_THRESHOLD
-
-    if pipe.config.pretokenizer == "none":
-        if args.workers or args.scheduler:
-            raise InputError("--workers/--scheduler for train count pre-tokens in parallel: give a --pretokenizer")
-        return False
-    return bool(args.workers or args.scheduler) or (_file_size(args.input) or 0) > AUTO_BLOCK_THRESHOLD
+def _special_tokens(given) -> tuple[bytes, ...]:
+    """--special-token values as UTF-8, checked: non-empty and each once."""
+    tokens = tuple(t.encode("utf-8", "surrogateescape") for t in given or ())
+    if any(not t for t in tokens):
+        raise ConfigError("--special-token: an added token cannot be empty")
+    if len(set(tokens)) != len(tokens):
+        raise ConfigError("--special-token: each added token once")
+    return tokens
 
 
-def _count_words(args, pipe):
-    """(length, BLAKE2b-128, word counts) of the training input, read shard by shard."""
+def _special_vocab(rules, special: tuple[bytes, ...]):
+    """The rules file's ``hf`` entry for added tokens: our ids for the symbols, the added tokens
+    after them (as HF's trainer numbers them after the alphabet and merges)."""
+    if not special:
+        return None
+    import numpy as np
+
+    from .text.hf import HFVocab
+
+    size = 256 + len(rules)
+    ids = np.arange(size, dtype=np.int64)
+    return HFVocab(ids=ids, special=tuple((t.decode("utf-8", "surrogateescape"), size + k)
+                                          for k, t in enumerate(special))).to_meta()
+
+
+def _combined(sources) -> str:
+    """The one input's BLAKE2b-128, or of the several inputs' digests in order."""
+    import hashlib
+
+    if len(sources) == 1:
+        return sources[0][2]
+    return hashlib.blake2b("".join(d for _, _, d in sources).encode(), digest_size=16).hexdigest()
+
+
+def _learn(args, pipe, special):
+    """([(input, length, BLAKE2b-128)], the fit). With a pre-tokenizer the words of every input
+    are counted line by line and summed, as HF's trainer reads its files (streamed shard by
+    shard, on Dask workers when asked); without, the inputs are learned as one text with no
+    pair across two of them or across an added token."""
+    import numpy as np
+
+    from .format.container import checksum
+    from .text.wordcounts import WordCounts, cut_special
+
+    if pipe.config.pretokenizer != "none":
+        counted = [_count_words(args, pipe, path, special) for path in args.inputs]
+        words = WordCounts.merge([w for _, _, _, w in counted])
+        with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
+            return [c[:3] for c in counted], pipe.fit_words(words, trace=True, progress=progress.rules)
+    if args.workers or args.scheduler:
+        raise InputError("--workers/--scheduler for train count pre-tokens in parallel: give a --pretokenizer")
+    sources, texts, cuts, at = [], [], [], 0
+    for path in args.inputs:
+        data = read_input(path)
+        sources.append((path, len(data), checksum(data)))
+        kept, inner = cut_special(data, special)
+        texts.append(kept)
+        cuts += [*(inner + at).tolist(), at + len(kept)]
+        at += len(kept)
+    text = b"".join(texts)
+    breaks = None
+    if len(cuts) > 1 or special:
+        breaks = np.zeros(len(text), dtype=bool)
+        ends = np.array([c for c in cuts if 0 < c < len(text)], dtype=np.int64)
+        breaks[ends - 1] = True
+    with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
+        return sources, pipe.fit(text, trace=True, progress=progress.rules, breaks=breaks)
+
+
+def _count_words(args, pipe, path: str, special=()):
+    """(path, length, BLAKE2b-128, word counts) of one training input, read shard by shard."""
     import hashlib
 
     from .text.wordcounts import count_stream
@@ -434,11 +499,11 @@ def _count_words(args, pipe):
             length += len(data)
             return data
 
-    stream = _open_input(args.input)
-    with stream, _progress(args, "count words", _file_size(args.input), unit="B", unit_scale=True) as progress:
+    stream = _open_input(path)
+    with stream, _progress(args, "count words", _file_size(path), unit="B", unit_scale=True) as progress:
         words = count_stream(Hashed(stream), pipe.config.pretokenizer, workers=args.workers,
-                             scheduler=args.scheduler, progress=progress.update)
-    return length, digest.hexdigest(), words
+                             scheduler=args.scheduler, progress=progress.update, lines=True, special=special)
+    return path, length, digest.hexdigest(), words
 
 
 def cmd_encode(args) -> int:
@@ -447,7 +512,7 @@ def cmd_encode(args) -> int:
     tokenizer = _tokenizer(args.rules)
     out = args.output or ("-" if args.input == "-" else args.input + ".ids")
     check_writable(out, args.force)
-    payload = write_ids(tokenizer.encode(read_input(args.input)), args.format)
+    payload = write_ids(tokenizer.encode(read_input(args.input)).ids, args.format)
     write_output(out, payload, args.force, binary=args.format != "text", like=args.input)
     return 0
 
@@ -455,7 +520,7 @@ def cmd_encode(args) -> int:
 def cmd_decode(args) -> int:
     from .format.idfile import read_ids
 
-    tokenizer = _tokenizer(args.rules)
+    tokenizer = _tokenizer(args.rules, decoding=True)
     out = args.output or "-"
     check_writable(out, args.force)
     ids = read_ids(read_input(args.input, memory_limit()), args.format, args.input)
@@ -481,7 +546,7 @@ def cmd_export_hf(args) -> int:
 def cmd_import_hf(args) -> int:
     from .text.hf import from_hf_json
     from .text.tokenizer import Tokenizer
-    from .format.rulesfile import dump_rules
+    from .format.rulesfile import RulesFile
 
     if args.output is None:  # tokenizer.json -> tokenizer.rules, as train writes INPUT.rules
         base = args.input[: -len(".json")] if args.input.endswith(".json") else args.input
@@ -492,9 +557,8 @@ def cmd_import_hf(args) -> int:
     except UnicodeDecodeError as exc:
         raise InputError(f"{args.input}: not UTF-8 text (byte {exc.start}), so not a tokenizer.json") from None
     rules, pre, vocab = from_hf_json(text)
-    meta = {"config": {"pretokenizer": {"name": pre}}, "imported_from": "hf-tokenizers", "chunkpress": __version__,
-            "hf": vocab.to_meta()}
-    payload = dump_rules(rules, meta)
+    payload = RulesFile.learned(rules, {"pretokenizer": {"name": pre}}, imported_from="hf-tokenizers",
+                                hf=vocab.to_meta()).to_bytes()
     try:  # what a later use would refuse is refused now, before anything is written
         Tokenizer.from_rules_file(payload)
     except ChunkpressError as exc:
@@ -680,8 +744,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_decompress)
 
     p = sub.add_parser("train", help="learn a dictionary; save the rules and/or the trace")
-    p.add_argument("input", help="training text ('-' for stdin)")
-    p.add_argument("--rules", help="rules file to write (default INPUT.rules unless --trace is given)")
+    p.add_argument("inputs", nargs="+", metavar="input",
+                   help="training texts ('-' for stdin); with a --pretokenizer their words are counted line by "
+                        "line, as HF's trainer reads files")
+    p.add_argument("--rules", help="rules file to write (default INPUT.rules for one input unless --trace is given)")
+    p.add_argument("--special-token", action="append", metavar="TOKEN",
+                   help="an added token (repeatable): kept whole, never learned from, given the ids after the "
+                        "merges; exported to HF as an added token")
     p.add_argument("--trace", help="CSV of the per-step trace (reference program's columns first)")
     p.add_argument("--eval", help="held-out text: the trace gets its code length at every step")
     p.add_argument("--workers", type=_workers,

@@ -37,7 +37,7 @@ def main() -> int:
     result = Pipeline.from_config(scorer="mdl").fit(small, trace=False)
     tok = Tokenizer(result.rules)
     t = time.perf_counter()
-    ids = tok.encode(small)
+    ids = tok.encode(small).ids
     seconds = time.perf_counter() - t
     lines.append(
         f"- mdl rules of en_mix_1MB ({len(result.rules):,} rules, no pre-tokens): encoding en_mix_1MB "
@@ -52,7 +52,7 @@ def main() -> int:
     tok = Tokenizer(bpe.rules, "gpt2")
     tok.encode(big[:10000])  # load compiled kernels
     t = time.perf_counter()
-    ids = tok.encode(big)
+    ids = tok.encode(big).ids
     seconds = time.perf_counter() - t
     mb = len(big) / 1e6
     same = np.array_equal(ids, bpe.symbols)

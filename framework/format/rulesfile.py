@@ -1,7 +1,7 @@
 """The rules file: a learned dictionary saved on its own, to inspect or reuse.
 
-Layout: magic ``b"CPRL"``, version byte (2), varint length of a JSON metadata object (the
-config that learned it, input length and checksum), varint R, then the 2R rule parts as
+Layout: magic ``b"CPRL"``, version byte (2), varint length of a JSON metadata object (see
+:class:`RulesFile`: the config that learned it, input length and checksum), varint R, then the 2R rule parts as
 varints (rule r creates symbol 256 + r from two earlier symbols), then a BLAKE2b-32 of all the
 bytes before it (as archives end), so a flipped byte is refused instead of decoding to other
 text. Version 1 files (the same without the check) are still read.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import numpy as np
 
 from ..errors import FormatError
@@ -58,3 +59,74 @@ def load_rules(data: bytes) -> tuple[np.ndarray, dict]:
     rules = flat.reshape(-1, 2)
     symbol_lengths(rules)  # validates that every rule refers to earlier symbols
     return rules, meta
+
+
+def _optional(kind):
+    return attrs.validators.optional(attrs.validators.instance_of(kind))
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class RulesFile:
+    """A rules file's content: the rules and what they came from, in named fields. Its metadata
+    keys, all optional when read (older files lack some):
+
+    - ``config``: the pipeline config that learned the rules (``pretokenizer.name`` is what a
+      tokenizer needs),
+    - ``length``, ``blake2b``: the training input's size and BLAKE2b-128 (hex),
+    - ``sources``: the training files, when several,
+    - ``unicode``: the Unicode version the pre-tokenizer classified characters by,
+    - ``hf``: HF's ids and added tokens (:class:`chunkpress.text.hf.HFVocab`'s ``to_meta``),
+    - ``chunkpress``: the version that wrote it, and ``learned_from`` / ``imported_from``.
+    """
+
+    rules: np.ndarray = attrs.field(converter=lambda r: np.ascontiguousarray(r, dtype=np.int64).reshape(-1, 2))
+    config: dict = attrs.field(factory=dict, validator=attrs.validators.instance_of(dict))
+    length: int | None = attrs.field(default=None, validator=_optional(int))
+    blake2b: str | None = attrs.field(default=None, validator=_optional(str))
+    sources: list | None = attrs.field(default=None, validator=_optional(list))
+    unicode: str | None = attrs.field(default=None, validator=_optional(str))
+    hf: dict | None = attrs.field(default=None, validator=_optional(dict))
+    chunkpress: str | None = attrs.field(default=None, validator=_optional(str))
+    learned_from: str | None = attrs.field(default=None, validator=_optional(str))
+    imported_from: str | None = attrs.field(default=None, validator=_optional(str))
+
+    @property
+    def pretokenizer(self) -> str:
+        """The pre-tokenizer's name (``none`` when the config names none); FormatError when the
+        metadata is not of the right shape."""
+        pre = self.config.get("pretokenizer", {})
+        name = pre.get("name", "none") if isinstance(pre, dict) else None
+        if not isinstance(name, str):
+            raise FormatError("rules file: corrupt metadata ('config' must name a pre-tokenizer as "
+                              "config.pretokenizer.name)")
+        return name
+
+    @classmethod
+    def learned(cls, rules, config: dict, **fields) -> "RulesFile":
+        """A dictionary just learned with ``config``: records this version of chunkpress and,
+        with a pre-tokenizer, the Unicode version its words were split by."""
+        from .. import __version__
+        from ..text.unicodeclasses import unicode_version
+
+        pre = config.get("pretokenizer", {})
+        split = isinstance(pre, dict) and pre.get("name", "none") != "none"
+        return cls(rules=rules, config=config, chunkpress=__version__,
+                   unicode=unicode_version() if split else None, **fields)
+
+    def meta(self) -> dict:
+        fields = attrs.asdict(self, recurse=False, filter=lambda a, v: a.name != "rules" and v is not None)
+        return fields
+
+    def to_bytes(self) -> bytes:
+        return dump_rules(self.rules, self.meta())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "RulesFile":
+        """Read and check a rules file (untrusted: every field's type is checked); keys this
+        version does not know are ignored, as a newer writer may add some."""
+        rules, meta = load_rules(data)
+        known = {a.name for a in attrs.fields(cls)} - {"rules"}
+        try:
+            return cls(rules=rules, **{k: v for k, v in meta.items() if k in known})
+        except TypeError as exc:
+            raise FormatError(f"rules file: corrupt metadata ({exc.args[0] if exc.args else exc})") from None

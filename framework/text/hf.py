@@ -99,9 +99,11 @@ class HFVocab:
         return cls(ids=np.array(meta["ids"], dtype=np.int64), special=tuple((c, i) for c, i in meta["special"]),
                    add_prefix_space=meta["add_prefix_space"])
 
-    def segments(self, data: bytes) -> tuple[list[bytes], list[int], list[int]]:
-        """The text between added tokens, as ByteLevel sees it (with the prefix space), plus the
-        added tokens' ids and, for each, how many text segments come before it."""
+    def segments(self, data: bytes) -> tuple[list[bytes], list[int], list[int], list[bool]]:
+        """The text between added tokens, as ByteLevel sees it (with the prefix space), the
+        added tokens' ids, for each how many text segments come before it, and for each text
+        segment whether a prefix space was put before it."""
+        prefixed: list[bool] = []
         texts: list[bytes] = []
         where: list[int] = []
         found: list[int] = []
@@ -117,8 +119,9 @@ class HFVocab:
                 found.append(special)
             if end > start:
                 text = data[start:end]
-                texts.append(b" " + text if self.add_prefix_space and not text.startswith(b" ") else text)
-        return texts, found, where
+                prefixed.append(self.add_prefix_space and not text.startswith(b" "))
+                texts.append(b" " + text if prefixed[-1] else text)
+        return texts, found, where, prefixed
 
     def symbols_of(self, ids: np.ndarray) -> np.ndarray:
         """Our symbol for each HF id in ``ids``: -1 for none, -2 for an added token. A binary

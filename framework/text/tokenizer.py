@@ -9,16 +9,22 @@ its bytes) and the output is assembled by copying.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import attrs
 import numba
 import numpy as np
 
+from .. import __version__
 from ..engine.codelength import parts_from_sum, PART_NAMES
-from ..errors import ChunkpressError, FormatError
+from ..errors import ChunkpressError, InputError
 from ..format.expand import expand, symbol_lengths
 from ..format.limits import bounded_memory
-from .pretokenize import check_name, pretoken_breaks
-from .wordcounts import DistinctWords
+from ..format.rulesfile import RulesFile
 from ..plugin.base import BYTE_SYMBOLS, as_symbols
+from .pretokenize import check_name, pretoken_breaks
+from .unicodeclasses import check_unicode_version, unicode_version
+from .wordcounts import DistinctWords
 
 
 #: Words up to this many bytes are merged in a small array (lowest rank first); longer ones
@@ -91,30 +97,92 @@ def _merge_short_words(buf, offsets, keys, vals, out, out_len):
         out_len[u] = length
 
 
+@attrs.frozen(kw_only=True, eq=False)
+class Encoding:
+    """One encoded text, as HF's ``Encoding``: ``ids`` (int64 array), ``offsets`` (a (start,
+    end) pair of byte offsets into the text per token; an added token spans its own bytes, a
+    prefix space that ByteLevel inserted spans none) and ``tokens`` (HF's byte-level spelling of
+    each token, added tokens as their text; built on first use)."""
+
+    ids: np.ndarray
+    offsets: np.ndarray  # (n, 2) int64
+    _spell: object = attrs.field(repr=False)  # () -> list[str]
+
+    @property
+    def tokens(self) -> list[str]:
+        return self._spell()
+
+    def __len__(self) -> int:
+        return int(self.ids.size)
+
+
+def _piece_breaks(size: int, ends: np.ndarray) -> np.ndarray | None:
+    """Breaks at the ends of the text segments only (no pre-tokenizer): None for one segment."""
+    if ends.size <= 1:
+        return None
+    breaks = np.zeros(size, dtype=np.bool_)
+    breaks[ends[:-1] - 1] = True
+    return breaks
+
+
+def _text_bytes(text) -> bytes:
+    """str as UTF-8 (what HF tokenizes), bytes-like as it is."""
+    return text.encode("utf-8") if isinstance(text, str) else bytes(as_symbols(text))
+
+
 class Tokenizer:
     """A learned dictionary used as a tokenizer: rules (R x 2) plus the pre-tokenizer it was
-    trained with, and HF's numbering where it was imported from HF (``hf``): then ``encode``
-    and ``decode`` speak HF's ids, while ``symbols`` stays the dictionary's own string."""
+    trained with, and HF's numbering where it was imported from HF or trained with added tokens
+    (``hf``): then ``encode`` and ``decode`` speak those ids, while ``symbols`` stays the
+    dictionary's own string. ``meta``: the rest of its rules file, kept by ``save``."""
 
-    def __init__(self, rules, pretokenizer: str = "none", hf=None):
+    def __init__(self, rules, pretokenizer: str = "none", hf=None, meta: RulesFile | None = None):
         self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
         self.pretokenizer = check_name(pretokenizer)
         self.hf = hf
+        self.meta = meta
 
     @classmethod
-    def from_rules_file(cls, data: bytes) -> "Tokenizer":
-        from ..format.rulesfile import load_rules
+    def from_rules_file(cls, data: bytes, *, decoding: bool = False) -> "Tokenizer":
+        """From a rules file's bytes; FormatError if it is corrupt or its pre-tokenizer ran on
+        other Unicode tables than this version's (unless only ``decoding``: ids to bytes)."""
         from .hf import HFVocab
 
-        rules, meta = load_rules(data)
-        config = meta.get("config", {})
-        pre = config.get("pretokenizer", {}) if isinstance(config, dict) else None
-        if not isinstance(pre, dict) or not isinstance(pre.get("name", "none"), str):
-            raise FormatError("rules file: corrupt metadata ('config' must name a pre-tokenizer as config.pretokenizer.name)")
-        pre = pre.get("name", "none")
-        hf = HFVocab.from_meta(meta["hf"], BYTE_SYMBOLS + len(rules)) if "hf" in meta else None
-        return cls(rules, pre, hf)
+        source = RulesFile.from_bytes(data)
+        pre = source.pretokenizer
+        if pre != "none" and not decoding:
+            check_unicode_version(source.unicode)
+        hf = HFVocab.from_meta(source.hf, BYTE_SYMBOLS + len(source.rules)) if source.hf is not None else None
+        return cls(source.rules, pre, hf, meta=source)
+
+    @classmethod
+    def from_file(cls, path, *, decoding: bool = False) -> "Tokenizer":
+        """Load a rules file (written by ``train``, ``import-hf`` or ``save``); errors name it."""
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            return cls.from_rules_file(data, decoding=decoding)
+        except ChunkpressError as exc:
+            raise type(exc)(f"{path}: {exc}") from None
+
+    def to_rules_file(self) -> RulesFile:
+        """This tokenizer as a rules file: its rules, pre-tokenizer (and the Unicode version it
+        splits by), HF ids and added tokens, and what its source file recorded."""
+        kept = self.meta.meta() if self.meta is not None else {"config": {"pretokenizer": {"name": self.pretokenizer}}}
+        kept.update(rules=self.rules, hf=self.hf.to_meta() if self.hf is not None else None,
+                    unicode=unicode_version() if self.pretokenizer != "none" else None,
+                    chunkpress=kept.get("chunkpress") or __version__)
+        return RulesFile(**kept)
+
+    def save(self, path) -> None:
+        """Write the rules file (replacing one there), atomically: a reader never sees half."""
+        from ..fileio import write_output
+
+        write_output(str(path), self.to_rules_file().to_bytes(), force=True)
 
     @property
     def vocab_size(self) -> int:
@@ -160,32 +228,65 @@ class Tokenizer:
         arr = as_symbols(data)
         return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer))
 
-    def encode(self, data) -> np.ndarray:
-        """Token ids of ``data`` (int64): our symbols, or HF's ids for an imported tokenizer."""
+    def encode(self, text) -> Encoding:
+        """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids for
+        an imported tokenizer or one trained with added tokens), byte offsets and tokens."""
+        data = _text_bytes(text)
         if self.hf is None:
-            return self.symbols(data)
-        texts, special, where = self.hf.segments(bytes(as_symbols(data)))
+            symbols = self.symbols(data)
+            lengths = symbol_lengths(self.rules)[symbols]
+            return self._encoding(symbols, symbols, lengths)
+        texts, special, where, prefixed = self.hf.segments(data)
         buf = np.frombuffer(b"".join(texts), dtype=np.uint8)
-        breaks = np.zeros(buf.size, dtype=np.bool_)
         ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
-        for text, end in zip(texts, ends.tolist()):  # each segment pre-tokenized on its own, as HF does
-            inner = pretoken_breaks(np.frombuffer(text, dtype=np.uint8), self.pretokenizer)
-            if inner is not None:
-                breaks[end - len(text) : end] = inner
-            breaks[end - 1] = True
-        symbols = self._encode_words(buf, breaks)
+        # each text segment is pre-tokenized on its own, as HF does
+        symbols = self._encode_words(buf, pretoken_breaks(buf, self.pretokenizer, pieces=ends)
+                                     if self.pretokenizer != "none" else _piece_breaks(buf.size, ends))
         ids = self.hf.ids[symbols]
         if (ids < 0).any():
             at = int(np.argmax(ids < 0))
             raise ChunkpressError(f"byte 0x{int(symbols[at]):02x} has no id in this HF vocabulary "
                                   "(HF tokenizers would drop it)")
+        lengths = symbol_lengths(self.rules)[symbols]
+        # the symbols before each segment's end; a segment's first symbol holds its prefix space
+        seg_symbols = np.searchsorted(np.cumsum(lengths), ends, side="right")
+        firsts = np.concatenate([[0], seg_symbols[:-1]])
+        lengths[firsts[np.array(prefixed, dtype=bool)]] -= 1
         # an added token goes after the symbols of the text segments before it
-        seg_symbols = np.searchsorted(np.cumsum(symbol_lengths(self.rules)[symbols]), ends, side="right")
         before = np.concatenate([[0], seg_symbols])[where] if special else []
-        return np.insert(ids, before, special).astype(np.int64)
+        contents = dict((i, len(c.encode())) for c, i in self.hf.special)
+        return self._encoding(np.insert(ids, before, special).astype(np.int64),
+                              np.insert(symbols, before, -1), np.insert(lengths, before, [contents[i] for i in special]))
+
+    def _encoding(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray) -> Encoding:
+        ends = np.cumsum(lengths, dtype=np.int64)
+        offsets = np.stack([ends - lengths, ends], axis=1) if ids.size else np.zeros((0, 2), dtype=np.int64)
+        names = dict((i, c) for c, i in self.hf.special) if self.hf is not None else {}
+
+        def spell() -> list[str]:
+            from .hf import byte_to_unicode
+
+            table = byte_to_unicode()
+            cache: dict = {}
+            out = []
+            for i, s in zip(ids.tolist(), symbols.tolist()):
+                if s < 0:
+                    out.append(names[i])
+                    continue
+                if s not in cache:
+                    cache[s] = "".join(table[b] for b in expand(self.rules, [s]))
+                out.append(cache[s])
+            return out
+
+        return Encoding(ids=ids, offsets=offsets, spell=spell)
+
+    def encode_batch(self, texts) -> list[Encoding]:
+        """``encode`` of each text."""
+        return [self.encode(text) for text in texts]
 
     def decode(self, ids, *, max_memory: int | None = None) -> bytes:
-        """The bytes of ``ids``; ``max_memory``: this call's bound in bytes (FormatError before
+        """The bytes of ``ids`` (``.decode("utf-8")`` for text: a byte-level token may hold part
+        of a character); ``max_memory``: this call's bound in bytes (FormatError before
         allocating past it; None: the default, see :mod:`chunkpress.format.limits`)."""
         ids = np.asarray(ids, dtype=np.int64)
         with bounded_memory(max_memory):

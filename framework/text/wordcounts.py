@@ -165,12 +165,34 @@ class DistinctWords(WordCounts):
         return out
 
 
-def count_words(text: bytes, pretokenizer: str) -> WordCounts:
-    """The word counts of one text (or shard) under a pre-tokenizer other than ``none``."""
+def cut_special(text: bytes, special: tuple[bytes, ...] = ()) -> tuple[bytes, np.ndarray]:
+    """``text`` without its added tokens (matched whole, longest first, as HF matches them),
+    and the offsets in what is left where one was cut out: the text on either side is
+    pre-tokenized on its own and no pair crosses a cut."""
+    if not special:
+        return text, np.zeros(0, dtype=np.int64)
+    import re
+
+    pattern = re.compile(b"|".join(re.escape(s) for s in sorted(special, key=len, reverse=True)))
+    kept, cuts, at, size = [], [], 0, 0
+    for match in pattern.finditer(text):
+        kept.append(text[at:match.start()])
+        size += match.start() - at
+        cuts.append(size)
+        at = match.end()
+    kept.append(text[at:])
+    return b"".join(kept), np.array(cuts, dtype=np.int64)
+
+
+def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tuple[bytes, ...] = ()) -> WordCounts:
+    """The word counts of one text (or shard) under a pre-tokenizer other than ``none``.
+    ``lines``: each line is pre-tokenized on its own, as HF's trainer reads files; ``special``:
+    added tokens, cut out of the text (not counted) and never inside a word."""
+    text, cuts = cut_special(text, special)
     arr = np.frombuffer(text, dtype=np.uint8)
     if arr.size == 0:
         return WordCounts.merge([])
-    words = DistinctWords(arr, pretoken_breaks(arr, pretokenizer))
+    words = DistinctWords(arr, pretoken_breaks(arr, pretokenizer, pieces=cuts, lines=lines))
     return WordCounts(words.buf, words.offsets, words.counts)  # without the per-token ids
 
 
@@ -186,9 +208,22 @@ def _last_safe_cut(data: bytes) -> int:
     return 0
 
 
-def shards(stream: BinaryIO, size: int) -> Iterator[bytes]:
-    """Pieces of ``stream`` of about ``size`` bytes, each ending at a safe cut. A stretch with
-    no safe cut (no ASCII text) stays in one piece, however long."""
+def _outside_special(data: bytes, cut: int, special: tuple[bytes, ...]) -> int:
+    """``cut``, moved back before any added token it would split."""
+    moved = True
+    while moved and cut > 0:
+        moved = False
+        for token in special:
+            start = data.find(token, max(0, cut - len(token) + 1), cut + len(token) - 1)
+            if 0 <= start < cut < start + len(token):
+                cut, moved = start, True
+    return cut
+
+
+def shards(stream: BinaryIO, size: int, special: tuple[bytes, ...] = ()) -> Iterator[bytes]:
+    """Pieces of ``stream`` of about ``size`` bytes, each ending at a safe cut (never inside an
+    added token of ``special``). A stretch with no safe cut (no ASCII text) stays in one piece,
+    however long."""
     carry = b""
     while True:
         chunk = stream.read(size)
@@ -197,7 +232,7 @@ def shards(stream: BinaryIO, size: int) -> Iterator[bytes]:
             if data:
                 yield data
             return
-        cut = _last_safe_cut(data) if len(data) >= size else 0
+        cut = _outside_special(data, _last_safe_cut(data), special) if len(data) >= size else 0
         if cut <= 0:
             carry = data
             continue
@@ -207,11 +242,13 @@ def shards(stream: BinaryIO, size: int) -> Iterator[bytes]:
 
 def count_stream(stream: BinaryIO, pretokenizer: str, shard_size: int = DEFAULT_SHARD_SIZE,
                  workers: int | None = None, scheduler: str | None = None,
-                 progress: Callable[[int], None] | None = None) -> WordCounts:
+                 progress: Callable[[int], None] | None = None, lines: bool = False,
+                 special: tuple[bytes, ...] = ()) -> WordCounts:
     """The word counts of everything ``stream`` holds, counted shard by shard (in parallel on
-    Dask workers or a cluster when asked) and merged; ``progress`` hears the bytes counted."""
+    Dask workers or a cluster when asked) and merged; ``progress`` hears the bytes counted.
+    ``lines`` and ``special`` as in :func:`count_words`."""
     total, pending, done = WordCounts.merge([]), [], 0
-    for shard, words in ordered_map(count_words, shards(stream, shard_size), pretokenizer,
+    for shard, words in ordered_map(count_words, shards(stream, shard_size, special), pretokenizer, lines, special,
                                     workers=workers, scheduler=scheduler):
         pending.append(words)
         done += len(shard)

@@ -1,0 +1,67 @@
+"""``chunkpress.compress`` and ``chunkpress.decompress``: the command line's compress and
+decompress for bytes in memory, taking its options as keywords and its decisions from the same
+places (levels from ``config``, block mode from ``blockmode.wants_blocks``)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from .errors import ConfigError
+
+
+def _rules_file(rules, decoding: bool = False):
+    """A Tokenizer from a rules file's path, its bytes, or a Tokenizer; None for None."""
+    from .text.tokenizer import Tokenizer
+
+    if rules is None or isinstance(rules, Tokenizer):
+        return rules
+    if isinstance(rules, (bytes, bytearray, memoryview)):
+        return Tokenizer.from_rules_file(bytes(rules), decoding=decoding)
+    if isinstance(rules, (str, Path)):
+        return Tokenizer.from_file(rules, decoding=decoding)
+    raise ConfigError(f"rules must be a rules file's path or bytes, or a Tokenizer, not {type(rules).__name__}")
+
+
+def compress(data: bytes, config=None, level: int | None = None, *, rules=None, rules_ref: bool = False,
+             block_size: int | None = None, workers: int | None = None, scheduler: str | None = None,
+             shared_dictionary: bool = False, max_rules: int | None = None, min_count: int | None = None,
+             **overrides) -> bytes:
+    from .blockmode import compress_stream, default_block_size, wants_blocks
+    from .config import compress_level
+    from .pipeline import Pipeline
+
+    limits = dict(overrides.pop("limits", None) or {})
+    for key, value in (("max_rules", max_rules), ("min_count", min_count)):
+        if value is not None:
+            limits[key] = value
+    if limits:
+        overrides["limits"] = limits
+    if rules is not None and shared_dictionary:
+        raise ConfigError("rules already shares a dictionary across the blocks; shared_dictionary learns one "
+                          "from the first block instead: give one of them")
+    if rules_ref and rules is None:
+        raise ConfigError("rules_ref needs rules")
+    pipe = Pipeline.from_config(config, level=compress_level(config, level), **overrides)
+    tokenizer = _rules_file(rules)
+    data = bytes(data)
+    if wants_blocks(len(data), block_size=block_size, workers=workers, scheduler=scheduler, rules_ref=rules_ref):
+        if rules_ref:
+            raise ConfigError("rules_ref is for single archives; a block archive stores its shared dictionary once")
+        out = io.BytesIO()
+        dictionary = tokenizer.to_rules_file().to_bytes() if tokenizer is not None else None
+        compress_stream(pipe, io.BytesIO(data), out, block_size or default_block_size(len(data)), workers,
+                        scheduler, dictionary=dictionary, learn_dictionary=shared_dictionary)
+        return out.getvalue()
+    if shared_dictionary:
+        raise ConfigError("shared_dictionary is for block mode (give block_size)")
+    if tokenizer is not None:
+        return pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=rules_ref)
+    return pipe.compress(data)
+
+
+def decompress(archive: bytes, *, rules=None, max_memory: int | None = None) -> bytes:
+    from .pipeline import decompress as _decompress
+
+    tokenizer = _rules_file(rules, decoding=True)
+    return _decompress(bytes(archive), rules=None if tokenizer is None else tokenizer.rules, max_memory=max_memory)
