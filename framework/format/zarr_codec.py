@@ -1,15 +1,57 @@
-"""chunkpress as a zarr 3 codec (``zarr_format=3``): the numcodecs codec, wrapped the way zarr
-wraps numcodecs' own codecs, under the name ``numcodecs.chunkpress``.
+"""chunkpress as a zarr 3 codec (``zarr_format=3``), named ``chunkpress`` in array metadata.
 
-Registered through zarr's entry-point group ``zarr.codecs`` (``pip install
-'chunkpress[numcodecs]'`` and zarr 3), so an array written with it opens anywhere chunkpress is
-installed. Zarr 2 arrays (``zarr_format=2``) use the numcodecs codec itself.
+A bytes-to-bytes codec over the numcodecs codec (same parameters: ``level``, ``scorer``,
+``coder``, ...), registered through zarr's entry-point group ``zarr.codecs`` under the name
+``chunkpress`` (``pip install 'chunkpress[numcodecs]'`` and zarr 3), so an array written with it
+opens anywhere chunkpress is installed. Zarr 2 arrays (``zarr_format=2``) use the numcodecs
+codec itself.
 """
 
 from __future__ import annotations
 
-from zarr.codecs.numcodecs._codecs import _NumcodecsBytesBytesCodec
+import asyncio
+from dataclasses import dataclass
+from functools import cached_property
+
+from zarr.abc.codec import BytesBytesCodec
+from zarr.core.buffer.cpu import as_numpy_array_wrapper
+from zarr.core.common import parse_named_configuration
+
+from .numcodecs_codec import ChunkpressCodec
+
+#: the codec's name in zarr metadata and in the ``zarr.codecs`` entry-point group
+NAME = "chunkpress"
 
 
-class ChunkpressZarrCodec(_NumcodecsBytesBytesCodec, codec_name="chunkpress"):
+@dataclass(frozen=True)
+class ChunkpressZarrCodec(BytesBytesCodec):
     """``ChunkpressZarrCodec(level=3)``; takes the numcodecs codec's parameters."""
+
+    is_fixed_size = False
+    configuration: dict
+
+    def __init__(self, **configuration) -> None:
+        configuration.pop("id", None)
+        ChunkpressCodec(**configuration)  # checks the parameters now, not at the first chunk
+        object.__setattr__(self, "configuration", configuration)
+
+    @classmethod
+    def from_dict(cls, data):
+        _, configuration = parse_named_configuration(data, NAME, require_configuration=False)
+        return cls(**(configuration or {}))
+
+    def to_dict(self):
+        return {"name": NAME, "configuration": dict(self.configuration)}
+
+    @cached_property
+    def _codec(self) -> ChunkpressCodec:
+        return ChunkpressCodec(**self.configuration)
+
+    async def _decode_single(self, chunk_bytes, chunk_spec):
+        return await asyncio.to_thread(as_numpy_array_wrapper, self._codec.decode, chunk_bytes, chunk_spec.prototype)
+
+    async def _encode_single(self, chunk_bytes, chunk_spec):
+        return await asyncio.to_thread(as_numpy_array_wrapper, self._codec.encode, chunk_bytes, chunk_spec.prototype)
+
+    def compute_encoded_size(self, _input_byte_length, _chunk_spec):
+        raise NotImplementedError
