@@ -28,16 +28,4 @@ def fixture_inputs() -> dict[str, bytes]:
     }
 
 
-def mutated(payload: bytes, cases: int = 150, seed: int = 7):
-    """Damaged copies of ``payload``, in turn cut short, with one bit flipped, and extended by
-    1-8 random bytes: what a decoder must refuse (or decode exactly), never crash on."""
-    rng = np.random.default_rng(seed)
-    for case in range(cases):
-        bad = bytearray(payload)
-        if case % 3 == 0:
-            bad = bad[: int(rng.integers(0, len(bad)))]
-        elif case % 3 == 1:
-            bad[int(rng.integers(0, len(bad)))] ^= 1 << int(rng.integers(0, 8))
-        else:
-            bad += bytes(rng.integers(0, 256, int(rng.integers(1, 9)), dtype=np.uint8))
-        yield bytes(bad)
+from chunkpress.testing import mutated  # noqa: E402,F401 - the fuzz tests' damage, as plugin authors get it

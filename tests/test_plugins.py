@@ -57,45 +57,17 @@ def test_example_plugin_through_entry_point(on_path, monkeypatch):
     assert decompress(pipe.compress(data), reg) == data
 
 
-def _brute_force_best(rw, loss, floor):
-    """The (s0, s1) a full scan picks: smallest loss, then lower k01, then (s0, s1)."""
-    import numpy as np
-
-    s0, s1, k = rw.pairs()
-    keep = k >= floor
-    s0, s1, k = s0[keep], s1[keep], k[keep]
-    counts = rw.symbol_counts()
-    values = loss(rw.length, k, counts[s0], counts[s1], s0 == s1)
-    i = np.lexsort((s1, s0, k, values))[0]
-    return int(s0[i]), int(s1[i])
-
-
 @pytest.mark.parametrize("name", ["dice", "jaccard", "tscore"])
 def test_third_party_scorers_pick_the_brute_force_best_pair(on_path, monkeypatch, name):
-    """The example plugin's scorers, compiled into the engine's loop, merge at every step the
-    pair a numpy scan of all pairs picks; linked (fused loop) and scan agree."""
-    import numpy as np
-
-    from chunkpress.plugins.rewriters.scan import ScanRewriter
+    """The example plugin's scorers, installed through an entry point and compiled into the
+    engine's loop, pass the plugin authors' kit: the fused loop, the scan rewriter and a
+    brute-force scan of all pairs merge the same pairs."""
+    from chunkpress.testing import check_scorer
 
     monkeypatch.syspath_prepend(str(ROOT / "examples" / "plugin-dice"))
     fake_distribution(on_path, "chunkpress_dice", {"dice": "chunkpress_dice"}, {})
     reg = build_registry(autoload=True)
-    data = (ROOT / "tests" / "data" / "udhr_arb.txt").read_bytes()
-    limits = {"max_rules": 40, "min_count": 1}
-    fits = [Pipeline.from_config(None, registry=reg, scorer={"name": name, "params": {"at_least": 3}},
-                                 rewriter=rw, limits=limits).fit(data) for rw in ("linked", "scan")]
-    assert np.array_equal(fits[0].rules, fits[1].rules) and len(fits[0].rules) == 40
-    losses = {
-        "dice": lambda n, k, k0, k1, same: -2.0 * k / (k0 + k1),
-        "tscore": lambda n, k, k0, k1, same: -(k - k0 * (k1 / n)) / np.sqrt(k),
-        "jaccard": lambda n, k, k0, k1, same: -k / np.where(same, k0 - k, k0 + k1 - k),
-    }
-    rw = ScanRewriter()
-    rw.load(np.frombuffer(data, np.uint8))
-    for s0, s1 in fits[0].rules.tolist():
-        assert _brute_force_best(rw, losses[name], 3) == (s0, s1)
-        rw.apply(s0, s1)
+    check_scorer(name, {"at_least": 3}, registry=reg, data=(ROOT / "tests" / "data" / "udhr_arb.txt").read_bytes())
 
 
 def test_autoload_can_be_disabled(on_path, monkeypatch):

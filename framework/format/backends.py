@@ -147,7 +147,10 @@ def _ppmd_decompress(frame: bytes, params, max_size: int) -> bytes:
         return b""
     stream = frame[pos:]
     stream += b"\0" * max(0, 5 - len(stream))  # the decoder starts on 5 bytes; a 1-byte text codes to 4
-    out = _ppmd().Ppmd8Decoder(params.model_order, params.memory_mb << 20).decode(stream, int(size))
+    try:
+        out = _ppmd().Ppmd8Decoder(params.model_order, params.memory_mb << 20).decode(stream, int(size))
+    except ValueError as exc:  # pyppmd's "Corrupted input data"
+        raise FormatError(f"corrupt ppmd frame: {exc}") from None
     if len(out) != size:
         raise FormatError("ppmd frame is truncated or corrupt")
     return out

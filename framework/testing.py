@@ -1,0 +1,191 @@
+"""A test kit for plugin authors, as numcodecs ships ``numcodecs.tests.common``: the checks
+chunkpress runs on its own coders and scorers, callable on yours::
+
+    from chunkpress.testing import check_coder, check_golden, check_scorer
+
+    def test_my_coder():
+        check_coder("my-coder")                  # round trips, damaged payloads refused
+
+    def test_my_coder_keeps_decoding_old_archives():
+        check_golden("my-coder", "tests/golden")  # writes the file once, then checks it
+
+    def test_my_scorer():
+        check_scorer("my-scorer")                # compiled engine == plain scan == brute force
+
+Each check raises AssertionError naming the input and what differed; the inputs are built
+here (no data files needed), or pass your own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .errors import FormatError
+from .plugin.registry import Registry, default_registry
+
+__all__ = ["sample_inputs", "mutated", "check_coder", "check_golden", "check_scorer"]
+
+_WORDS = ("the", "of", "and", "a", "to", "in", "is", "was", "that", "it", "Alice", "Queen", "said", "very",
+          "little", "rabbit", "time", "hatter", "mock", "turtle", "tea", "party", "garden", "croquet")
+
+
+def sample_inputs(seed: int = 1234) -> dict[str, bytes]:
+    """Inputs every coder must round-trip: empty, one byte, English-like text, UTF-8 in three
+    scripts, random bytes, a long run and every byte value. Deterministic for a seed."""
+    rng = np.random.default_rng(seed)
+    words = rng.choice(np.array(_WORDS), size=4000)
+    text = " ".join(words.tolist()).replace(" the ", ".\nThe ").encode()
+    utf8 = ("Всеобщая декларация прав человека. 世界人权宣言 第一条 人人生而自由. "
+            "الإعلان العالمي لحقوق الإنسان ") * 40
+    return {
+        "empty": b"",
+        "one_byte": b"x",
+        "text": text,
+        "utf8": utf8.encode(),
+        "random_8k": rng.integers(0, 256, 8192, dtype=np.uint8).tobytes(),
+        "run_20k": b"a" * 20_000,
+        "all_bytes": bytes(range(256)) * 3,
+    }
+
+
+def mutated(payload: bytes, cases: int = 150, seed: int = 7):
+    """Damaged copies of ``payload``, in turn cut short, with one bit flipped, and extended by
+    1-8 random bytes: what a decoder must refuse (or decode exactly), never crash on."""
+    rng = np.random.default_rng(seed)
+    for case in range(cases):
+        bad = bytearray(payload)
+        if case % 3 == 0:
+            bad = bad[: int(rng.integers(0, len(bad)))]
+        elif case % 3 == 1 and bad:
+            bad[int(rng.integers(0, len(bad)))] ^= 1 << int(rng.integers(0, 8))
+        else:
+            bad += bytes(rng.integers(0, 256, int(rng.integers(1, 9)), dtype=np.uint8))
+        yield bytes(bad)
+
+
+def _pipeline(coder: str, params: dict | None, registry: Registry, max_rules: int = 200):
+    from .pipeline import Pipeline
+
+    return Pipeline.from_config(None, registry=registry, scorer="repair", limits={"max_rules": max_rules},
+                                coder={"name": coder, "params": params or {}})
+
+
+def check_coder(name: str, params: dict | None = None, *, registry: Registry | None = None,
+                inputs: dict[str, bytes] | None = None, mutations: int = 90) -> None:
+    """The coder ``name`` (registered in ``registry``) round-trips every input through a whole
+    archive, learned with 200 BPE rules and without any. Its ``decode`` given a payload cut
+    short, with a bit flipped or extended raises FormatError or returns at most
+    ``max_symbols`` symbols (never another exception: the framework would report it as a
+    corrupt archive, but it is a bug in the coder); a whole archive so damaged decodes exactly
+    or is refused; an archive cut in half is refused."""
+    from .format.container import pack, unpack
+    from .pipeline import decompress
+
+    registry = registry or default_registry()
+    info = registry.get("coder", name)
+    coder = info.build(info.params(**(params or {})))
+    archives = []
+    for max_rules in (200, 0):
+        pipe = _pipeline(name, params, registry, max_rules)
+        for label, data in (inputs or sample_inputs()).items():
+            archive = pipe.compress(data)
+            assert decompress(archive, registry) == data, \
+                f"coder {name!r}, input {label!r}, {max_rules} rules: decoded bytes differ"
+            archives.append((label, data, archive))
+    for label, data, archive in archives:
+        if not data:
+            continue
+        header, payload, _ = unpack(archive)
+        for bad in mutated(payload, cases=mutations // len(archives) + 1):
+            if bad == payload:
+                continue
+            _decode_damaged(coder, name, label, bad, len(data))
+            try:
+                out = decompress(pack(header, bad), registry)
+            except FormatError:
+                continue
+            assert out == data, f"coder {name!r}, input {label!r}: a damaged archive decoded to other bytes"
+        try:
+            decompress(archive[: len(archive) // 2], registry)
+        except FormatError:
+            pass
+        else:
+            raise AssertionError(f"coder {name!r}, input {label!r}: an archive cut in half was not refused")
+
+
+def _decode_damaged(coder, name: str, label: str, payload: bytes, max_symbols: int) -> None:
+    try:
+        _, symbols = coder.decode(payload, max_symbols=max_symbols)
+    except FormatError:
+        return
+    except Exception as exc:  # noqa: BLE001 - what the check reports
+        raise AssertionError(f"coder {name!r}, input {label!r}: decoding a damaged payload raised "
+                             f"{type(exc).__name__}: {exc} (expected FormatError)") from exc
+    assert len(symbols) <= max_symbols, \
+        f"coder {name!r}, input {label!r}: decoded {len(symbols)} symbols past max_symbols = {max_symbols}"
+
+
+def check_golden(name: str, folder, params: dict | None = None, *, registry: Registry | None = None,
+                 data: bytes | None = None) -> Path:
+    """Old archives keep decoding: ``folder/golden.<codec id>.cpz`` is written the first time
+    (commit it), and from then on must decode to the same input. Returns the file's path."""
+    from .pipeline import decompress
+
+    registry = registry or default_registry()
+    data = sample_inputs()["utf8"] if data is None else data
+    codec = registry.get("coder", name).codec_id
+    path = Path(folder) / f"golden.{codec}.cpz"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_pipeline(name, params, registry).compress(data))
+    assert decompress(path.read_bytes(), registry) == data, f"{path}: the golden archive no longer decodes"
+    return path
+
+
+def _brute_force_best(rewriter, scorer, step: int, floor: int):
+    """The pair a scan of every pair picks, by the selection rule in ``chunkpress.plugin.base``."""
+    s0, s1, k = rewriter.pairs()
+    keep = k >= floor
+    s0, s1, k = s0[keep], s1[keep], k[keep]
+    if not k.size:
+        return None
+    counts = rewriter.symbol_counts()
+    n, m = rewriter.length, 256 + step
+    if getattr(scorer, "loss_a", None) is not None:
+        total = [scorer.loss_a(n, m, int(kk)) + scorer.loss_b(int(kk), int(counts[a]), int(counts[b]), a == b)
+                 for a, b, kk in zip(s0.tolist(), s1.tolist(), k.tolist())]
+    else:
+        total = [scorer.loss(n, m, int(kk), int(counts[a]), int(counts[b]), a == b)
+                 for a, b, kk in zip(s0.tolist(), s1.tolist(), k.tolist())]
+    best = np.lexsort((s1, s0, k, np.array(total)))[0]
+    return int(s0[best]), int(s1[best])
+
+
+def check_scorer(name: str, params: dict | None = None, *, registry: Registry | None = None,
+                 data: bytes | None = None, steps: int = 40) -> None:
+    """The scorer ``name`` merges the same pairs in the engine's compiled loop (``linked``)
+    and through the plain ``scan`` rewriter, and at every step the pair a brute-force scan of
+    all pairs picks with its loss evaluated in Python (ties as the selection rule says)."""
+    from .pipeline import Pipeline
+    from .plugins.rewriters.scan import ScanRewriter
+
+    registry = registry or default_registry()
+    data = sample_inputs()["text"][:20_000] if data is None else data
+    scorer = {"name": name, "params": params or {}}
+    fits = [Pipeline.from_config(None, registry=registry, scorer=scorer, rewriter=rewriter,
+                                 limits={"max_rules": steps, "min_count": 1}).fit(data, trace=False)
+            for rewriter in ("linked", "scan")]
+    linked, scanned = (f.rules.tolist() for f in fits)
+    if linked != scanned:
+        step = next((i for i, (a, b) in enumerate(zip(linked, scanned)) if a != b), min(len(linked), len(scanned)))
+        raise AssertionError(f"scorer {name!r}: the compiled loop and the scan merged different pairs from step {step}")
+    built = registry.get("scorer", name).build(registry.get("scorer", name).params(**(params or {})))
+    floor = max(1, built.min_merge_count)
+    rewriter = ScanRewriter()
+    rewriter.load(np.frombuffer(data, np.uint8))
+    for step, (s0, s1) in enumerate(linked):
+        best = _brute_force_best(rewriter, built, step, floor)
+        assert best == (s0, s1), f"scorer {name!r}, step {step}: merged {(s0, s1)}, a scan of all pairs picks {best}"
+        rewriter.apply(s0, s1)

@@ -1,0 +1,99 @@
+"""chunkpress.testing, the kit plugin authors run on their own components, run on every
+built-in and on the example plugin; and it catches what it is there to catch."""
+
+import numpy as np
+import pytest
+
+import chunkpress
+from chunkpress.plugin.registry import build_registry
+from chunkpress.testing import check_coder, check_golden, check_scorer, sample_inputs
+
+#: settings that make the slow coders quick (the kit is about correctness, not ratio)
+FAST = {"varint-lzma": {"preset": 0, "extreme": False}, "raw-lzma": {"preset": 0}, "cm": {"memory": 16},
+        "chunk-cm": {"memory": 16}, "raw-ppmd": {"model_order": 4, "memory_mb": 1},
+        "varint-ppmd": {"model_order": 4, "memory_mb": 1}}
+
+
+def _coders(registry):
+    return registry.names("coder")
+
+
+@pytest.mark.parametrize("name", _coders(build_registry(autoload=False)))
+def test_every_builtin_coder_passes_the_kit(registry, name):
+    if "ppmd" in name:
+        pytest.importorskip("pyppmd")
+    check_coder(name, FAST.get(name), registry=registry)
+
+
+@pytest.mark.parametrize("name", ["mdl", "repair", "pmi", "spmi"])
+def test_every_builtin_scorer_passes_the_kit(registry, name):
+    check_scorer(name, registry=registry)
+
+
+# the example plugin's scorers pass the kit too: tests/test_plugins.py, installed through an entry point
+
+
+def test_golden_files_are_written_once_then_checked(tmp_path, registry):
+    path = check_golden("varint-zstd", tmp_path, registry=registry)
+    assert path.name == "golden.chunkpress.varint-zstd.v1.cpz"
+    written = path.read_bytes()
+    check_golden("varint-zstd", tmp_path, registry=registry)  # reads it back, leaves it as it was
+    assert path.read_bytes() == written
+    other = chunkpress.compress(b"other text " * 50, coder="varint-zstd")
+    path.write_bytes(other)
+    with pytest.raises(AssertionError, match="no longer decodes"):
+        check_golden("varint-zstd", tmp_path, registry=registry)
+
+
+class _Fragile(chunkpress.Coder):
+    """A length prefix, then the bytes; a damaged payload raises ValueError, not FormatError."""
+
+    codec_id = "test.fragile.v1"
+
+    def encode(self, rules, symbols, *, dictionary_size=None):
+        from chunkpress.format.expand import expand
+
+        data = bytes(expand(rules, symbols))
+        return len(data).to_bytes(4, "little") + data
+
+    def decode(self, payload, *, dictionary_size=None, max_symbols=None):
+        size = int.from_bytes(payload[:4], "little")
+        if len(payload) != 4 + size:
+            raise ValueError("payload of the wrong size")
+        return np.zeros((0, 2), dtype=np.int64), np.frombuffer(payload[4:], dtype=np.uint8)
+
+
+class _Stale(chunkpress.Scorer):
+    """Declares that its loss ignores the parts' counts (so the engine never rescores a pair when
+    they change) but reads k0: the engine works from stale scores."""
+
+    uses_parts = False
+    uses_totals = False
+
+    @staticmethod
+    def loss(N, m, k01, k0, k1, same):
+        return -k01 / k0
+
+
+class _Broken:
+    @staticmethod
+    @chunkpress.hookimpl
+    def register_coders():
+        return [chunkpress.CoderInfo(name="fragile", codec_id=_Fragile.codec_id, factory=_Fragile, summary="fragile")]
+
+    @staticmethod
+    @chunkpress.hookimpl
+    def register_scorers():
+        return [chunkpress.ScorerInfo(name="stale", factory=lambda p: _Stale(), summary="stale")]
+
+
+def test_the_kit_fails_a_coder_that_crashes_on_damage():
+    broken = build_registry(extra_plugins=[_Broken], autoload=False)
+    with pytest.raises(AssertionError, match="coder 'fragile'.*damaged payload raised ValueError"):
+        check_coder("fragile", registry=broken, inputs={"text": sample_inputs()["text"]})
+
+
+def test_the_kit_fails_a_scorer_that_is_not_what_it_declares():
+    broken = build_registry(extra_plugins=[_Broken], autoload=False)
+    with pytest.raises(AssertionError, match="scorer 'stale'"):
+        check_scorer("stale", registry=broken)
