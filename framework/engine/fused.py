@@ -29,7 +29,7 @@ STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
 
 @kernel
 def run_fused(
-    full, by_count, f_a, f_b, f, f_stop, batch, rules_done, max_rules, floor, want_trace, acc,
+    full, by_count, f_a, f_b, f, f_stop, batch, rules_done, max_rules, floor, acc,
     node, pool, table, pairs, changed, meta, weight, zcache, counts, sites,
     x_table, x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out,
     rules_out, trace_out, work, scores, small,
@@ -75,12 +75,12 @@ def run_fused(
                 or m + 1 > counts.size):
             meta[_ROOM] = nsites
             return done, NEED_ROOM
-        if want_trace:
+        if trace_out is not None:  # None: pruned at compile time (compress compiles no trace code)
             fill_trace_row(m, n, counts, acc, parts, trace_out[done], a, b, best_k, best_loss)
         old_a = counts[a]
         old_b = counts[b]
         merge(slot_ab, a, b, m, node, pool, table, pairs, changed, meta, weight, zcache, counts, sites)
-        if want_trace:
+        if trace_out is not None:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         # the changed pairs, by their index slots (found once per pair, then kept in its record)
         n_ch = meta[_N_CHANGED]
@@ -100,7 +100,7 @@ def run_fused(
         touched[1] = b
         uses_parts = not full and not by_count
         n_out, n_moved = ix.ingest_slots(
-            cslots[:keep], ck[:keep], touched, True, uses_parts, floor,
+            cslots[:keep], ck[:keep], touched, uses_parts, floor,
             x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out,
         )
         for i in range(n_out):
@@ -141,20 +141,20 @@ def run(string: LinkedString, scorer: CompiledScorer, index: ix.PairIndex, rules
     by_count = scorer.by_count and scorer.split and not scorer.uses_parts
     while True:
         rules = np.zeros((batch, 2), dtype=np.int64)
-        trace_out = np.zeros((batch if trace else 1, 12))
+        trace_out = np.zeros((batch, 12)) if trace else None
         index.reserve_like(string.pair_records.shape[0], string.counts.size, string.table.shape[0])
         started = time.perf_counter()
         x_state = index.kernel_state()
         steps, status = run_fused(
             index.full, by_count, scorer.loss_a, scorer.loss_b, scorer.loss, scorer.stop,
-            batch, rules_done, -1 if max_rules is None else max_rules, index.floor, trace, acc,
+            batch, rules_done, -1 if max_rules is None else max_rules, index.floor, acc,
             *string._kernel_state(), string.counts, string.sites, *x_state, rules, trace_out,
             *scratch.get(string.changed.size, x_state[-1].size),
         )
         del x_state  # a live reference would make the next growth copy the arrays
         string.next_symbol += steps
         rules_done += steps
-        yield rules[:steps], trace_out[:steps] if trace else None, time.perf_counter() - started
+        yield rules[:steps], trace_out[:steps] if trace_out is not None else None, time.perf_counter() - started
         if status == STOP_FOUND:
             return
         if status == NEED_ROOM:

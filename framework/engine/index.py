@@ -220,18 +220,18 @@ def _lists_remove(slot, rec, lhead, rhead):
 
 
 @numba.njit(cache=True)
-def ingest(cs0, cs1, ck01, touched, split, uses_parts, floor, table, meta, rec,
+def ingest(cs0, cs1, ck01, touched, uses_parts, floor, table, meta, rec,
            groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
     """:func:`ingest_slots` for pairs given as (s0, s1): finds or adds their slots first."""
     slots = np.empty(cs0.size, dtype=np.int64)
     for i in range(cs0.size):
         slots[i] = record_slot(cs0[i], cs1[i], table, meta, rec)
-    return ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
+    return ingest_slots(slots, ck01, touched, uses_parts, floor, meta, rec,
                         groot, gsize, gactive, gpos, lhead, rhead, scratch, out)
 
 
 @kernel
-def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
+def ingest_slots(slots, ck01, touched, uses_parts, floor, meta, rec,
                  groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
     """Apply new joint counts ``ck01`` to the pairs at ``slots`` and list every pair that needs
     a new loss_b in ``out``.
@@ -247,10 +247,10 @@ def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
         slot = slots[i]
         old = rec[slot].k01
         new = ck01[i]
-        if old >= floor and rec[slot].mark != epoch and split:
+        if old >= floor and rec[slot].mark != epoch:
             _heap_remove(old, slot, groot, rec, scratch)
             _group_drop(old, gsize, gactive, gpos, meta)
-        if uses_parts and split:
+        if uses_parts:
             if old < floor <= new:
                 _lists_add(slot, rec, lhead, rhead)
             elif new < floor <= old:
@@ -272,7 +272,7 @@ def ingest_slots(slots, ck01, touched, split, uses_parts, floor, meta, rec,
                 out[n_out] = slot
                 n_out += 1
     n_moved = n_out
-    if uses_parts and split:
+    if uses_parts:
         for t in touched:
             slot = lhead[t]
             while slot != _EMPTY:
@@ -473,7 +473,7 @@ class PairIndex:
         max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
         self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
         n, n_moved = ingest(
-            s0, s1, k01, touched, True, self.uses_parts, self.floor, self.table, self.meta,
+            s0, s1, k01, touched, self.uses_parts, self.floor, self.table, self.meta,
             self.rec, self.groot, self.gsize, self.gactive, self.gpos, self.lhead, self.rhead,
             self.scratch, self._out,
         )

@@ -105,7 +105,7 @@ def _gpt2_piece(data, cls, start, breaks, lo, n):
 
 @numba.njit(cache=True)
 def _gpt2_breaks(data, cls, start, breaks, ends):
-    lo = 0
+    lo = np.int64(0)  # not a literal 0: one compiled _gpt2_piece, not two
     for e in ends:
         _gpt2_piece(data, cls, start, breaks, lo, e)
         lo = e
