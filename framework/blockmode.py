@@ -168,7 +168,7 @@ def decompress_stream(stream: BinaryIO, out, head: bytes = b"", registry=None, r
     return _write_all(_iter_blocks(stream, head, registry, rules, progress), out)
 
 
-def _iter_blocks(stream: BinaryIO, head: bytes, registry, rules, progress) -> Iterator[bytes]:
+def _iter_blocks(stream: BinaryIO, head: bytes, registry, rules, progress) -> Iterator[bytes | bytearray]:
     """Each block of a block archive, decoded; the end record is checked after the last."""
     from .pipeline import decode_archive
 
@@ -187,7 +187,7 @@ def _iter_blocks(stream: BinaryIO, head: bytes, registry, rules, progress) -> It
             progress(index + 1)
 
 
-def _write_all(pieces: Iterator[bytes], out) -> int:
+def _write_all(pieces: Iterator[bytes | bytearray], out) -> int:
     total = 0
     for piece in pieces:
         out.write(piece)
@@ -205,7 +205,8 @@ def decompress_members(stream: BinaryIO, out, head: bytes = b"", registry=None, 
 
 
 def iter_members(stream: BinaryIO, head: bytes = b"", registry=None, rules=None,
-                 progress: Callable[[int], None] | None = None, limit: int | None = None) -> Iterator[bytes]:
+                 progress: Callable[[int], None] | None = None,
+                 limit: int | None = None) -> Iterator[bytes | bytearray]:
     """The decoded pieces of every archive in ``stream`` (a block at a time), in order: what
     :func:`decompress_members` writes and ``chunkpress.open`` reads."""
     import io

@@ -347,7 +347,7 @@ def _decompress_members(args, path: str, out: str | None, rules) -> None:
     started = time.monotonic()
     stream = _open_input(path)
     with stream, _coding(args):
-        if args.test:
+        if out is None:  # -t
             total = decompress_members(stream, _Discard(), rules=rules, limit=memory_limit())
             _say(args, f"{path}: OK ({total:,} bytes)")
             return
@@ -697,14 +697,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="chunkpress", description=PACKAGE_DOC, parents=[common])
     parser.add_argument("--version", action="version", version=f"chunkpress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    add_parser = sub.add_parser
+    def add(name, **kw):  # every command takes the common options, before or after its name
+        return sub.add_parser(name, parents=[common], **kw)
 
-    def sub_add_parser(name, **kw):
-        return add_parser(name, parents=[common], **kw)
-
-    sub.add_parser = sub_add_parser
-
-    p = sub.add_parser("compress", help="compress files into .cpz archives")
+    p = add("compress", help="compress files into .cpz archives")
     p.add_argument("inputs", nargs="*", metavar="input",
                    help="files to compress ('-' or none with piped stdin: stdin to stdout)")
     p.add_argument("-o", "--output", help="archive path (one input; default INPUT.cpz; '-' for stdout)")
@@ -718,7 +714,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fast", dest="level", action="store_const", const=1, help="same as -1")
     p.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
     p.add_argument("--block-size", type=_parse_size,
-                   help="compress in blocks of at most SIZE (e.g. 32M), in bounded memory; inputs over 256M use 32M blocks by default")
+                   help="compress in blocks of at most SIZE (e.g. 32M), in bounded memory; inputs over 256M use "
+                        "32M blocks by default")
     p.add_argument("--workers", type=_workers, help="compress blocks in this many local worker processes (Dask distributed)")
     p.add_argument("--scheduler", help="compress blocks on the Dask distributed scheduler at this address")
     p.add_argument("--rules", help="reuse this learned dictionary (a rules file) instead of learning one; "
@@ -731,7 +728,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pipeline_options(p)
     p.set_defaults(func=cmd_compress)
 
-    p = sub.add_parser("decompress", help="restore the original files from archives")
+    p = add("decompress", help="restore the original files from archives")
     p.add_argument("inputs", nargs="*", metavar="input",
                    help="archives ('-' or none with piped stdin: stdin to stdout); archives one after another "
                         "decompress to their concatenation")
@@ -743,7 +740,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help="the rules file an archive made with --rules-ref references")
     p.set_defaults(func=cmd_decompress)
 
-    p = sub.add_parser("train", help="learn a dictionary; save the rules and/or the trace")
+    p = add("train", help="learn a dictionary; save the rules and/or the trace")
     p.add_argument("inputs", nargs="+", metavar="input",
                    help="training texts ('-' for stdin); with a --pretokenizer their words are counted line by "
                         "line, as HF's trainer reads files")
@@ -762,7 +759,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, func, helptext in (("encode", cmd_encode, "text -> symbol ids with a learned dictionary"),
                                  ("decode", cmd_decode, "symbol ids -> text with a learned dictionary")):
-        p = sub.add_parser(name, help=helptext)
+        p = add(name, help=helptext)
         p.add_argument("input", help="input ('-' for stdin)")
         p.add_argument("--rules", required=True, help="rules file written by train")
         p.add_argument("--format", choices=FORMATS, default="u32",
@@ -772,19 +769,19 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
         p.set_defaults(func=func)
 
-    p = sub.add_parser("export-hf", help="write a rules file as an HF tokenizers tokenizer.json")
+    p = add("export-hf", help="write a rules file as an HF tokenizers tokenizer.json")
     p.add_argument("rules", help="rules file")
     p.add_argument("-o", "--output", help="tokenizer.json path (default RULES.tokenizer.json)")
     p.add_argument("-f", "--force", action="store_true")
     p.set_defaults(func=cmd_export_hf)
 
-    p = sub.add_parser("import-hf", help="read a byte-level BPE tokenizer.json into a rules file")
+    p = add("import-hf", help="read a byte-level BPE tokenizer.json into a rules file")
     p.add_argument("input", help="tokenizer.json")
     p.add_argument("-o", "--output", help="rules file to write (default: INPUT without .json, plus .rules)")
     p.add_argument("-f", "--force", action="store_true")
     p.set_defaults(func=cmd_import_hf)
 
-    p = sub.add_parser("study", help="run a study (a grid of pipelines over datasets) or rebuild its results",
+    p = add("study", help="run a study (a grid of pipelines over datasets) or rebuild its results",
                        description="'study run STUDY.toml' (or just 'study STUDY.toml') runs a study; "
                                    "'study report RESULTS.jsonl... --out DIR' rebuilds tables and plots from rows.")
     study = p.add_subparsers(dest="study_command", required=True)
@@ -804,12 +801,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="folder for the CSV, JSON lines, Markdown, LaTeX and plots")
     p.set_defaults(func=cmd_study_report)
 
-    p = sub.add_parser("inspect", help="show archives' headers and sizes by part")
+    p = add("inspect", help="show archives' headers and sizes by part")
     p.add_argument("input", nargs="+", help="archives ('-' for stdin)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_inspect)
 
-    p = sub.add_parser("plugins", help="list scorers, rewriters and coders")
+    p = add("plugins", help="list scorers, rewriters and coders")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_plugins)
     return parser

@@ -7,6 +7,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError
 
@@ -214,8 +215,8 @@ class StreamingOutput:
                  times: bool = False):
         self.path, self.force, self.binary = path, force, binary
         self.like, self.times = source_stat(like), times
-        self.tmp = None
-        self.fh = None
+        self.tmp: str | None = None
+        self.fh: BinaryIO | None = None
 
     def __enter__(self):
         if self.path == "-":
@@ -242,6 +243,7 @@ class StreamingOutput:
         if self.path == "-":
             _write_stdout(data)
             return
+        assert self.fh is not None, "write() outside the with block"
         try:
             self.fh.write(data)
         except OSError as exc:
@@ -250,6 +252,7 @@ class StreamingOutput:
     def _publish(self) -> None:
         """Give the complete file its name: replacing what is there with --force, else only if
         the name is still free (a file created meanwhile is reported, never overwritten)."""
+        assert self.tmp is not None
         if self.force:
             os.replace(self.tmp, self.target)
             return

@@ -203,7 +203,8 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
             )
         rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
         if len(rules) != header.rules["count"] or container.rules_digest(rules) != header.rules["blake2b"]:
-            raise FormatError(f"the rules given are not the dictionary this archive references (blake2b {header.rules['blake2b']})")
+            raise FormatError("the rules given are not the dictionary this archive references "
+                              f"(blake2b {header.rules['blake2b']})")
         dictionary_size = BYTE_SYMBOLS + len(rules)
     # the output and at most one 8-byte symbol per output byte: refuse before allocating
     check_allocation(f"{header.length:,} bytes of output", (1 + BYTES_PER_SYMBOL) * header.length + len(payload))

@@ -108,6 +108,7 @@ def open(file, mode: str = "rb", *, level: int | None = None, config=None, block
         raise ConfigError(f"block_size must be at least 1K, not {block_size}")
     owned = isinstance(file, (str, bytes, os.PathLike))
     fileobj = builtins.open(file, binary_mode) if owned else file
+    stream: io.BufferedIOBase
     try:
         if binary_mode == "rb":
             stream = io.BufferedReader(_Reader(fileobj, owned, max_memory))

@@ -93,7 +93,8 @@ def _legacy(raw: bytes, version: int) -> bytes:
     stream = io.BytesIO(raw)
     _, dictionary = blocks.read_start(stream)
     frames = list(blocks.read_frames(stream))
-    head = blocks.MAGIC + bytes([version]) + (encode_varints([len(dictionary or b"")]) + (dictionary or b"") if version >= 2 else b"")
+    stored = encode_varints([len(dictionary or b"")]) + (dictionary or b"") if version >= 2 else b""
+    head = blocks.MAGIC + bytes([version]) + stored
     return head + b"".join(encode_varints([len(a)]) + a for _, a in frames) + encode_varints([0, len(frames)])
 
 

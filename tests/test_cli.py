@@ -50,7 +50,7 @@ def test_refuses_to_overwrite_without_force(tmp_path, alice_copy, capsys):
 
 
 def one_line_error(err: str) -> str:
-    lines = [l for l in err.splitlines() if l.strip()]
+    lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1, err
     assert lines[0].startswith("chunkpress: error: ")
     return lines[0]
@@ -118,7 +118,8 @@ def test_train_writes_rules_and_trace(tmp_path, alice_copy):
 
 
 def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
-    assert main(["compress", str(alice_copy), "--max-rules", "50", "--config", str(ROOT / "examples" / "paper" / "mdl.toml")]) == 0
+    paper = str(ROOT / "examples" / "paper" / "mdl.toml")
+    assert main(["compress", str(alice_copy), "--max-rules", "50", "--config", paper]) == 0
     capsys.readouterr()
     assert main(["inspect", str(tmp_path / "alice29.txt.cpz")]) == 0
     out = capsys.readouterr().out

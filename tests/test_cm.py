@@ -21,7 +21,8 @@ BEST = ROOT / "examples" / "context-mixing" / "best.toml"
 
 @pytest.fixture(scope="module")
 def alice_fit(registry):
-    return Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 500}).fit(read("alice29.txt"), trace=False)
+    pipe = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 500})
+    return pipe.fit(read("alice29.txt"), trace=False)
 
 
 def coder(**params):

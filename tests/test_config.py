@@ -41,7 +41,8 @@ min_count = 3
     "text,needle",
     [
         ("[scorer]\nname = 'nope'", "unknown scorer 'nope'; available: mdl, pmi, repair, spmi"),
-        ("[coder]\nname = 'varint-zstd'\nparams = { levle = 3 }", "unknown coder.params key 'levle' for 'varint-zstd'; allowed: level, order"),
+        ("[coder]\nname = 'varint-zstd'\nparams = { levle = 3 }",
+         "unknown coder.params key 'levle' for 'varint-zstd'; allowed: level, order"),
         ("[coder]\nname = 'varint-zstd'\nparams = { level = 99 }", "bad coder.params for 'varint-zstd'"),
         ("[coder]\nname = 'varint-zstd'\nparams = { level = 'high' }", "bad coder.params"),
         ("[limits]\nmax_rule = 3", "unknown key limits.'max_rule'; allowed: max_rules, min_count"),

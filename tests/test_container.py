@@ -24,7 +24,8 @@ def test_golden_archives_decode(registry, path):
 
 @pytest.fixture(scope="module")
 def archive(registry):
-    return Pipeline.from_config(registry=registry, coder="varint-zstd", scorer="repair", limits={"max_rules": 100}).compress(read("udhr_arb.txt"))
+    pipe = Pipeline.from_config(registry=registry, coder="varint-zstd", scorer="repair", limits={"max_rules": 100})
+    return pipe.compress(read("udhr_arb.txt"))
 
 
 @pytest.mark.parametrize("coder", ["combinatorial", "varint-zlib", "varint-lzma"])
@@ -40,7 +41,8 @@ def test_header_is_canonical_json(archive):
     assert archive.startswith(MAGIC + b"\x01")
     assert header.codec == "chunkpress.varint-zstd.v1" and header.params == {"level": 19, "order": "frequency"}
     assert header.length == len(read("udhr_arb.txt"))
-    assert json.loads(header.to_bytes()) == {"blake2b": header.blake2b, "codec": header.codec, "length": header.length, "params": header.params}
+    assert json.loads(header.to_bytes()) == {"blake2b": header.blake2b, "codec": header.codec, "length": header.length,
+                                             "params": header.params}
 
 
 @pytest.mark.parametrize("cut", [0, 3, 5, 6, 40, -200, -1])

@@ -3,6 +3,8 @@
 import ast
 from pathlib import Path
 
+import pytest
+
 from support import ROOT
 
 #: the package-dir mapping of pyproject.toml
@@ -90,3 +92,18 @@ def test_inside_the_package_imports_are_relative():
                 if isinstance(node, ast.Import) and any(a.name.startswith("chunkpress") for a in node.names):
                     absolute.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not absolute, absolute
+
+
+def test_types_are_visible_to_mypy_after_the_readme_s_install(tmp_path):
+    """A user's script type-checks against the installed package (py.typed): after the
+    README's install (an editable install in setuptools' strict mode, which links the files
+    into site-packages instead of hiding them behind an import hook) mypy finds chunkpress."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("mypy")
+    script = "import chunkpress\nreveal_type(chunkpress.compress)\nchunkpress.compress(b'x', level='nine')\n"
+    run = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache"), "-c", script],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "Revealed type is \"def (data: bytes" in run.stdout, run.stdout + run.stderr
+    assert 'Argument "level" to "compress" has incompatible type "str"' in run.stdout, run.stdout

@@ -63,7 +63,7 @@ def test_a_terminal_gets_a_bar_with_percentage_and_eta():
         shown += chunk
     os.close(master)
     shown = shown.decode()
-    assert "blocks:" in shown and "50%" in shown and "75%" in shown and "blocks=3" in shown and "a row of its own" in shown and "\r" in shown
+    assert all(part in shown for part in ("blocks:", "50%", "75%", "blocks=3", "a row of its own", "\r"))
 
 
 def test_block_mode_reports_bytes_of_the_input(tmp_path, text, capsys, monkeypatch):

@@ -21,7 +21,8 @@ from support import read
 
 CASES = int(os.environ.get("CHUNKPRESS_FUZZ_CASES", "2000"))
 SEED = int(os.environ.get("CHUNKPRESS_FUZZ_SEED", "20261122"))
-CODERS = ["combinatorial", "varint-zstd", "varint-zlib", "varint-lzma", "raw-zlib", "raw-lzma", "raw-zstd", "raw-bz2", "raw-ppmd", "cm", "chunk-cm"]
+CODERS = ["combinatorial", "varint-zstd", "varint-zlib", "varint-lzma", "raw-zlib", "raw-lzma", "raw-zstd", "raw-bz2",
+          "raw-ppmd", "cm", "chunk-cm"]
 # fast backend settings: the fuzz is about robustness, not ratio (xz -9e alone costs 50 ms/call)
 FAST_PARAMS = {"varint-zstd": {"level": 1}, "varint-zlib": {"level": 1}, "varint-lzma": {"preset": 0, "extreme": False},
                "raw-zstd": {"level": 1}, "raw-zlib": {"level": 1}, "raw-lzma": {"preset": 0}, "raw-bz2": {"level": 1},
@@ -238,8 +239,9 @@ def test_fuzz_suite_under_numba_boundscheck(tmp_path):
     (NUMBA_BOUNDSCHECK=1, compiled afresh into a cache of its own): an index past a buffer is
     an IndexError here instead of a silent write."""
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba"), CHUNKPRESS_FUZZ_CASES="300")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=--import-mode=importlib -q", "-p", "no:cacheprovider", __file__, "-k",
-                           "fuzzed or mutated or crafted or wrap"], cwd=Path(__file__).parent.parent, env=env,
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=--import-mode=importlib -q",
+                           "-p", "no:cacheprovider", __file__, "-k", "fuzzed or mutated or crafted or wrap"],
+                          cwd=Path(__file__).parent.parent, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "7 passed" in proc.stdout, proc.stdout[-2000:]

@@ -16,7 +16,6 @@ import pytest
 import chunkpress
 from chunkpress import FormatError
 from chunkpress.cli import main
-from chunkpress.pipeline import Pipeline
 from support import read
 
 CLI = [sys.executable, "-m", "chunkpress.cli"]

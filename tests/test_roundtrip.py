@@ -8,7 +8,8 @@ from chunkpress.pipeline import Pipeline, decompress, inspect
 from support import fixture_inputs, read
 
 INPUTS = fixture_inputs()
-CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma", "raw-zstd", "raw-bz2", "raw-ppmd", "varint-ppmd", "cm", "chunk-cm"]
+CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma", "raw-zstd",
+          "raw-bz2", "raw-ppmd", "varint-ppmd", "cm", "chunk-cm"]
 
 
 @pytest.mark.parametrize("coder", CODERS)
@@ -39,7 +40,8 @@ def test_default_pipeline_compresses_alice(registry, alice):
 
 
 def test_varint_inspect_reports_frames(registry, alice):
-    archive = Pipeline.from_config(registry=registry, coder="varint-zstd", scorer="repair", limits={"max_rules": 100}).compress(alice)
+    pipe = Pipeline.from_config(registry=registry, coder="varint-zstd", scorer="repair", limits={"max_rules": 100})
+    archive = pipe.compress(alice)
     info = inspect(archive, registry)
     assert info["model_bytes"] + info["string_bytes"] == info["payload_bytes"]
 
@@ -70,8 +72,9 @@ def test_varint_rank_order():
 
 
 def test_id_order_ablation_round_trips_and_differs(registry, alice):
-    by_rank = Pipeline.from_config(registry=registry, scorer="repair", coder={"name": "varint-zlib", "params": {"order": "frequency"}}, limits={"max_rules": 1000})
-    by_id = Pipeline.from_config(registry=registry, scorer="repair", coder={"name": "varint-zlib", "params": {"order": "id"}}, limits={"max_rules": 1000})
+    by_rank, by_id = (Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 1000},
+                                           coder={"name": "varint-zlib", "params": {"order": order}})
+                      for order in ("frequency", "id"))
     a, b = by_rank.compress(alice), by_id.compress(alice)
     assert decompress(a, registry) == alice and decompress(b, registry) == alice
     assert len(a) < len(b)  # frequency order helps zlib (seed 3's finding)

@@ -134,10 +134,12 @@ def test_study_variant_reuses_a_rules_file(tmp_path, registry):
     from chunkpress.pipeline import Pipeline
     from chunkpress.format.rulesfile import dump_rules
 
-    result = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 300}).fit((DATA / "alice29.txt").read_bytes())
+    pipe = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 300})
+    result = pipe.fit((DATA / "alice29.txt").read_bytes())
     (tmp_path / "alice.rules").write_bytes(dump_rules(result.rules, {}))
     study = tmp_path / "s.toml"
-    study.write_text(f"[datasets]\nzh = '{DATA / 'udhr_cmn_hans.txt'}'\n[[variants]]\nname = 'alice dictionary'\nrules = 'alice.rules'\n")
+    study.write_text(f"[datasets]\nzh = '{DATA / 'udhr_cmn_hans.txt'}'\n"
+                     "[[variants]]\nname = 'alice dictionary'\nrules = 'alice.rules'\n")
     rows = run_study(load_study(study), tmp_path / "out", registry, progress=None)
     assert len(rows) == 1 and not rows[0]["error"] and rows[0]["verified"]
     assert rows[0]["rules"] == 300  # the archive carries the reused dictionary

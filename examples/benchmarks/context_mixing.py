@@ -22,12 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from processes import peers, run  # beside this script (its folder is on the path)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 BEST = ROOT / "examples" / "context-mixing" / "best.toml"
 CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
 
-from processes import peers, run
 
 
 def main() -> int:

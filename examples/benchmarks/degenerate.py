@@ -61,7 +61,8 @@ def main() -> None:
         f"Written by `examples/benchmarks/degenerate.py` on {time.strftime('%Y-%m-%d')}; "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. Whole processes, warm numba cache.",
         "",
-        "| input | bytes | compress s | x en_mix_10MB | peak RSS MB | RSS B / input byte | decompress s | archive bytes | round trip |",
+        "| input | bytes | compress s | x en_mix_10MB | peak RSS MB | RSS B / input byte | decompress s | archive bytes "
+        "| round trip |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, size, c_s, c_rss, d_s, d_rss, out, same in rows:

@@ -26,7 +26,8 @@ CASES = {
     "mdl-1MB": ("en_mix_1MB.txt", {"scorer": "mdl"}, "xz"),
     "mdl-10MB": ("en_mix_10MB.txt", {"scorer": "mdl"}, "xz"),
     "repair-10MB": ("en_mix_10MB.txt", {"scorer": "repair"}, "xz"),
-    "bpe-gpt2-32k-10MB": ("en_mix_10MB.txt", {"scorer": "repair", "pretokenizer": "gpt2", "limits": {"max_rules": 32768 - 256}}, "hf"),
+    "bpe-gpt2-32k-10MB": ("en_mix_10MB.txt",
+                          {"scorer": "repair", "pretokenizer": "gpt2", "limits": {"max_rules": 32768 - 256}}, "hf"),
     "mdl-100MB": ("en_mix_100MB.txt", {"scorer": "mdl"}, "xz"),
 }
 
@@ -88,7 +89,8 @@ def main() -> int:
     args = parser.parse_args()
     corpus = Path(args.corpus)
     rows = []
-    cold, cold_wall, _, _ = measure([sys.executable, "-c", "import chunkpress.pipeline as cp; cp.Pipeline.from_config().fit(b'abc abc abc')"])
+    cold, cold_wall, _, _ = measure([sys.executable, "-c",
+                                     "import chunkpress.pipeline as cp; cp.Pipeline.from_config().fit(b'abc abc abc')"])
     for name in args.cases.split(","):
         file, overrides, against = CASES[name]
         path = corpus / file

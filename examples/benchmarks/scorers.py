@@ -63,7 +63,8 @@ def main() -> None:
     lines = [
         f"# Third-party scorers vs a built-in one ({a.file})",
         "",
-        f"Written by `examples/benchmarks/scorers.py` on {time.strftime('%Y-%m-%d')}; {platform.processor() or platform.machine()}, "
+        f"Written by `examples/benchmarks/scorers.py` on {time.strftime('%Y-%m-%d')}; "
+        f"{platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}. Whole `chunkpress train` processes, warm numba cache, "
         f"median of {a.repeats} runs.",
         "",

@@ -50,7 +50,8 @@ def main() -> None:
         rows.append((f"chunkpress train --workers {a.workers} (shards of 16 MB)", s_s, s_rss,
                      256 + len(load_rules(sharded.read_bytes())[0])))
         w_s, w_rss, _ = timed([CHUNKPRESS, *common, "--rules", str(serial)])
-        rows.append(("chunkpress train (serial, whole file in memory)", w_s, w_rss, 256 + len(load_rules(serial.read_bytes())[0])))
+        rows.append(("chunkpress train (serial, whole file in memory)", w_s, w_rss,
+                     256 + len(load_rules(serial.read_bytes())[0])))
         same = (load_rules(sharded.read_bytes())[0] == load_rules(serial.read_bytes())[0]).all()
         size = big.stat().st_size
     lines = [

@@ -33,7 +33,8 @@ def main():
         runs[label] = (trace, len(data))
         plot_stacked_parts(trace, HERE / f"stacked_{label}.png", f"mdl on the first {label} of en_mix")
         total = int(trace["total_bits"][-1])
-        lines.append(f"| {label} | {len(data):,} | {int(trace['m'][-1]):,} | {total:,} | {8 * len(data) / total:.4f} | {seconds:.1f} |")
+        lines.append(f"| {label} | {len(data):,} | {int(trace['m'][-1]):,} | {total:,} | {8 * len(data) / total:.4f} "
+                     f"| {seconds:.1f} |")
         print(lines[-1], flush=True)
     plot_factor_vs_size(runs, HERE / "factor.png", "mdl: compression factor as the dictionary grows")
     (HERE / "growth.md").write_text("\n".join(lines) + "\n")

@@ -40,7 +40,8 @@ def main():
             cells = [show(expand(runs[s].rules, [256 + i])) if i < len(runs[s].rules) else "" for s in SCORERS]
             out.append(f"| {i + 1} | " + " | ".join(cells) + " |")
         out.append("| final m | " + " | ".join(f"{int(runs[s].trace['m'][-1]):,}" for s in SCORERS) + " |")
-        out.append("| final code length (bits) | " + " | ".join(f"{int(runs[s].trace['total_bits'][-1]):,}" for s in SCORERS) + " |")
+        finals = (f"{int(runs[s].trace['total_bits'][-1]):,}" for s in SCORERS)
+        out.append("| final code length (bits) | " + " | ".join(finals) + " |")
         out.append("")
     (HERE / "rules.md").write_text("\n".join(out) + "\n")
     print("\n".join(out))

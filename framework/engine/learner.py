@@ -63,7 +63,8 @@ def fit(
         rewriter.load(as_symbols(data), breaks, weights)
     index = PairIndex(compiled, limits.min_count)
     counts = rewriter.symbol_counts()
-    index.update(*rewriter.pairs(), counts=counts)
+    s0, s1, k01 = rewriter.pairs()
+    index.update(s0, s1, k01, counts=counts)
     string = rewriter.linked_string()
     rules: list[tuple[int, int]] = []
     rows: list[tuple] = []

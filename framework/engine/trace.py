@@ -58,6 +58,6 @@ def rows_to_table(rows: list) -> np.ndarray:
     table = np.zeros(len(rows), dtype=TRACE_DTYPE)
     if rows:
         values = np.array(rows, dtype=np.float64)
-        for j, name in enumerate(TRACE_DTYPE.names):
+        for j, name in enumerate(TRACE_DTYPE.names or ()):
             table[name] = values[:, j]
     return table

@@ -41,7 +41,7 @@ def check_bytes(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=CHECK_BYTES).digest()
 
 
-def checksum(data: bytes) -> str:
+def checksum(data: bytes | bytearray | memoryview) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 

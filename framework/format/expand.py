@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 import numba
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import FormatError
 from .limits import check_allocation
@@ -65,7 +68,13 @@ def symbol_lengths(rules: np.ndarray) -> np.ndarray:
     return lens
 
 
-def expand(rules: np.ndarray, symbols: np.ndarray, max_length: int | None = None, *,
+@overload
+def expand(rules: np.ndarray, symbols: ArrayLike, max_length: int | None = None, *,
+           buffer: Literal[False] = False) -> bytes: ...
+@overload
+def expand(rules: np.ndarray, symbols: ArrayLike, max_length: int | None = None, *,
+           buffer: Literal[True]) -> bytearray: ...
+def expand(rules: np.ndarray, symbols: ArrayLike, max_length: int | None = None, *,
            buffer: bool = False) -> bytes | bytearray:
     """The bytes that ``symbols`` stand for under ``rules``. With ``buffer`` they come in a
     bytearray the caller owns, without the second copy that ``bytes`` costs (the decode path

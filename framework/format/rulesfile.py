@@ -28,7 +28,8 @@ READABLE = (1, 2)
 def dump_rules(rules: np.ndarray, meta: dict) -> bytes:
     rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
     head = json.dumps(meta, sort_keys=True, separators=(",", ":")).encode()
-    body = MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + encode_varints([len(rules)]) + encode_varints(rules.ravel())
+    body = (MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + encode_varints([len(rules)])
+            + encode_varints(rules.ravel()))
     return body + check_bytes(body)
 
 

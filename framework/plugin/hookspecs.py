@@ -6,14 +6,19 @@ They are called once, when the registry is built; the merge loop never calls plu
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pluggy
+
+if TYPE_CHECKING:
+    from .descriptors import CoderInfo, RewriterInfo, ScorerInfo
 
 hookspec = pluggy.HookspecMarker("chunkpress")
 hookimpl = pluggy.HookimplMarker("chunkpress")
 
 
 @hookspec
-def register_scorers() -> list:
+def register_scorers() -> list[ScorerInfo]:
     """Return a list of :class:`chunkpress.ScorerInfo` descriptors.
 
     A scorer is a :class:`chunkpress.Scorer` or :class:`chunkpress.SplitScorer` whose loss
@@ -56,10 +61,11 @@ def register_scorers() -> list:
         [project.entry-points.chunkpress]
         smoothed_pmi = "my_package.smoothed_pmi"
     """
+    return []  # a spec: pluggy calls the implementations, never this body
 
 
 @hookspec
-def register_rewriters() -> list:
+def register_rewriters() -> list[RewriterInfo]:
     """Return a list of :class:`chunkpress.RewriterInfo` descriptors.
 
     A rewriter is a :class:`chunkpress.Rewriter`: it owns the working string (see the base class
@@ -79,10 +85,11 @@ def register_rewriters() -> list:
             return [chunkpress.RewriterInfo(name="loud-scan", factory=lambda params: LoudScan(),
                                             summary="scan, printing every merge", version="1")]
     """
+    return []  # a spec: pluggy calls the implementations, never this body
 
 
 @hookspec
-def register_coders() -> list:
+def register_coders() -> list[CoderInfo]:
     """Return a list of :class:`chunkpress.CoderInfo` descriptors.
 
     A coder is a :class:`chunkpress.Coder`: it turns (rules, symbols) into bytes and back; its
@@ -109,3 +116,4 @@ def register_coders() -> list:
             return [chunkpress.CoderInfo(name="raw-u32", factory=RawU32,
                                          summary="uint32 per symbol", version="1")]
     """
+    return []  # a spec: pluggy calls the implementations, never this body

@@ -106,7 +106,7 @@ class Registry:
 
 @functools.cache
 def _packages_distributions() -> dict:
-    return importlib.metadata.packages_distributions()
+    return dict(importlib.metadata.packages_distributions())
 
 
 def _entry_point_plugins(failures: list) -> Iterable[tuple[str, object]]:

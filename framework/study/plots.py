@@ -151,7 +151,7 @@ def plot_size_against_time(rows: list[dict], path: Path) -> list[Path]:
     for ax, dataset in zip(axes.flat, datasets):
         for cell in (c for c in found if c.dataset == dataset):
             style = drawn[cell.label]
-            ax.scatter([max(cell.compress_seconds(), 1e-4)], [cell.median("archive_bytes")], color=style.color,
+            ax.scatter([max(cell.compress_seconds() or 0.0, 1e-4)], [cell.median("archive_bytes")], color=style.color,
                        marker=style.marker, s=45, edgecolors="black", linewidths=0.4, label=_label(cell.label))
         ax.set_xscale("log")
         ax.set_title(_label(dataset, 40), fontsize="medium")

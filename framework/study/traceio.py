@@ -9,7 +9,7 @@ import numpy as np
 def trace_to_csv(trace: np.ndarray) -> str:
     """CSV text: the reference columns (loss to 2 decimals) then N and seconds."""
     out = io.StringIO()
-    names = trace.dtype.names
+    names = trace.dtype.names or ()
     out.write(",".join(names) + "\n")
     for row in trace.tolist():
         cells = []

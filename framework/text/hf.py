@@ -220,7 +220,8 @@ def _check_tokenizes_as_we_do(doc: dict, model: dict) -> None:
     if model.get("type") != "BPE":
         raise FormatError(f"only BPE models can be imported, not {model.get('type')!r}")
     if doc.get("normalizer") is not None:
-        raise FormatError(f"normalizer {doc['normalizer'].get('type') if isinstance(doc['normalizer'], dict) else doc['normalizer']!r} "
+        normalizer = doc["normalizer"]
+        raise FormatError(f"normalizer {normalizer.get('type') if isinstance(normalizer, dict) else normalizer!r} "
                           "is not supported: chunkpress tokenizes the raw bytes")
     for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):

@@ -10,6 +10,7 @@ its bytes) and the output is assembled by copying.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import attrs
 import numba
@@ -106,7 +107,7 @@ class Encoding:
 
     ids: np.ndarray
     offsets: np.ndarray  # (n, 2) int64
-    _spell: object = attrs.field(repr=False)  # () -> list[str]
+    _spell: Callable[[], list[str]] = attrs.field(repr=False)
 
     @property
     def tokens(self) -> list[str]:
@@ -215,7 +216,8 @@ class Tokenizer:
         buf, offsets = words.buf, words.offsets
         symbols = np.empty(buf.size, dtype=np.int64)  # word u's symbols start at offsets[u]
         seg_len = np.empty(offsets.size - 1, dtype=np.int64)
-        _merge_short_words(buf, offsets, *self._ranks(), symbols, seg_len)
+        keys, vals = self._ranks()
+        _merge_short_words(buf, offsets, keys, vals, symbols, seg_len)
         for u in np.flatnonzero(seg_len < 0):  # long words: replay with the linked string
             word = self._replay(buf[offsets[u] : offsets[u + 1]])
             symbols[offsets[u] : offsets[u] + word.size] = word
@@ -303,7 +305,8 @@ class Tokenizer:
         arr = as_symbols(data)
         rewriter = self._rewriter(arr, pretoken_breaks(arr, self.pretokenizer))
         n_before, sums = rewriter.replay(self.rules, record=True)
-        rows = np.zeros(len(n_before), dtype=[("m", np.int64), ("total_bits", np.int64), *[(p, np.int64) for p in PART_NAMES], ("N", np.int64)])
+        columns = [("m", np.int64), ("total_bits", np.int64), *[(p, np.int64) for p in PART_NAMES], ("N", np.int64)]
+        rows = np.zeros(len(n_before), dtype=columns)
         parts = np.zeros(5, dtype=np.int64)
         for i in range(len(n_before)):
             m = BYTE_SYMBOLS + i

@@ -98,7 +98,7 @@ def generate(path: Path = TABLE) -> None:
     classes[index[~(letter | digit | other)]] = SPACE
     version = _newest_letter_version(classes)
     starts = np.concatenate([[0], np.flatnonzero(np.diff(classes.astype(np.int16))) + 1])
-    lines = [f"# Pre-tokenizer classes of every code point, run starts in hex: S white space, L letter,",
+    lines = ["# Pre-tokenizer classes of every code point, run starts in hex: S white space, L letter,",
              f"# N number, O other. Generated from HF tokenizers {tokenizers.__version__} by",
              f"# chunkpress.text.unicodeclasses.generate (Python's unicodedata: {unicodedata.unidata_version}).",
              f"unicode {version}"]

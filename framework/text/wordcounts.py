@@ -12,7 +12,7 @@ newline is not safe: ``\s+(?!\S)`` splits ``"\n\n\nWord"`` differently from its 
 
 from __future__ import annotations
 
-from typing import BinaryIO, Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 import numba
 import numpy as np
@@ -192,7 +192,10 @@ def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tu
     arr = np.frombuffer(text, dtype=np.uint8)
     if arr.size == 0:
         return WordCounts.merge([])
-    words = DistinctWords(arr, pretoken_breaks(arr, pretokenizer, pieces=cuts, lines=lines))
+    breaks = pretoken_breaks(arr, pretokenizer, pieces=cuts, lines=lines)
+    if breaks is None:
+        raise ValueError("word counts need a pre-tokenizer other than 'none'")
+    words = DistinctWords(arr, breaks)
     return WordCounts(words.buf, words.offsets, words.counts)  # without the per-token ids
 
 
@@ -208,6 +211,12 @@ def _last_safe_cut(data: bytes) -> int:
     return 0
 
 
+class Readable(Protocol):
+    """What the counting reads from: a binary stream, or anything with ``read(n)``."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+
 def _outside_special(data: bytes, cut: int, special: tuple[bytes, ...]) -> int:
     """``cut``, moved back before any added token it would split."""
     moved = True
@@ -220,7 +229,7 @@ def _outside_special(data: bytes, cut: int, special: tuple[bytes, ...]) -> int:
     return cut
 
 
-def shards(stream: BinaryIO, size: int, special: tuple[bytes, ...] = ()) -> Iterator[bytes]:
+def shards(stream: Readable, size: int, special: tuple[bytes, ...] = ()) -> Iterator[bytes]:
     """Pieces of ``stream`` of about ``size`` bytes, each ending at a safe cut (never inside an
     added token of ``special``). A stretch with no safe cut (no ASCII text) stays in one piece,
     however long."""
@@ -240,7 +249,7 @@ def shards(stream: BinaryIO, size: int, special: tuple[bytes, ...] = ()) -> Iter
         carry = data[cut:]
 
 
-def count_stream(stream: BinaryIO, pretokenizer: str, shard_size: int = DEFAULT_SHARD_SIZE,
+def count_stream(stream: Readable, pretokenizer: str, shard_size: int = DEFAULT_SHARD_SIZE,
                  workers: int | None = None, scheduler: str | None = None,
                  progress: Callable[[int], None] | None = None, lines: bool = False,
                  special: tuple[bytes, ...] = ()) -> WordCounts:

@@ -49,7 +49,8 @@ class CmParams:
     computes from the bytes, and decoding returns the longest-match parse of the text by the
     dictionary: the same text and rules, maybe other symbols."""
 
-    memory: int = attrs.field(default=29, validator=[attrs.validators.instance_of(int), attrs.validators.ge(16), attrs.validators.le(32)])
+    memory: int = attrs.field(default=29, validator=[attrs.validators.instance_of(int), attrs.validators.ge(16),
+                                                     attrs.validators.le(32)])
     contexts: str = attrs.field(default="all", validator=attrs.validators.in_(tuple(CONTEXTS)))
     parse: str = attrs.field(default="exact", validator=attrs.validators.in_(("exact", "longest")))
 
@@ -78,7 +79,8 @@ def model_bytes(n: int, memory: int) -> int:
     """Memory the model allocates for ``n`` bytes of text, counted at 8 bytes an entry (the
     tables are int32 now: a safe upper bound, checked before decoding)."""
     s = model_sizes(n, memory)
-    fixed = 8 * 2 * (cmm.N_HASHED * 256 + 64 * 256 + 256 + 33 * (256 + 65536 + (256 << s["apm3_bits"]))) + 8 * cmm.N_INPUTS * (cmm.SET1 + 16 * 256) + 65536
+    fixed = (8 * 2 * (cmm.N_HASHED * 256 + 64 * 256 + 256 + 33 * (256 + 65536 + (256 << s["apm3_bits"])))
+             + 8 * cmm.N_INPUTS * (cmm.SET1 + 16 * 256) + 65536)
     return s["hash_bytes"] + 8 * s["match"] + 16 * s["boundary"] + fixed
 
 

@@ -369,7 +369,7 @@ class CombinatorialCoder(Coder):
         held = getattr(self, "_marks", None)
         marks = held[1] if held is not None and held[0] == bytes(payload) else self._encode(rules, symbols)[1]
         written = np.diff(np.concatenate([[0.0], marks]))
-        out = {}
+        out: dict[str, object] = {}
         for name, w in zip(("m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits"), written):
             out[f"{name} (model / written)"] = f"{getattr(parts, name):,} / {w:,.1f}"
         out["dictionary_bytes"] = (written[0] + written[1]) / 8  # rule count and rules, as written

@@ -57,14 +57,15 @@ def cases() -> dict:
     model = encode_varints([0, 1, 1]) + encode_varints([97])
     first = zlib.compress(model)
     zbomb = encode_varints([len(first)]) + first + zlib.compress(bytes(400 << 20), 9)
-    out["varint-zlib-string-bomb"] = ({"a.cpz": _archive("chunkpress.varint-zlib.v1", {"level": 9, "order": "frequency"}, 1, zbomb)},
+    zlib9 = {"level": 9, "order": "frequency"}
+    out["varint-zlib-string-bomb"] = ({"a.cpz": _archive("chunkpress.varint-zlib.v1", zlib9, 1, zbomb)},
                                       ["decompress", "a.cpz", "-o", "out"], 4)
     # 48 doubling rules, then 2^16 copies of the 2^48-byte symbol: the length sum wraps int64
     rules = [97, 97] + sum(([256 + i, 256 + i] for i in range(47)), [])
     model = encode_varints([48, 1, 1 << 16]) + encode_varints(rules) + encode_varints([256 + 47])
     first = zlib.compress(model)
     wrap = encode_varints([len(first)]) + first + zlib.compress(bytes(1 << 16))
-    out["expanded-length-wraps"] = ({"a.cpz": _archive("chunkpress.varint-zlib.v1", {"level": 9, "order": "frequency"}, 16, wrap)},
+    out["expanded-length-wraps"] = ({"a.cpz": _archive("chunkpress.varint-zlib.v1", zlib9, 16, wrap)},
                                     ["decompress", "a.cpz", "-o", "out"], 4)
     good_rules = _rules_file(b"{}", [97, 98])
     out["id-file-huge-text-id"] = ({"r.rules": good_rules, "ids.txt": b"5 99999999999999999999999\n"},

@@ -17,7 +17,6 @@ from unittest import mock
 import numba
 import numpy as np
 
-from chunkpress.format.expand import symbol_lengths
 from chunkpress.pipeline import Pipeline
 from chunkpress.plugins.coders import cm, cm_model as cmm
 
