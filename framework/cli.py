@@ -436,12 +436,12 @@ def _special_vocab(rules, special: tuple[bytes, ...]):
 
 
 def _combined(sources) -> str:
-    """The one input's BLAKE2b-128, or of the several inputs' digests in order."""
-    import hashlib
+    """The one input's checksum, or the checksum of the several inputs' checksums in order."""
+    from .format.container import checksum
 
     if len(sources) == 1:
         return sources[0][2]
-    return hashlib.blake2b("".join(d for _, _, d in sources).encode(), digest_size=16).hexdigest()
+    return checksum("".join(d for _, _, d in sources).encode())
 
 
 def _learn(args, pipe, special):
@@ -480,12 +480,11 @@ def _learn(args, pipe, special):
 
 
 def _count_words(args, pipe, path: str, special=()):
-    """(path, length, BLAKE2b-128, word counts) of one training input, read shard by shard."""
-    import hashlib
-
+    """(path, length, checksum, word counts) of one training input, read shard by shard."""
+    from .format.container import running_checksum
     from .text.wordcounts import count_stream
 
-    digest = hashlib.blake2b(digest_size=16)  # as container.checksum, over the stream
+    digest = running_checksum()
     length = 0
 
     class Hashed:
@@ -697,10 +696,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="chunkpress", description=PACKAGE_DOC, parents=[common])
     parser.add_argument("--version", action="version", version=f"chunkpress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+
     def add(name, **kw):  # every command takes the common options, before or after its name
         return sub.add_parser(name, parents=[common], **kw)
 
-    p = add("compress", help="compress files into .cpz archives")
+    _compress_options(add("compress", help="compress files into .cpz archives"))
+    _decompress_options(add("decompress", help="restore the original files from archives"))
+    _train_options(add("train", help="learn a dictionary; save the rules and/or the trace"))
+    _ids_options(add)
+    _export_hf_options(add("export-hf", help="write a rules file as an HF tokenizers tokenizer.json"))
+    _import_hf_options(add("import-hf", help="read a byte-level BPE tokenizer.json into a rules file"))
+    _study_options(add("study", help="run a study (a grid of pipelines over datasets) or rebuild its results",
+                       description="'study run STUDY.toml' (or just 'study STUDY.toml') runs a study; "
+                                   "'study report RESULTS.jsonl... --out DIR' rebuilds tables and plots from rows."), common)
+    _inspect_options(add("inspect", help="show archives' headers and sizes by part"))
+    _plugins_options(add("plugins", help="list scorers, rewriters and coders"))
+    return parser
+
+
+def _compress_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="*", metavar="input",
                    help="files to compress ('-' or none with piped stdin: stdin to stdout)")
     p.add_argument("-o", "--output", help="archive path (one input; default INPUT.cpz; '-' for stdout)")
@@ -728,7 +742,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pipeline_options(p)
     p.set_defaults(func=cmd_compress)
 
-    p = add("decompress", help="restore the original files from archives")
+
+def _decompress_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="*", metavar="input",
                    help="archives ('-' or none with piped stdin: stdin to stdout); archives one after another "
                         "decompress to their concatenation")
@@ -740,7 +755,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help="the rules file an archive made with --rules-ref references")
     p.set_defaults(func=cmd_decompress)
 
-    p = add("train", help="learn a dictionary; save the rules and/or the trace")
+
+def _train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("inputs", nargs="+", metavar="input",
                    help="training texts ('-' for stdin); with a --pretokenizer their words are counted line by "
                         "line, as HF's trainer reads files")
@@ -757,6 +773,34 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pipeline_options(p)
     p.set_defaults(func=cmd_train)
 
+
+def _export_hf_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("rules", help="rules file")
+    p.add_argument("-o", "--output", help="tokenizer.json path (default RULES.tokenizer.json)")
+    p.add_argument("-f", "--force", action="store_true")
+    p.set_defaults(func=cmd_export_hf)
+
+
+def _import_hf_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", help="tokenizer.json")
+    p.add_argument("-o", "--output", help="rules file to write (default: INPUT without .json, plus .rules)")
+    p.add_argument("-f", "--force", action="store_true")
+    p.set_defaults(func=cmd_import_hf)
+
+
+def _inspect_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", nargs="+", help="archives ('-' for stdin)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_inspect)
+
+
+def _plugins_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_plugins)
+
+
+def _ids_options(add) -> None:
+    """encode and decode: the same options, one way and back."""
     for name, func, helptext in (("encode", cmd_encode, "text -> symbol ids with a learned dictionary"),
                                  ("decode", cmd_decode, "symbol ids -> text with a learned dictionary")):
         p = add(name, help=helptext)
@@ -769,21 +813,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
         p.set_defaults(func=func)
 
-    p = add("export-hf", help="write a rules file as an HF tokenizers tokenizer.json")
-    p.add_argument("rules", help="rules file")
-    p.add_argument("-o", "--output", help="tokenizer.json path (default RULES.tokenizer.json)")
-    p.add_argument("-f", "--force", action="store_true")
-    p.set_defaults(func=cmd_export_hf)
 
-    p = add("import-hf", help="read a byte-level BPE tokenizer.json into a rules file")
-    p.add_argument("input", help="tokenizer.json")
-    p.add_argument("-o", "--output", help="rules file to write (default: INPUT without .json, plus .rules)")
-    p.add_argument("-f", "--force", action="store_true")
-    p.set_defaults(func=cmd_import_hf)
-
-    p = add("study", help="run a study (a grid of pipelines over datasets) or rebuild its results",
-                       description="'study run STUDY.toml' (or just 'study STUDY.toml') runs a study; "
-                                   "'study report RESULTS.jsonl... --out DIR' rebuilds tables and plots from rows.")
+def _study_options(p: argparse.ArgumentParser, common: argparse.ArgumentParser) -> None:
+    """study run and study report, subcommands of study."""
     study = p.add_subparsers(dest="study_command", required=True)
     p = study.add_parser("run", parents=[common], help="run a study file")
     p.add_argument("study", metavar="STUDY.toml", help="the study file")
@@ -800,16 +832,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rows of one or more runs; each row once (a later file's replaces an earlier one's)")
     p.add_argument("--out", required=True, help="folder for the CSV, JSON lines, Markdown, LaTeX and plots")
     p.set_defaults(func=cmd_study_report)
-
-    p = add("inspect", help="show archives' headers and sizes by part")
-    p.add_argument("input", nargs="+", help="archives ('-' for stdin)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_inspect)
-
-    p = add("plugins", help="list scorers, rewriters and coders")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_plugins)
-    return parser
 
 
 #: the subcommands; any other first word makes the command line zstd-style

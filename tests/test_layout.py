@@ -107,3 +107,20 @@ def test_types_are_visible_to_mypy_after_the_readme_s_install(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert "Revealed type is \"def (data: bytes" in run.stdout, run.stdout + run.stderr
     assert 'Argument "level" to "compress" has incompatible type "str"' in run.stdout, run.stdout
+
+
+def test_no_function_takes_more_than_16_parameters_or_runs_over_100_lines():
+    """State passes as named records (numba takes named tuples), and long loops are split into
+    named phases: a reader never meets 38 positional arrays or a 240-line kernel."""
+    too_big = []
+    for folder in PACKAGE_DIRS.values():
+        for path in folder.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    a = node.args
+                    params = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + bool(a.vararg) + bool(a.kwarg)
+                    lines = node.end_lineno - node.lineno + 1
+                    if params > 16 or lines > 100:
+                        too_big.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({params} parameters, "
+                                       f"{lines} lines)")
+    assert not too_big, too_big

@@ -40,9 +40,6 @@ class CodeLength:
     def total_bits(self) -> int:
         return self.m_bits + self.rules_bits + self.n_bits + self.counts_bits + self.string_bits
 
-    def as_dict(self) -> dict:
-        return {"total_bits": self.total_bits, **attrs.asdict(self)}
-
 
 @kernel
 def string_log_sum(counts, m):

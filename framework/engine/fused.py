@@ -11,6 +11,7 @@ for every rewriter.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,28 +20,36 @@ from .codelength import merge_sum_delta
 from .kernels import kernel
 from .trace import fill_trace_row
 from .linkedstring import _LENGTH, _N_CHANGED, _ROOM, LinkedString, merge, room_for
-from .losses import CompiledScorer
+from .losses import CompiledScorer, Strategy
 from .pairtable import EMPTY, N_SLOTS, find_slot, has_room
 from .prefetch import prefetch_row
 
 # status codes of the kernel
 STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
+# the strategies, as ints the kernel compares with
+FULL, BY_COUNT, SPLIT_PARTS = int(Strategy.FULL), int(Strategy.BY_COUNT), int(Strategy.SPLIT_PARTS)
 
 
 @kernel
-def run_fused(
-    full, by_count, f_a, f_b, f, f_stop, batch, rules_done, max_rules, floor, acc,
-    node, pool, table, pairs, changed, meta, weight, zcache, counts, sites,
-    x_table, x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out,
-    rules_out, trace_out, work, scores, small,
-):
+def run_fused(strategy, f_a, f_b, f, f_stop, bounds, acc, string, index, rules_out, trace_out, held):
     """Up to ``batch`` merges. Returns (merges done, status): STOP_FOUND when the best
     candidate would stop the run (or ``max_rules`` is reached, or no candidate is left): the
     caller then takes the final step itself; BATCH_DONE; or NEED_ROOM when the slot arrays must
     grow first. ``acc[0]`` is the running sum of lf(k_i) for the trace.
 
-    Scratch (this kernel creates no arrays): ``work`` (2, changed.size) int64, ``scores``
-    (out.size) float64, ``small`` (7) int64."""
+    ``strategy``: the scorer's :class:`~.losses.Strategy` (an int); ``f_a``, ``f_b``, ``f``,
+    ``f_stop``: its compiled loss_a, loss_b, loss and stop (first-class functions, passed one
+    by one: numba warns on each call given them in a tuple); ``bounds``: (batch, rules done,
+    max rules or -1, floor); ``string``: :class:`~.linkedstring.StringArrays`; ``index``:
+    :class:`~.index.IndexArrays`; ``trace_out`` None for no trace (the trace code is then
+    compiled out); ``held``: :class:`Scratch` (this kernel creates no arrays)."""
+    batch, rules_done, max_rules, floor = bounds
+    node, pool, table, pairs, changed, meta, weight, zcache, counts, sites = string
+    x_table, x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out = index
+    work, scores, small = held
+    full = strategy == FULL
+    by_count = strategy == BY_COUNT
+    rescore_parts = strategy == SPLIT_PARTS
     parts = small[:5]
     touched = small[5:7]
     cslots = work[0]
@@ -98,9 +107,8 @@ def run_fused(
                 keep += 1
         touched[0] = a
         touched[1] = b
-        uses_parts = not full and not by_count
         n_out, n_moved = ix.ingest_slots(
-            cslots[:keep], ck[:keep], touched, uses_parts, floor,
+            cslots[:keep], ck[:keep], touched, rescore_parts, floor,
             x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out,
         )
         for i in range(n_out):
@@ -115,18 +123,26 @@ def run_fused(
         done += 1
 
 
-class _Scratch:
-    """Scratch arrays of :func:`run_fused`, kept between batches (allocating them per batch
-    cost 0.1 s on 10 MB); new when the slot arrays grew."""
+class Scratch(NamedTuple):
+    """Scratch arrays of :func:`run_fused`."""
+
+    work: np.ndarray  # (2, changed.size) int64: the changed pairs' slots and counts
+    scores: np.ndarray  # (out.size) float64: their new loss_b
+    small: np.ndarray  # (7) int64: trace parts, touched symbols
+
+
+class _HeldScratch:
+    """:class:`Scratch` kept between batches (allocating it per batch cost 0.1 s on 10 MB);
+    new when the slot arrays grew."""
 
     def __init__(self):
-        self.arrays = None
+        self.arrays: Scratch | None = None
 
-    def get(self, n_changed: int, n_out: int):
+    def get(self, n_changed: int, n_out: int) -> Scratch:
         held = self.arrays
-        if held is None or held[0].shape[1] < n_changed or held[1].size < n_out:
-            self.arrays = held = (np.empty((2, n_changed), dtype=np.int64), np.zeros(n_out),
-                                  np.zeros(7, dtype=np.int64))
+        if held is None or held.work.shape[1] < n_changed or held.scores.size < n_out:
+            self.arrays = held = Scratch(np.empty((2, n_changed), dtype=np.int64), np.zeros(n_out),
+                                         np.zeros(7, dtype=np.int64))
         return held
 
 
@@ -137,21 +153,19 @@ def run(string: LinkedString, scorer: CompiledScorer, index: ix.PairIndex, rules
     if string._index_bound is not index:
         string.pair_records["xslot"] = EMPTY
         string._index_bound = index
-    scratch = _Scratch()
-    by_count = scorer.by_count and scorer.split and not scorer.uses_parts
+    scratch = _HeldScratch()
     while True:
         rules = np.zeros((batch, 2), dtype=np.int64)
         trace_out = np.zeros((batch, 12)) if trace else None
         index.reserve_like(string.pair_records.shape[0], string.counts.size, string.table.shape[0])
         started = time.perf_counter()
-        x_state = index.kernel_state()
+        arrays = index.arrays()
         steps, status = run_fused(
-            index.full, by_count, scorer.loss_a, scorer.loss_b, scorer.loss, scorer.stop,
-            batch, rules_done, -1 if max_rules is None else max_rules, index.floor, acc,
-            *string._kernel_state(), string.counts, string.sites, *x_state, rules, trace_out,
-            *scratch.get(string.changed.size, x_state[-1].size),
+            int(scorer.strategy), scorer.loss_a, scorer.loss_b, scorer.loss, scorer.stop,
+            (batch, rules_done, -1 if max_rules is None else max_rules, index.floor), acc, string.arrays(), arrays,
+            rules, trace_out, scratch.get(string.changed.size, arrays.out.size),
         )
-        del x_state  # a live reference would make the next growth copy the arrays
+        del arrays  # a live reference would make the next growth copy the arrays
         string.next_symbol += steps
         rules_done += steps
         yield rules[:steps], trace_out[:steps] if trace_out is not None else None, time.perf_counter() - started

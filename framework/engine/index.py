@@ -13,6 +13,8 @@ then smallest (s0, s1).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -21,7 +23,23 @@ from .pairtable import HASH_USED as _HASH_USED
 from .pairtable import N_SLOTS as _N_SLOTS
 from .pairtable import find_or_insert, grow, has_room, new_table, rehash
 from .kernels import kernel
-from .losses import CompiledScorer
+from .losses import CompiledScorer, Strategy
+
+
+class IndexArrays(NamedTuple):
+    """The pair index's arrays, as compiled code takes them (one named argument, not eleven)."""
+
+    table: np.ndarray  # hash table (s0, s1) -> record slot
+    meta: np.ndarray  # counters: slots used, active groups, epoch, ...
+    rec: np.ndarray  # one record per pair: parts, k01, loss_b, heap and list links
+    groot: np.ndarray  # per k01 group: root of its heap of loss_b
+    gsize: np.ndarray  # per group: pairs in its heap
+    gactive: np.ndarray  # the k01 values that have a group
+    gpos: np.ndarray  # per k01: its position in gactive
+    lhead: np.ndarray  # per symbol: first pair with it on the left
+    rhead: np.ndarray  # per symbol: first pair with it on the right
+    scratch: np.ndarray  # work space of the selection
+    out: np.ndarray  # slots listed for rescoring
 
 # further meta fields after the pair table's
 _N_ACTIVE, _EPOCH = 2, 3
@@ -220,18 +238,18 @@ def _lists_remove(slot, rec, lhead, rhead):
 
 
 @numba.njit(cache=True)
-def ingest(cs0, cs1, ck01, touched, uses_parts, floor, table, meta, rec,
-           groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
-    """:func:`ingest_slots` for pairs given as (s0, s1): finds or adds their slots first."""
+def ingest(cs0, cs1, ck01, touched, rescore_parts, floor, x):
+    """:func:`ingest_slots` for pairs given as (s0, s1): finds or adds their slots first.
+    ``x``: the index's :class:`IndexArrays`."""
     slots = np.empty(cs0.size, dtype=np.int64)
     for i in range(cs0.size):
-        slots[i] = record_slot(cs0[i], cs1[i], table, meta, rec)
-    return ingest_slots(slots, ck01, touched, uses_parts, floor, meta, rec,
-                        groot, gsize, gactive, gpos, lhead, rhead, scratch, out)
+        slots[i] = record_slot(cs0[i], cs1[i], x.table, x.meta, x.rec)
+    return ingest_slots(slots, ck01, touched, rescore_parts, floor, x.meta, x.rec,
+                        x.groot, x.gsize, x.gactive, x.gpos, x.lhead, x.rhead, x.scratch, x.out)
 
 
 @kernel
-def ingest_slots(slots, ck01, touched, uses_parts, floor, meta, rec,
+def ingest_slots(slots, ck01, touched, rescore_parts, floor, meta, rec,
                  groot, gsize, gactive, gpos, lhead, rhead, scratch, out):
     """Apply new joint counts ``ck01`` to the pairs at ``slots`` and list every pair that needs
     a new loss_b in ``out``.
@@ -250,7 +268,7 @@ def ingest_slots(slots, ck01, touched, uses_parts, floor, meta, rec,
         if old >= floor and rec[slot].mark != epoch:
             _heap_remove(old, slot, groot, rec, scratch)
             _group_drop(old, gsize, gactive, gpos, meta)
-        if uses_parts:
+        if rescore_parts:
             if old < floor <= new:
                 _lists_add(slot, rec, lhead, rhead)
             elif new < floor <= old:
@@ -272,7 +290,7 @@ def ingest_slots(slots, ck01, touched, uses_parts, floor, meta, rec,
                 out[n_out] = slot
                 n_out += 1
     n_moved = n_out
-    if uses_parts:
+    if rescore_parts:
         for t in touched:
             slot = lhead[t]
             while slot != _EMPTY:
@@ -399,8 +417,8 @@ class PairIndex:
         self.scorer = scorer
         self.min_count = max(1, int(min_count))
         self.floor = max(self.min_count, scorer.floor)
-        self.full = not scorer.split
-        self.uses_parts = scorer.uses_parts and scorer.split
+        self.full = scorer.strategy == Strategy.FULL
+        self.rescore_parts = scorer.strategy == Strategy.SPLIT_PARTS
         self.meta = np.zeros(4, dtype=np.int64)
         self.table = new_table(1 << 11)
         cap = 1 << 11
@@ -455,10 +473,10 @@ class PairIndex:
         so the compiled loop's capacity checks on the rewriter cover it."""
         self._reserve(max(n_slots - self.n_slots, 0), 0, n_symbols - 1, table_rows)
 
-    def kernel_state(self):
-        """The arrays of the index, in the order the compiled loops take them."""
-        return (self.table, self.meta, self.rec, self.groot, self.gsize, self.gactive, self.gpos,
-                self.lhead, self.rhead, self.scratch, self._out)
+    def arrays(self) -> "IndexArrays":
+        """The index's arrays, named, as the compiled loops take them."""
+        return IndexArrays(self.table, self.meta, self.rec, self.groot, self.gsize, self.gactive, self.gpos,
+                           self.lhead, self.rhead, self.scratch, self._out)
 
     # -- updates -------------------------------------------------------------------------------
     def update(self, s0, s1, k01, counts: np.ndarray, touched=()) -> None:
@@ -473,10 +491,7 @@ class PairIndex:
         max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
         self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
         n, n_moved = ingest(
-            s0, s1, k01, touched, self.uses_parts, self.floor, self.table, self.meta,
-            self.rec, self.groot, self.gsize, self.gactive, self.gpos, self.lhead, self.rhead,
-            self.scratch, self._out,
-        )
+            s0, s1, k01, touched, self.rescore_parts, self.floor, self.arrays())
         if n == 0:
             return
         slots = self._out[:n].copy()

@@ -19,6 +19,8 @@ per distinct pair (its 40-byte record, the list of changed slots, and the hash t
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -53,6 +55,21 @@ PREFETCH_AHEAD = 8
 # _REBUILDS: times the pool was rebuilt
 _EPOCH, _N_CHANGED, _LENGTH, _ROOM, _POOL_USED, _LIVE, _REBUILDS = 2, 3, 4, 5, 6, 7, 8
 _META_FIELDS = 9
+
+
+class StringArrays(NamedTuple):
+    """A LinkedString's arrays, as compiled code takes them (one named argument, not ten)."""
+
+    node: np.ndarray  # node records: symbol, links, counted slot (SYM, NXT, PRV, OSLOT)
+    pool: np.ndarray  # occurrence-list entries (POS, LINK)
+    table: np.ndarray  # hash table (s0, s1) -> pair slot
+    pairs: np.ndarray  # pair records (PAIR)
+    changed: np.ndarray  # slots whose count the last merge changed
+    meta: np.ndarray  # counters (pair table's, then _EPOCH ... _REBUILDS)
+    weight: np.ndarray  # per node: how many times it counts (word counts), or empty
+    zcache: np.ndarray  # per symbol: cached zero-count lookups
+    counts: np.ndarray  # per symbol: occurrences (weighted)
+    sites: np.ndarray  # a merge's sites, sort scratch
 
 
 @numba.njit(cache=True, inline="always")
@@ -435,10 +452,12 @@ class LinkedString:
         self.pool = np.empty((n + int(n * self.pool_headroom) + 16, 2), dtype=np.int32)  # count_all appends < n
         self.zcache = np.zeros((self.counts.size, 4), dtype=np.int64)
         self.next_symbol = BYTE_SYMBOLS
-        count_all(*self._kernel_state(), np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32))
+        count_all(*self.arrays()[:8], np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32))
 
-    def _kernel_state(self):
-        return (self.node, self.pool, self.table, self.pair_records, self.changed, self.meta, self.weight, self.zcache)
+    def arrays(self) -> StringArrays:
+        """The string's arrays, named, as the compiled loops take them."""
+        return StringArrays(self.node, self.pool, self.table, self.pair_records, self.changed, self.meta,
+                            self.weight, self.zcache, self.counts, self.sites)
 
     def _reserve_merge(self, nsites: int, z: int) -> None:
         """Room for a merge with ``nsites`` sites making symbol ``z``."""
@@ -489,7 +508,7 @@ class LinkedString:
         self._reserve_merge(self._sites_at(slot), z)
         self.next_symbol += 1
         self._reserve_symbols(z)
-        sites = merge(slot, s0, s1, z, *self._kernel_state(), self.counts, self.sites)
+        sites = merge(slot, s0, s1, z, *self.arrays())
         a, b, k01 = changed_pairs(self.changed, int(self.meta[_N_CHANGED]), self.pair_records)
         return MergeReport(symbol=z, sites=int(sites), s0=a, s1=b, k01=k01)
 
@@ -504,7 +523,7 @@ class LinkedString:
         acc = np.array([string_log_sum(self.counts, BYTE_SYMBOLS) if record else 0.0])
         i = 0
         while True:
-            i = replay(rules, i, record, n_out, sum_out, acc, *self._kernel_state(), self.counts, self.sites)
+            i = replay(rules, i, record, n_out, sum_out, acc, *self.arrays())
             if i >= r:
                 break
             self._reserve_merge(self._sites_at(find_slot(self.table, rules[i, 0], rules[i, 1])), BYTE_SYMBOLS + i)

@@ -9,6 +9,8 @@ non-split scorer whose loss ignores N and m runs as a split one (``loss_a = 0``)
 
 from __future__ import annotations
 
+import enum
+
 import attrs
 import numba
 import numpy as np
@@ -25,6 +27,20 @@ STOP = types.boolean(types.float64, types.int64)
 
 #: how the engine evaluates a scorer: grouped by k01 (split), or every candidate each step
 SPLIT, FULL = 0, 1
+
+
+class Strategy(enum.IntEnum):
+    """How the engine finds the best pair, decided once (:func:`compile_scorer`) from what the
+    scorer declares, and only read elsewhere (the index, the fused loop; kernels take the int)."""
+
+    #: the loss reads N or m and does not split: every candidate is scored at every step
+    FULL = 0
+    #: split loss ignoring k0 and k1: groups by k01, a pair rescored only when its k01 changes
+    SPLIT = 1
+    #: split loss reading k0 and k1: also rescored when either part's count changes
+    SPLIT_PARTS = 2
+    #: most frequent pair first: a pointer walk over the groups, no loss evaluated
+    BY_COUNT = 3
 
 
 def _zero_a(N, m, k01):
@@ -95,8 +111,7 @@ class CompiledScorer:
     loss: object
     stop: object
     floor: int
-    uses_parts: bool
-    by_count: bool
+    strategy: Strategy
 
     @property
     def split(self) -> bool:
@@ -158,10 +173,14 @@ def compile_scorer(scorer: Scorer) -> CompiledScorer:
 
             loss_a = _cached(_zero_a, LOSS_A, "zero")
             loss_b = _compile(pair_loss, LOSS_B, f"{name}.loss")
-    return CompiledScorer(
-        mode=mode, loss_a=loss_a, loss_b=loss_b, loss=loss, stop=stop, floor=floor,
-        uses_parts=bool(scorer.uses_parts), by_count=bool(scorer.by_count),
-    )
+    if mode == FULL:
+        strategy = Strategy.FULL
+    elif scorer.by_count and not scorer.uses_parts:
+        strategy = Strategy.BY_COUNT
+    else:
+        strategy = Strategy.SPLIT_PARTS if scorer.uses_parts else Strategy.SPLIT
+    return CompiledScorer(mode=mode, loss_a=loss_a, loss_b=loss_b, loss=loss, stop=stop, floor=floor,
+                          strategy=strategy)
 
 
 @kernel

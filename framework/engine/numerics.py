@@ -3,7 +3,8 @@
 The MDL reference program compares losses as IEEE doubles, so near-ties resolve by rounding.
 To choose the same rules it does, we evaluate log-factorials exactly its way: ``log(double(n!))``
 from a table for n <= 170 and a Stirling series above, with the C library's ``log``.
-Everything here works on numpy arrays (for scorers) and inside numba kernels (``*_scalar``).
+The functions are scalar, inlined into the numba kernels that call them (scorers' losses, the
+code-length model, the combinatorial codec).
 """
 
 from __future__ import annotations
@@ -63,54 +64,3 @@ def elias_delta_bits_scalar(x):
     """Bits of the Elias-delta code of x + 1 (so x = 0 is codable)."""
     length = bit_length_scalar(x + 1)
     return length + 2 * bit_length_scalar(length) - 2
-
-
-@numba.njit(cache=True)
-def _log_factorial_array(n, out):
-    for i in range(n.size):
-        out[i] = log_factorial_scalar(n[i])
-
-
-@numba.njit(cache=True)
-def _elias_delta_array(x, out):
-    for i in range(x.size):
-        out[i] = elias_delta_bits_scalar(x[i])
-
-
-@numba.njit(cache=True)
-def _log_array(x, out):
-    for i in range(x.size):
-        out[i] = math.log(x[i])
-
-
-def _apply(kernel, x, in_dtype, out_dtype):
-    # fast path for what the engine passes (1-d contiguous arrays): these run every merge step
-    if type(x) is np.ndarray and x.dtype == in_dtype and x.ndim == 1 and x.flags.c_contiguous:
-        out = np.empty(x.size, dtype=out_dtype)
-        kernel(x, out)
-        return out
-    a = np.ascontiguousarray(x, dtype=in_dtype)
-    out = np.empty(a.size, dtype=out_dtype)
-    kernel(a.ravel(), out)
-    return out.reshape(a.shape)
-
-
-def log_factorial(n) -> np.ndarray:
-    """Vectorized ``log(n!)`` in nats (reference arithmetic). ``n`` must be >= 0."""
-    return _apply(_log_factorial_array, n, np.int64, np.float64)
-
-
-def elias_delta_bits(x) -> np.ndarray:
-    """Vectorized Elias-delta length of x + 1, as int64."""
-    return _apply(_elias_delta_array, x, np.int64, np.int64)
-
-
-def clog(x) -> np.ndarray:
-    """Natural log with the C library's ``log`` (numpy's SIMD log may differ by an ulp)."""
-    return _apply(_log_array, x, np.float64, np.float64)
-
-
-@numba.njit(cache=True)
-def clog_scalar(x):
-    """Scalar :func:`clog`."""
-    return math.log(x)
