@@ -265,11 +265,11 @@ class Model:
         self.bw = np.full((16, 4), 1 << 14, dtype=np.int32)
 
     def run(self, decode, text, starts, symbols, n_symbols, d: Dictionary, out, inp, flags, ac, coded_parse):
-        return call_interruptibly(cmm.code_text, decode, text, starts, symbols, n_symbols, d.keys, d.used, d.start, d.size, d.ids,
-                             d.pos, self.ht, self.t1, self.sm_p, self.sm_n, self.mm_p, self.mm_n, self.mm_ht,
-                             self.w1, self.w2, self.a1, self.a2, self.bd_p, self.bd_n,
-                             self.bw, out, inp, flags, ac, d.prefix_keys, d.prefix_used, coded_parse,
-                             self.a3)
+        chunks = cmm.Chunks(d.keys, d.used, d.start, d.size, d.ids, d.pos, d.prefix_keys, d.prefix_used)
+        tables = cmm.Tables(self.ht, self.t1, self.sm_p, self.sm_n, self.mm_p, self.mm_n, self.mm_ht, self.w1, self.w2,
+                            self.a1, self.a2, self.a3, self.bd_p, self.bd_n, self.bw)
+        return call_interruptibly(cmm.code_text, decode, text, starts, symbols, n_symbols, chunks, tables,
+                                  cmm.Stream(out, inp, ac), flags, coded_parse)
 
 
 _EMPTY = np.zeros(0, dtype=np.uint8)

@@ -45,6 +45,8 @@ error instead of inventing zeros, so decoding time is bounded by the payload's s
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -372,10 +374,57 @@ def longest_run(used):
     return best
 
 
+class Tables(NamedTuple):
+    """The model's learned state, fresh for every encode and decode (``cm.Model`` allocates it)."""
+
+    ht: np.ndarray  # hashed contexts: 16-byte slots of bit histories (lpaq's layout)
+    t1: np.ndarray  # order 1: a bit history per (last byte, partial byte)
+    sm_p: np.ndarray  # state maps: a probability per (model, bit history) ...
+    sm_n: np.ndarray  # ... and how often it was seen
+    mm_p: np.ndarray  # the match model's probabilities, by match length and expected bit ...
+    mm_n: np.ndarray  # ... and counts
+    mm_ht: np.ndarray  # match model: the last position after each hashed 6-byte context
+    w1: np.ndarray  # mixer 1's weight sets, picked by the context order seen
+    w2: np.ndarray  # mixer 2's weight sets, picked by the chunk state
+    a1: np.ndarray  # APM on the partial byte
+    a2: np.ndarray  # APM on the last byte and the partial byte
+    a3: np.ndarray  # APM on the open chunk (or the word)
+    bd_p: np.ndarray  # chunk-boundary model: probabilities of three hashed contexts ...
+    bd_n: np.ndarray  # ... and counts
+    bw: np.ndarray  # chunk-boundary mixer weights, by the open chunk's length
+
+
+class Chunks(NamedTuple):
+    """The dictionary as the model sees it: chunk spellings hashed to slots of open tables."""
+
+    keys: np.ndarray  # spelling key per slot
+    used: np.ndarray  # slot in use
+    group_start: np.ndarray  # per slot: where its symbols (same spelling) start in group_ids
+    group_size: np.ndarray  # per slot: how many symbols spell it
+    group_ids: np.ndarray  # the symbols, grouped by spelling
+    group_pos: np.ndarray  # per symbol: its index within its group
+    prefix_keys: np.ndarray  # every prefix of a chunk's spelling ...
+    prefix_used: np.ndarray  # ... in a table of its own
+
+
+class Stream(NamedTuple):
+    """The arithmetic coder's side: ``out`` (encoder), ``inp`` (decoder), ``ac`` its state."""
+
+    out: np.ndarray
+    inp: np.ndarray
+    ac: np.ndarray
+
+
+class Work(NamedTuple):
+    """Per-model scratch of one bit: slot offsets, bit histories, stretched inputs."""
+
+    ptr: np.ndarray
+    st: np.ndarray
+    tx: np.ndarray
+
+
 @numba.njit(cache=True, nogil=True)
-def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start, group_size, group_ids,
-              group_pos, ht, t1, sm_p, sm_n, mm_p, mm_n, mm_ht, w1, w2, a1, a2,
-              bd_p, bd_n, bw, out, inp, flags, ac, prefix_keys, prefix_used, coded_parse, a3):
+def code_text(decode, text, starts, symbols, n_symbols, chunks, tables, stream, flags, coded_parse):
     """Code (encoder) or decode ``text`` and, with ``coded_parse``, its chunk parse. Encoder:
     ``starts[i]`` is 1 where a chunk starts and ``symbols`` holds the parse. Decoder: both are
     filled in. Returns the number of chunks, or -1 (a boundary the dictionary cannot explain),
@@ -386,24 +435,16 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
     both sides compute from the bytes alone, a chunk going on while it is still a prefix of
     some dictionary chunk (maximal munch, no look-ahead). Returns 0."""
     apm3_bits = 0  # the third APM's table holds 256 << apm3_bits contexts
-    while (256 << apm3_bits) * _APM_STEPS < a3.shape[0]:
+    while (256 << apm3_bits) * _APM_STEPS < tables.a3.shape[0]:
         apm3_bits += 1
     n = text.size
-    hmask = np.uint64((ht.size >> 4) - 1)
-    mmask = np.uint64(mm_ht.size - 1)
-    bmask = np.uint64(bd_p.size - 1)
+    mmask = np.uint64(tables.mm_ht.size - 1)
     use_bytes = (flags & USE_BYTES) != 0
     use_chunks = (flags & USE_CHUNKS) != 0
     ctx = np.zeros(N_HASHED, dtype=np.uint64)
-    ptr = np.zeros(N_HASHED, dtype=np.int64)
-    st = np.zeros(N_HASHED, dtype=np.int64)
-    active = np.zeros(N_HASHED, dtype=np.int64)
-    n_active = 0
-    for m in range(1, N_HASHED):
-        if (m < CHUNK0 and use_bytes) or (m >= CHUNK0 and use_chunks):
-            active[n_active] = m
-            n_active += 1
-    tx = np.zeros(N_INPUTS, dtype=np.int64)
+    work = Work(np.zeros(N_HASHED, dtype=np.int64), np.zeros(N_HASHED, dtype=np.int64),
+                np.zeros(N_INPUTS, dtype=np.int64))
+    active, n_active = _active_models(use_bytes, use_chunks)
     hist = np.uint64(0)  # the last 8 bytes
     word = np.uint64(0)
     prev_word = np.uint64(0)
@@ -417,152 +458,26 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
     m_ptr = 0
     m_len = 0
     for i in range(n):
-        if ac[_BAD]:
+        if stream.ac[_BAD]:
             return -4  # read past the end of the payload: corrupt, stop now
         c1 = np.int64(hist & _M8)
-        # ---- contexts for this byte
-        if use_bytes:
-            ctx[O2] = _ctx(2, hist & np.uint64(0xFFFF), _Z)
-            ctx[O3] = _ctx(3, hist & np.uint64(0xFFFFFF), _Z)
-            ctx[O4] = _ctx(4, hist & np.uint64(0xFFFFFFFF), _Z)
-            ctx[O6] = _ctx(6, hist & np.uint64(0xFFFFFFFFFFFF), _Z)
-            ctx[WORD] = _ctx(7, word, _Z)
-            ctx[O5] = _ctx(5, hist & np.uint64(0xFFFFFFFFFF), _Z)
-            ctx[WORD2] = _ctx(14, word, prev_word)
-        if use_chunks:
-            ctx[CHUNK0] = _ctx(8, open_key, _Z)
-            ctx[CHUNK1] = _ctx(9, open_key, prev1)
-            ctx[CHUNK2] = _ctx(10, open_key, prev1 * _K1 + prev2)
+        _set_contexts(ctx, hist, word, prev_word, open_key, prev1, prev2, use_bytes, use_chunks)
         # the third APM sees the open chunk (or, without chunk contexts, the word)
         a3_ctx = np.int64(mix64((open_key if use_chunks else word) + _K3) >> np.uint64(64 - apm3_bits))
         chunk_state = (min(open_len, 7) * 2 + (1 if open_in_dict else 0)) if use_chunks else 0
-        expected = -1
-        if m_len > 0:
-            expected = np.int64(text[m_ptr])
-        c0 = 1
-        byte = np.int64(text[i]) if not decode else 0
-        for j in range(7, -1, -1):
-            if j == 7 or j == 3:
-                for a in range(n_active):
-                    m = active[a]
-                    ptr[m] = _slot(ht, mix64(ctx[m] + np.uint64(c0) * _K2), hmask)
-            nib = (1 << (3 - (j & 3))) | (c0 & ((1 << (3 - (j & 3))) - 1))
-            # ---- predict
-            i1 = (c1 << 8) | c0
-            st[O1] = t1[i1]
-            sidx = st[O1]
-            tx[O1] = STRETCH[sm_p[sidx] >> 10]
-            order = 0
-            for a in range(n_active):
-                m = active[a]
-                s = np.int64(ht[ptr[m] + nib])
-                st[m] = s
-                tx[m] = STRETCH[sm_p[(m << 8) + s] >> 10]
-                if s != 0 and m >= O2 and m <= O5 and m != WORD:
-                    order += 1
-            # match model: expected bit while the predicted byte agrees with the bits so far
-            if expected >= 0 and ((expected + 256) >> (j + 1)) == c0:
-                eb = (expected >> j) & 1
-                lq = m_len if m_len < 16 else 16 + min((m_len - 16) >> 2, 15)
-                mctx = ((lq * 2 + eb) << 8) | c1
-                tx[N_HASHED + 1] = (2 * eb - 1) * min(m_len, 32) * 32
-                order = 6 + (m_len >= 8) + (m_len >= 12) + (m_len >= 16) + (m_len >= 32)
-            else:
-                expected = -1
-                mctx = 64 * 256 + c0
-                tx[N_HASHED + 1] = 0
-            tx[N_HASHED] = STRETCH[mm_p[mctx] >> 10]
-            tx[N_HASHED + 2] = 256
-            s1 = order + 11 * (c1 >> 5)
-            s2 = (chunk_state << 8) | c0
-            dot1 = 0
-            dot2 = 0
-            for k in range(N_INPUTS):
-                dot1 += tx[k] * w1[s1, k]
-                dot2 += tx[k] * w2[s2, k]
-            dot1 = max(-2047, min(2047, dot1 >> 16))
-            dot2 = max(-2047, min(2047, dot2 >> 16))
-            p1 = squash(dot1)
-            p2 = squash(dot2)
-            pm = squash((dot1 + dot2) >> 1)
-            pa1, ia1 = _apm(a1, c0, pm)
-            pa2, ia2 = _apm(a2, i1 & 0xFFFF, pm)
-            pa3, ia3 = _apm(a3, (a3_ctx << 8) | c0, pm)
-            p = (pm + pa1 + pa2 + pa3 + 2) >> 2
-            p = max(1, min(4095, p))
-            # ---- code
-            bit = (byte >> j) & 1
-            bit = code_bit(decode, ac, out, inp, bit, p)
-            # ---- learn
-            y = np.int64(bit)
-            t1[i1] = NEXT_STATE[sidx, y]
-            _adapt(sm_p, sm_n, sidx, y, 1023)
-            for a in range(n_active):
-                m = active[a]
-                s = st[m]
-                ht[ptr[m] + nib] = NEXT_STATE[s, y]
-                _adapt(sm_p, sm_n, (m << 8) + s, y, SM_LIMIT)
-            _adapt(mm_p, mm_n, mctx, y, 1023)
-            # a mixer that was nearly right learns nothing worth the time
-            e1 = ((y << 12) - p1) * MIX_RATE
-            if e1 > MIX_SKIP or e1 < -MIX_SKIP:
-                for k in range(N_INPUTS):
-                    w1[s1, k] += (tx[k] * e1) >> 16
-            e2 = ((y << 12) - p2) * MIX_RATE
-            if e2 > MIX_SKIP or e2 < -MIX_SKIP:
-                for k in range(N_INPUTS):
-                    w2[s2, k] += (tx[k] * e2) >> 16
-            _adapt_apm(a1, ia1, y)
-            _adapt_apm(a2, ia2, y)
-            _adapt_apm(a3, ia3, y)
-            c0 = (c0 << 1) | bit
-        byte = c0 & 255
+        expected = np.int64(text[m_ptr]) if m_len > 0 else np.int64(-1)
+        byte = np.int64(text[i]) if not decode else np.int64(0)
+        byte, expected = _code_byte(decode, byte, c1, expected, m_len, a3_ctx, chunk_state, ctx, active, n_active,
+                                    work, tables, stream)
         if decode:
             text[i] = byte
-        # ---- chunk boundary before this byte
-        grown_h = open_h * CHUNK_BASE + np.uint64(byte + 1)
-        is_prefix = _lookup(prefix_keys, prefix_used, chunk_key(grown_h, open_len + 1)) >= 0
-        if i == 0:
-            start = 1
-        elif not coded_parse:
-            start = 0 if is_prefix else 1
-        elif not is_prefix:  # the open chunk cannot go on: it must end here
-            start = 1
-            if not decode and not starts[i]:
-                return -1
-        elif not open_in_dict:
-            start = 0
-            if not decode and starts[i]:
-                return -1
-        else:
-            b = np.uint64(byte)
-            bc0 = _ctx(11, open_key, b)
-            bc1 = _ctx(12, open_key * _K1 + prev1, b)
-            bc2 = _ctx(13, hist & np.uint64(0xFFFFFF), b)
-            j0 = np.int64(bc0 & bmask)
-            j1 = np.int64(bc1 & bmask)
-            j2 = np.int64(bc2 & bmask)
-            x0 = STRETCH[bd_p[j0] >> 10]
-            x1 = STRETCH[bd_p[j1] >> 10]
-            x2 = STRETCH[bd_p[j2] >> 10]
-            bs = min(open_len, 15)
-            d = (x0 * bw[bs, 0] + x1 * bw[bs, 1] + x2 * bw[bs, 2] + 256 * bw[bs, 3]) >> 16
-            pb = max(1, min(4095, squash(max(-2047, min(2047, d)))))
-            start = np.int64(starts[i]) if not decode else 0
-            start = code_bit(decode, ac, out, inp, start, pb)
-            y = np.int64(start)
-            _adapt(bd_p, bd_n, j0, y, 255)
-            _adapt(bd_p, bd_n, j1, y, 255)
-            _adapt(bd_p, bd_n, j2, y, 255)
-            e = ((y << 12) - pb) * MIX_RATE
-            bw[bs, 0] += (x0 * e) >> 16
-            bw[bs, 1] += (x1 * e) >> 16
-            bw[bs, 2] += (x2 * e) >> 16
-            bw[bs, 3] += (256 * e) >> 16
+        start = _boundary(decode, i, byte, starts, open_h, open_len, open_key, open_in_dict, prev1, hist,
+                          coded_parse, chunks, tables, stream)
+        if start < 0:
+            return start
         if start:
             if i > 0 and coded_parse:
-                chunk = _close(decode, chunk, n_symbols, symbols, open_key, keys, used, group_start,
-                               group_size, group_ids, group_pos, ac, out, inp)
+                chunk = _close(decode, chunk, n_symbols, symbols, open_key, chunks, stream)
                 if chunk < 0:
                     return chunk
             if decode:
@@ -574,72 +489,241 @@ def code_text(decode, text, starts, symbols, n_symbols, keys, used, group_start,
         open_h = open_h * CHUNK_BASE + np.uint64(byte + 1)
         open_len += 1
         open_key = chunk_key(open_h, open_len)
-        open_in_dict = _lookup(keys, used, open_key) >= 0
-        # ---- byte histories
-        hist = (hist << _B8) | np.uint64(byte)
-        if 65 <= byte <= 90:
-            byte_l = byte + 32
-        else:
-            byte_l = byte
-        if 97 <= byte_l <= 122:
-            word = (word + np.uint64(byte_l)) * _K1
-        elif word != _Z:
-            prev_word = word
-            word = np.uint64(0)
-        # ---- match model: follow the match, or look one up by the last MATCH_MIN bytes
-        if m_len > 0:
-            if expected >= 0 and np.int64(text[m_ptr]) == byte:
-                m_ptr += 1
-                m_len += 1
-            else:
-                m_len = 0
-        if i + 1 >= MATCH_MIN:
-            hm = np.int64(mix64(hist & np.uint64(0xFFFFFFFFFFFF)) & mmask)
-            if m_len == 0:
-                cand = mm_ht[hm]
-                if cand > 0:
-                    k = 0
-                    while k < 32 and cand - 1 - k >= 0 and text[cand - 1 - k] == text[i - k]:
-                        k += 1
-                    if k >= MATCH_MIN:
-                        m_len = k
-                        m_ptr = cand
-            mm_ht[hm] = i + 1
-        if m_len > 65535:
-            m_len = 65535
+        open_in_dict = _lookup(chunks.keys, chunks.used, open_key) >= 0
+        hist, word, prev_word = _histories(hist, word, prev_word, byte)
+        m_ptr, m_len = _follow_match(text, i, byte, hist, expected, m_ptr, m_len, tables.mm_ht, mmask)
     if n > 0 and coded_parse:
         if not open_in_dict:
             return -3
-        chunk = _close(decode, chunk, n_symbols, symbols, open_key, keys, used, group_start, group_size,
-                       group_ids, group_pos, ac, out, inp)
+        chunk = _close(decode, chunk, n_symbols, symbols, open_key, chunks, stream)
     return chunk
 
 
+@numba.njit(cache=True, inline="always")
+def _active_models(use_bytes, use_chunks):
+    """The hashed models in use (order 1 has a table of its own): their indices and count."""
+    active = np.zeros(N_HASHED, dtype=np.int64)
+    n_active = 0
+    for m in range(1, N_HASHED):
+        if (m < CHUNK0 and use_bytes) or (m >= CHUNK0 and use_chunks):
+            active[n_active] = m
+            n_active += 1
+    return active, n_active
+
+
+@numba.njit(cache=True, inline="always")
+def _set_contexts(ctx, hist, word, prev_word, open_key, prev1, prev2, use_bytes, use_chunks):
+    """The hashed contexts of the next byte: byte orders, words, and the chunk contexts."""
+    if use_bytes:
+        ctx[O2] = _ctx(2, hist & np.uint64(0xFFFF), _Z)
+        ctx[O3] = _ctx(3, hist & np.uint64(0xFFFFFF), _Z)
+        ctx[O4] = _ctx(4, hist & np.uint64(0xFFFFFFFF), _Z)
+        ctx[O6] = _ctx(6, hist & np.uint64(0xFFFFFFFFFFFF), _Z)
+        ctx[WORD] = _ctx(7, word, _Z)
+        ctx[O5] = _ctx(5, hist & np.uint64(0xFFFFFFFFFF), _Z)
+        ctx[WORD2] = _ctx(14, word, prev_word)
+    if use_chunks:
+        ctx[CHUNK0] = _ctx(8, open_key, _Z)
+        ctx[CHUNK1] = _ctx(9, open_key, prev1)
+        ctx[CHUNK2] = _ctx(10, open_key, prev1 * _K1 + prev2)
+
+
 @numba.njit(cache=True)
-def _close(decode, chunk, n_symbols, symbols, key, keys, used, group_start, group_size, group_ids,
-           group_pos, ac, out, inp):
+def _code_byte(decode, byte, c1, expected, m_len, a3_ctx, chunk_state, ctx, active, n_active, work, tables, stream):
+    """The byte's 8 bits, most significant first, each predicted (contexts, match model, two
+    mixers, three APMs), coded or decoded, then learned from. Returns (the byte, the match
+    model's expected byte, -1 once a bit disagreed)."""
+    t = tables
+    ptr, st, tx = work
+    hmask = np.uint64((t.ht.size >> 4) - 1)
+    c0 = 1
+    for j in range(7, -1, -1):
+        if j == 7 or j == 3:
+            for a in range(n_active):
+                m = active[a]
+                ptr[m] = _slot(t.ht, mix64(ctx[m] + np.uint64(c0) * _K2), hmask)
+        nib = (1 << (3 - (j & 3))) | (c0 & ((1 << (3 - (j & 3))) - 1))
+        # ---- predict
+        i1 = (c1 << 8) | c0
+        st[O1] = t.t1[i1]
+        sidx = st[O1]
+        tx[O1] = STRETCH[t.sm_p[sidx] >> 10]
+        order = 0
+        for a in range(n_active):
+            m = active[a]
+            s = np.int64(t.ht[ptr[m] + nib])
+            st[m] = s
+            tx[m] = STRETCH[t.sm_p[(m << 8) + s] >> 10]
+            if s != 0 and m >= O2 and m <= O5 and m != WORD:
+                order += 1
+        # match model: expected bit while the predicted byte agrees with the bits so far
+        if expected >= 0 and ((expected + 256) >> (j + 1)) == c0:
+            eb = (expected >> j) & 1
+            lq = m_len if m_len < 16 else 16 + min((m_len - 16) >> 2, 15)
+            mctx = ((lq * 2 + eb) << 8) | c1
+            tx[N_HASHED + 1] = (2 * eb - 1) * min(m_len, 32) * 32
+            order = 6 + (m_len >= 8) + (m_len >= 12) + (m_len >= 16) + (m_len >= 32)
+        else:
+            expected = -1
+            mctx = 64 * 256 + c0
+            tx[N_HASHED + 1] = 0
+        tx[N_HASHED] = STRETCH[t.mm_p[mctx] >> 10]
+        tx[N_HASHED + 2] = 256
+        s1 = order + 11 * (c1 >> 5)
+        s2 = (chunk_state << 8) | c0
+        dot1 = 0
+        dot2 = 0
+        for k in range(N_INPUTS):
+            dot1 += tx[k] * t.w1[s1, k]
+            dot2 += tx[k] * t.w2[s2, k]
+        dot1 = max(-2047, min(2047, dot1 >> 16))
+        dot2 = max(-2047, min(2047, dot2 >> 16))
+        p1 = squash(dot1)
+        p2 = squash(dot2)
+        pm = squash((dot1 + dot2) >> 1)
+        pa1, ia1 = _apm(t.a1, c0, pm)
+        pa2, ia2 = _apm(t.a2, i1 & 0xFFFF, pm)
+        pa3, ia3 = _apm(t.a3, (a3_ctx << 8) | c0, pm)
+        p = (pm + pa1 + pa2 + pa3 + 2) >> 2
+        p = max(1, min(4095, p))
+        # ---- code
+        bit = (byte >> j) & 1
+        bit = code_bit(decode, stream.ac, stream.out, stream.inp, bit, p)
+        # ---- learn
+        y = np.int64(bit)
+        t.t1[i1] = NEXT_STATE[sidx, y]
+        _adapt(t.sm_p, t.sm_n, sidx, y, 1023)
+        for a in range(n_active):
+            m = active[a]
+            s = st[m]
+            t.ht[ptr[m] + nib] = NEXT_STATE[s, y]
+            _adapt(t.sm_p, t.sm_n, (m << 8) + s, y, SM_LIMIT)
+        _adapt(t.mm_p, t.mm_n, mctx, y, 1023)
+        # a mixer that was nearly right learns nothing worth the time
+        e1 = ((y << 12) - p1) * MIX_RATE
+        if e1 > MIX_SKIP or e1 < -MIX_SKIP:
+            for k in range(N_INPUTS):
+                t.w1[s1, k] += (tx[k] * e1) >> 16
+        e2 = ((y << 12) - p2) * MIX_RATE
+        if e2 > MIX_SKIP or e2 < -MIX_SKIP:
+            for k in range(N_INPUTS):
+                t.w2[s2, k] += (tx[k] * e2) >> 16
+        _adapt_apm(t.a1, ia1, y)
+        _adapt_apm(t.a2, ia2, y)
+        _adapt_apm(t.a3, ia3, y)
+        c0 = (c0 << 1) | bit
+    return np.int64(c0 & 255), expected
+
+
+@numba.njit(cache=True, inline="always")
+def _boundary(decode, i, byte, starts, open_h, open_len, open_key, open_in_dict, prev1, hist, coded_parse,
+              chunks, tables, stream):
+    """Does a chunk start at byte i (1) or not (0)? Coded where the dictionary leaves a choice
+    and the parse is coded; -1 for an encoder's parse the dictionary cannot explain."""
+    grown_h = open_h * CHUNK_BASE + np.uint64(byte + 1)
+    is_prefix = _lookup(chunks.prefix_keys, chunks.prefix_used, chunk_key(grown_h, open_len + 1)) >= 0
+    if i == 0:
+        return 1
+    if not coded_parse:
+        return 0 if is_prefix else 1
+    if not is_prefix:  # the open chunk cannot go on: it must end here
+        if not decode and not starts[i]:
+            return -1
+        return 1
+    if not open_in_dict:
+        if not decode and starts[i]:
+            return -1
+        return 0
+    t = tables
+    bmask = np.uint64(t.bd_p.size - 1)
+    b = np.uint64(byte)
+    j0 = np.int64(_ctx(11, open_key, b) & bmask)
+    j1 = np.int64(_ctx(12, open_key * _K1 + prev1, b) & bmask)
+    j2 = np.int64(_ctx(13, hist & np.uint64(0xFFFFFF), b) & bmask)
+    x0 = STRETCH[t.bd_p[j0] >> 10]
+    x1 = STRETCH[t.bd_p[j1] >> 10]
+    x2 = STRETCH[t.bd_p[j2] >> 10]
+    bs = min(open_len, 15)
+    d = (x0 * t.bw[bs, 0] + x1 * t.bw[bs, 1] + x2 * t.bw[bs, 2] + 256 * t.bw[bs, 3]) >> 16
+    pb = max(1, min(4095, squash(max(-2047, min(2047, d)))))
+    start = np.int64(starts[i]) if not decode else 0
+    start = code_bit(decode, stream.ac, stream.out, stream.inp, start, pb)
+    y = np.int64(start)
+    _adapt(t.bd_p, t.bd_n, j0, y, 255)
+    _adapt(t.bd_p, t.bd_n, j1, y, 255)
+    _adapt(t.bd_p, t.bd_n, j2, y, 255)
+    e = ((y << 12) - pb) * MIX_RATE
+    t.bw[bs, 0] += (x0 * e) >> 16
+    t.bw[bs, 1] += (x1 * e) >> 16
+    t.bw[bs, 2] += (x2 * e) >> 16
+    t.bw[bs, 3] += (256 * e) >> 16
+    return np.int64(start)
+
+
+@numba.njit(cache=True, inline="always")
+def _histories(hist, word, prev_word, byte):
+    """The last 8 bytes, and the current and previous words (lower-cased letters)."""
+    hist = (hist << _B8) | np.uint64(byte)
+    byte_l = byte + 32 if 65 <= byte <= 90 else byte
+    if 97 <= byte_l <= 122:
+        word = (word + np.uint64(byte_l)) * _K1
+    elif word != _Z:
+        prev_word = word
+        word = np.uint64(0)
+    return hist, word, prev_word
+
+
+@numba.njit(cache=True, inline="always")
+def _follow_match(text, i, byte, hist, expected, m_ptr, m_len, mm_ht, mmask):
+    """Match model: follow the match while its byte came, else look one up by the last
+    MATCH_MIN bytes (and remember where they were seen). Returns (pointer, length)."""
+    if m_len > 0:
+        if expected >= 0 and np.int64(text[m_ptr]) == byte:
+            m_ptr += 1
+            m_len += 1
+        else:
+            m_len = 0
+    if i + 1 >= MATCH_MIN:
+        hm = np.int64(mix64(hist & np.uint64(0xFFFFFFFFFFFF)) & mmask)
+        if m_len == 0:
+            cand = mm_ht[hm]
+            if cand > 0:
+                k = 0
+                while k < 32 and cand - 1 - k >= 0 and text[cand - 1 - k] == text[i - k]:
+                    k += 1
+                if k >= MATCH_MIN:
+                    m_len = k
+                    m_ptr = cand
+        mm_ht[hm] = i + 1
+    if m_len > 65535:
+        m_len = 65535
+    return m_ptr, m_len
+
+
+@numba.njit(cache=True)
+def _close(decode, chunk, n_symbols, symbols, key, chunks, stream):
     """The open chunk ends: its symbol (and, among symbols with the same spelling, its index)."""
     if chunk >= n_symbols:
         return -2
-    slot = _lookup(keys, used, key)
+    slot = _lookup(chunks.keys, chunks.used, key)
     if slot < 0:
         return -3
-    g = group_size[slot]
+    g = chunks.group_size[slot]
     index = 0
     if not decode:
-        index = group_pos[symbols[chunk]]
+        index = chunks.group_pos[symbols[chunk]]
     if g > 1:
         width = 0
         while (1 << width) < g:
             width += 1
         value = 0
         for q in range(width - 1, -1, -1):
-            value = (value << 1) | code_bit(decode, ac, out, inp, (index >> q) & 1, 2048)
+            value = (value << 1) | code_bit(decode, stream.ac, stream.out, stream.inp, (index >> q) & 1, 2048)
         if value >= g:
             return -3
         index = value
     if decode:
-        symbols[chunk] = group_ids[group_start[slot] + index]
+        symbols[chunk] = chunks.group_ids[chunks.group_start[slot] + index]
     return chunk + 1
 
 
