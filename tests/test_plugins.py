@@ -156,11 +156,18 @@ def test_misspelled_hook_is_caught():
         build_registry(extra_plugins=[Typo()], autoload=False)
 
 
-def test_descriptors_validate():
-    with pytest.raises(PluginError):
+def test_descriptors_validate_with_one_error_type():
+    """Every field a plugin gets wrong is a PluginError naming the field."""
+    with pytest.raises(PluginError, match="invalid name"):
         chunkpress.ScorerInfo(name="bad name!", factory=dict, summary="x")
-    with pytest.raises(TypeError):
+    with pytest.raises(PluginError, match="factory must be callable"):
         chunkpress.ScorerInfo(name="ok", factory=3, summary="x")
+    with pytest.raises(PluginError, match="summary must be a string"):
+        chunkpress.ScorerInfo(name="ok", factory=dict, summary=3)
+    with pytest.raises(PluginError, match="version must be a string"):
+        chunkpress.CoderInfo(name="ok", factory=dict, summary="x", version=1, codec_id="a.b")
+    with pytest.raises(PluginError, match="params must be an attrs class"):
+        chunkpress.ScorerInfo(name="ok", factory=dict, summary="x", params=dict)
 
 
 def test_packages_list_every_package():

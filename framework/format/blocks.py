@@ -14,11 +14,10 @@ error. Versions 1 (no dictionary field) and 2 (no indexes, no end checksum) are 
 
 from __future__ import annotations
 
-import hashlib
 from typing import BinaryIO, Iterator
 
 from ..errors import FormatError
-from .container import MAX_LENGTH
+from .container import MAX_LENGTH, running_checksum
 from .leb128 import encode_varints
 
 MAGIC = b"CHKB"
@@ -35,8 +34,8 @@ _PIECE = 1 << 20
 
 
 def stream_digest():
-    """The running BLAKE2b-128 of a decoded stream that the end record carries."""
-    return hashlib.blake2b(digest_size=16)
+    """The running checksum of a decoded stream that the end record carries."""
+    return running_checksum()
 
 
 def start(dictionary: bytes = b"") -> bytes:

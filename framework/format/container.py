@@ -41,15 +41,27 @@ def check_bytes(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=CHECK_BYTES).digest()
 
 
+#: the bytes of chunkpress's content checksums (archives, rules files, studies' input hashes)
+CHECKSUM_BYTES = 16
+
+
+def running_checksum():
+    """A BLAKE2b-128 to feed piece by piece (``update``); ``hexdigest()`` is :func:`checksum`'s."""
+    return hashlib.blake2b(digest_size=CHECKSUM_BYTES)
+
+
 def checksum(data: bytes | bytearray | memoryview) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    """BLAKE2b-128 of ``data``, in hex: the one content checksum (headers, rules files, studies)."""
+    digest = running_checksum()
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def rules_digest(rules) -> str:
-    """BLAKE2b-128 of a dictionary's rules (int64 little-endian): what a reference names."""
+    """The checksum of a dictionary's rules (int64 little-endian): what a reference names."""
     import numpy as np
 
-    return hashlib.blake2b(np.ascontiguousarray(rules, dtype="<i8").tobytes(), digest_size=16).hexdigest()
+    return checksum(np.ascontiguousarray(rules, dtype="<i8").tobytes())
 
 
 @attrs.frozen(kw_only=True)

@@ -44,6 +44,11 @@ class Scorer:
     #: ``loss(N, m, k01, k0, k1, same) -> float`` for one pair.
     loss: Callable | None = None
 
+    def __init__(self, params=None):
+        """``params``: an instance of the descriptor's params class (None: defaults), as every
+        role's factory receives it."""
+        self.params = params
+
 
 class SplitScorer(Scorer):
     """A loss that splits as ``loss_a(N, m, k01) + loss_b(k01, k0, k1, same)``: the engine
@@ -80,6 +85,11 @@ class Rewriter:
     #: True when :meth:`load` accepts ``weights`` (position i counts ``weights[i]`` times), so
     #: that the distinct words of a text, weighted by their counts, train like the whole text.
     supports_weights: bool = False
+
+    def __init__(self, params=None):
+        """``params``: an instance of the descriptor's params class (None: defaults), as every
+        role's factory receives it."""
+        self.params = params
 
     def load(self, data: np.ndarray, breaks: np.ndarray | None = None, weights: np.ndarray | None = None) -> None:
         """Start from ``data`` (uint8 array); ``breaks`` marks pre-token boundaries."""
@@ -141,12 +151,12 @@ class Coder:
         raise NotImplementedError
 
     def describe(self, payload: bytes, rules: np.ndarray, symbols: np.ndarray) -> dict:
-        """Sizes by part of an already decoded payload, for ``inspect`` and studies."""
+        """Sizes by part of an already decoded payload, for ``inspect`` and studies. Keys the
+        framework reads (all optional): ``dictionary_bytes`` (payload bytes spent on the rules,
+        a float where the coder's parts are not whole bytes) and ``string_bytes`` (on the
+        symbol string); studies record the first and derive the second when it is missing. Any
+        other key (a str, its value a number or str) is shown by ``inspect`` as it is."""
         return {}
-
-    def get_config(self) -> dict:
-        """The coder's params as a dict (what the archive header stores)."""
-        return attrs.asdict(self.params) if attrs.has(type(self.params)) else {}
 
 
 def as_symbols(data) -> np.ndarray:

@@ -25,6 +25,16 @@ def _check_name(_inst, attribute, value):
         raise PluginError(f"invalid {attribute.name} {value!r}: use letters, digits, '-', '_', '.'")
 
 
+def _check_text(_inst, attribute, value):
+    if not isinstance(value, str):
+        raise PluginError(f"{attribute.name} must be a string, not {type(value).__name__}")
+
+
+def _check_callable(_inst, attribute, value):
+    if not callable(value):
+        raise PluginError(f"{attribute.name} must be callable (a class or function), not {type(value).__name__}")
+
+
 def _check_params_class(_inst, _attribute, value):
     if not attrs.has(value):
         raise PluginError(f"params must be an attrs class, got {value!r}")
@@ -33,10 +43,12 @@ def _check_params_class(_inst, _attribute, value):
 @attrs.frozen(kw_only=True)
 class _Component:
     name: str = attrs.field(validator=_check_name)
-    factory: Callable[[Any], Any] = attrs.field(validator=attrs.validators.is_callable())
+    factory: Callable[[Any], Any] = attrs.field(validator=_check_callable)
     params: type = attrs.field(default=NoParams, validator=_check_params_class)
-    summary: str = attrs.field(validator=attrs.validators.instance_of(str))
-    version: str = attrs.field(default="0", validator=attrs.validators.instance_of(str))
+    summary: str = attrs.field(validator=_check_text)
+    #: what the plugin's author calls this component's version; studies and ``chunkpress
+    #: plugins`` also record the installed distribution's (``Registry.distribution``)
+    version: str = attrs.field(default="0", validator=_check_text)
 
     def build(self, params=None):
         """Build the component with ``params`` (an instance of ``self.params``; defaults if None).

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import FormatError, InputError
+from ..format.container import checksum
 from ..plugin.registry import Registry, default_registry
 from .isolation import run_isolated
 from .machine import machine, versions
@@ -51,7 +52,7 @@ def config_hash(config) -> str:
 
 
 def input_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return checksum(data)
 
 
 def measure(config, rules_path, data: bytes, registry: Registry, fitted=None) -> tuple[dict, tuple | None]:

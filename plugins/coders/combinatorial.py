@@ -41,8 +41,6 @@ _FF = np.uint64(0xFF)
 
 # encoder/decoder state in a small uint64 array: low/code, range, cache, cache_size, pos
 _LOW, _RANGE, _CACHE, _CSIZE, _POS = 0, 1, 2, 3, 4
-#: Upper bound on the payload growth of a single symbol, for buffer sizing.
-_MAX_RULES = 1 << 31
 
 
 @numba.njit(cache=True, inline="always")
