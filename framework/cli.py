@@ -639,14 +639,17 @@ def cmd_plugins(args) -> int:
     reg = default_registry()
     rows = list(reg.rows())
     if args.json:
-        print(json.dumps([dict(zip(("role", "name", "summary", "version", "provider"), r)) for r in rows]
+        print(json.dumps([{**dict(zip(("role", "name", "summary", "version", "provider"), r)),
+                           "installed": reg.distribution(r[0], r[1])} for r in rows]
                          + [{"failed": f.plugin, "error": f.error} for f in reg.failures], indent=2))
         return 0
     for role, name, summary, version, provider in rows:
         extra = ""
         if role == "coder":
             extra = f" [{reg.components[role][name].codec_id}]"
-        print(f"{role:<9} {name:<14} v{version:<5} {summary}{extra}  ({provider})")
+        dist = reg.distribution(role, name)
+        installed = f"{dist['distribution']} {dist['version']}" if dist["distribution"] else "not installed"
+        print(f"{role:<9} {name:<14} v{version:<5} {summary}{extra}  ({provider}; {installed})")
     for f in reg.failures:
         print(f"FAILED    {f.plugin}: {f.error}")
     return 0

@@ -28,4 +28,23 @@ def fixture_inputs() -> dict[str, bytes]:
     }
 
 
+#: seconds within which a hostile input must be refused: generous for a loaded 2-core CI
+#: machine, far below the minutes (or the memory exhaustion) the guarded defects took
+FAST = 10.0
+
+
+def extra_peak_bytes(function) -> int:
+    """How much more resident memory ``function()`` peaks at than doing nothing, each in a
+    forked child process (the test process's own peak, raised by earlier tests, is no baseline)."""
+    from chunkpress.study.isolation import run_isolated
+
+    def quietly():
+        try:
+            function()
+        except Exception:  # noqa: BLE001 - the caller asserts the error; here only memory counts
+            pass
+
+    return run_isolated(quietly)[1] - run_isolated(lambda: None)[1]
+
+
 from chunkpress.testing import mutated  # noqa: E402,F401 - the fuzz tests' damage, as plugin authors get it

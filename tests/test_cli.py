@@ -1,5 +1,6 @@
 """The chunkpress command: round trips, one-line errors, exit codes, no partial outputs."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -132,6 +133,13 @@ def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "scorer    mdl" in out and "coder     varint-zstd" in out
+    from importlib.metadata import version
+
+    # the installed distribution's version beside the plugin's own, in text and in JSON
+    assert f"(chunkpress.plugins.scorers.mdl; chunkpress {version('chunkpress')})" in out
+    assert main(["plugins", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {"distribution": "chunkpress", "version": version("chunkpress")} in [r.get("installed") for r in listed]
 
 
 def test_a_reader_that_quits_early_gets_no_traceback(tmp_path):

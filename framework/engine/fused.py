@@ -150,14 +150,12 @@ def run(string: LinkedString, scorer: CompiledScorer, index: ix.PairIndex, rules
         max_rules: int | None, trace: bool, acc: np.ndarray, batch: int = 1 << 12):
     """Merge until the run would stop (the caller then takes the final step). Yields (rules,
     trace rows as an (n, 12) array or None, seconds) per batch."""
-    if string._index_bound is not index:
-        string.pair_records["xslot"] = EMPTY
-        string._index_bound = index
+    string.bind_index(index)
     scratch = _HeldScratch()
     while True:
         rules = np.zeros((batch, 2), dtype=np.int64)
         trace_out = np.zeros((batch, 12)) if trace else None
-        index.reserve_like(string.pair_records.shape[0], string.counts.size, string.table.shape[0])
+        index.reserve_like(*string.capacities())
         started = time.perf_counter()
         arrays = index.arrays()
         steps, status = run_fused(
@@ -173,5 +171,4 @@ def run(string: LinkedString, scorer: CompiledScorer, index: ix.PairIndex, rules
             return
         if status == NEED_ROOM:
             scratch.arrays = None  # the slot arrays grow: let go of views of them
-            string._reserve_merge(int(string.meta[_ROOM]), string.next_symbol)
-            string._reserve_symbols(string.next_symbol + 1)
+            string.grow_for_pending_merge()

@@ -42,7 +42,7 @@ class IndexArrays(NamedTuple):
     out: np.ndarray  # slots listed for rescoring
 
 # further meta fields after the pair table's
-_N_ACTIVE, _EPOCH = 2, 3
+_N_ACTIVE, _RESCORE_EPOCH = 2, 3
 
 
 #: One record per pair (64 bytes, one cache line): the heap and list operations touch a few
@@ -258,8 +258,8 @@ def ingest_slots(slots, ck01, touched, rescore_parts, floor, meta, rec,
     group). Pairs that only contain a touched symbol stay in their heap for now and are listed
     after them; the return value is (number listed, number of the first kind). Only pairs with
     k01 >= floor are on the per-symbol lists, so only they are rescored for a touched symbol."""
-    meta[_EPOCH] += 1
-    epoch = meta[_EPOCH]
+    meta[_RESCORE_EPOCH] += 1
+    epoch = meta[_RESCORE_EPOCH]
     n_out = 0
     for i in range(slots.size):
         slot = slots[i]

@@ -53,7 +53,7 @@ PREFETCH_AHEAD = 8
 # meta fields after the pair table's; _ROOM: sites of the next merge (what it needs room for,
 # see room_for); _POOL_USED: entries handed out; _LIVE: nodes counted (live entries);
 # _REBUILDS: times the pool was rebuilt
-_EPOCH, _N_CHANGED, _LENGTH, _ROOM, _POOL_USED, _LIVE, _REBUILDS = 2, 3, 4, 5, 6, 7, 8
+_TOUCH_EPOCH, _N_CHANGED, _LENGTH, _ROOM, _POOL_USED, _LIVE, _REBUILDS = 2, 3, 4, 5, 6, 7, 8
 _META_FIELDS = 9
 
 
@@ -65,7 +65,7 @@ class StringArrays(NamedTuple):
     table: np.ndarray  # hash table (s0, s1) -> pair slot
     pairs: np.ndarray  # pair records (PAIR)
     changed: np.ndarray  # slots whose count the last merge changed
-    meta: np.ndarray  # counters (pair table's, then _EPOCH ... _REBUILDS)
+    meta: np.ndarray  # counters (pair table's, then _TOUCH_EPOCH ... _REBUILDS)
     weight: np.ndarray  # per node: how many times it counts (word counts), or empty
     zcache: np.ndarray  # per symbol: cached zero-count lookups
     counts: np.ndarray  # per symbol: occurrences (weighted)
@@ -74,8 +74,8 @@ class StringArrays(NamedTuple):
 
 @numba.njit(cache=True, inline="always")
 def _touch(slot, pairs, changed, meta):
-    if pairs[slot].cmark != meta[_EPOCH]:
-        pairs[slot].cmark = meta[_EPOCH]
+    if pairs[slot].cmark != meta[_TOUCH_EPOCH]:
+        pairs[slot].cmark = meta[_TOUCH_EPOCH]
         pairs[slot].oldcnt = pairs[slot].cnt
         changed[meta[_N_CHANGED]] = slot
         meta[_N_CHANGED] += 1
@@ -124,10 +124,10 @@ def _pair_slot(x, y, z, zcache, table, meta, pairs):
         key = y
     else:
         return _slot_of(x, y, table, meta, pairs)
-    if zcache[key, col] == meta[_EPOCH]:
+    if zcache[key, col] == meta[_TOUCH_EPOCH]:
         return zcache[key, col + 1]
     slot = _slot_of(x, y, table, meta, pairs)
-    zcache[key, col] = meta[_EPOCH]
+    zcache[key, col] = meta[_TOUCH_EPOCH]
     zcache[key, col + 1] = slot
     return slot
 
@@ -283,7 +283,7 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
     """Replace every counted occurrence of (a, b), whose slot is ``slot_ab`` (-1: never seen),
     by z, left to right. Returns the number of replacements (weighted); the slots whose count
     changed are in ``changed[:meta[_N_CHANGED]]``."""
-    meta[_EPOCH] += 1
+    meta[_TOUCH_EPOCH] += 1
     meta[_N_CHANGED] = 0
     if slot_ab == EMPTY:
         return 0
@@ -453,6 +453,23 @@ class LinkedString:
         self.zcache = np.zeros((self.counts.size, 4), dtype=np.int64)
         self.next_symbol = BYTE_SYMBOLS
         count_all(*self.arrays()[:8], np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32))
+
+    def bind_index(self, index) -> None:
+        """Pair records keep their slot in the fused loop's ``index`` (it saves a hash lookup
+        per changed pair); binding another index forgets them."""
+        if self._index_bound is not index:
+            self.pair_records["xslot"] = EMPTY
+            self._index_bound = index
+
+    def capacities(self) -> tuple[int, int, int]:
+        """(pair slots, symbols, hash table size): what an index sized like this string needs."""
+        return self.pair_records.shape[0], self.counts.size, self.table.shape[0]
+
+    def grow_for_pending_merge(self) -> None:
+        """Room for the merge the fused loop stopped before (it returned NEED_ROOM) and for the
+        symbol it makes."""
+        self._reserve_merge(int(self.meta[_ROOM]), self.next_symbol)
+        self._reserve_symbols(self.next_symbol + 1)
 
     def arrays(self) -> StringArrays:
         """The string's arrays, named, as the compiled loops take them."""
