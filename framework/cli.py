@@ -1,4 +1,6 @@
-"""The ``chunkpress`` command line: compress, decompress, train, inspect, plugins."""
+"""The ``chunkpress`` command line: zstd-style (``chunkpress [-d] FILE...``) and the subcommands
+in ``SUBCOMMANDS`` (compress, decompress, train, encode, decode, export-hf, import-hf, study,
+inspect, plugins), each a thin layer over the library."""
 
 from __future__ import annotations
 

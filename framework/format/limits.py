@@ -13,7 +13,7 @@ any large allocation) with a FormatError that names the field.
   (:func:`address_space_cap`), so that a plugin's decoder cannot allocate past the limit
   either; a library call never changes its host process's limits.
   Compression needs about 26 bytes per input byte plus about 200 per distinct pair (see
-  ``chunkpress.plugins.rewriters.linked``): about 63 bytes per input byte at 100 MB of text (6,299 MB).
+  ``chunkpress.engine.linkedstring``): about 63 bytes per input byte at 100 MB of text (6,299 MB).
 """
 
 from __future__ import annotations

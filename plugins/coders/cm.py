@@ -76,8 +76,8 @@ def model_sizes(n: int, memory: int) -> dict:
 
 
 def model_bytes(n: int, memory: int) -> int:
-    """Memory the model allocates for ``n`` bytes of text, counted at 8 bytes an entry (the
-    tables are int32 now: a safe upper bound, checked before decoding)."""
+    """An upper bound on the memory the model allocates for ``n`` bytes of text, checked before
+    decoding: its tables hold int32 entries, counted here at 8 bytes each."""
     s = model_sizes(n, memory)
     fixed = (8 * 2 * (cmm.N_HASHED * 256 + 64 * 256 + 256 + 33 * (256 + 65536 + (256 << s["apm3_bits"])))
              + 8 * cmm.N_INPUTS * (cmm.SET1 + 16 * 256) + 65536)
