@@ -83,7 +83,7 @@ class Registry:
         """The installed distribution that provides a component and its version, from package
         metadata (what a study records: a plugin's own ``version`` is whatever its author wrote).
         ``distribution`` is None for one defined outside any installed package (a test's)."""
-        info = self.get(role, name)
+        info = self.components[role][name]  # listed even when its name is in conflict
         top = getattr(info.factory, "__module__", "").partition(".")[0]
         names = _packages_distributions().get(top, [])
         if not names:
