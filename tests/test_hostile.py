@@ -46,10 +46,17 @@ def _peak_run(args, cwd, limit, cap=0):
     return result
 
 
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The hostile corpus, written once (5 s): each case runs in its own folder of it."""
+    root = tmp_path_factory.mktemp("hostile")
+    write(root)
+    return root
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_hostile_case(tmp_path, name):
-    write(tmp_path)
-    folder = tmp_path / name
+def test_hostile_case(corpus, name):
+    folder = corpus / name
     case = json.loads((folder / "case.json").read_text())
     status, stderr, peak = _peak_run(case["command"], folder, MEMORY_LIMIT, cap=ADDRESS_SPACE)
     print(f"{name}: exit {status}, peak RSS {peak >> 20} MB")
