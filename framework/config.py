@@ -194,8 +194,8 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB, alice29 and UDHR (README
 #: table, examples/benchmarks/levels.py). Word-level BPE (repair over GPT-2 pre-tokens) in front
-#: of zstd, xz or context mixing over the chunk ids (chunk-cm: one event per chunk, so a bigger
-#: table is the only thing -6 ... -9 change); ``min_count`` keeps small inputs from paying for
+#: of zstd, xz or context mixing over the chunk ids (chunk-cm: one event per chunk; -6 ... -9
+#: trade contexts and table size for time); ``min_count`` keeps small inputs from paying for
 #: rare chunks. (PPMd would sit between xz and chunk-cm, but pyppmd fails to decode some of its
 #: own streams: order 2, or a model that runs out of memory, in 1.3.1; no level depends on it.)
 PRESETS = {
@@ -204,8 +204,10 @@ PRESETS = {
     3: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=19),
     4: _preset("repair", "varint-lzma", 8000, "gpt2", min_count=16),
     5: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=16),
-    6: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24),
-    7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=26),
+    # -6: three contexts (order 0, the previous chunk, two bytes) in 4 MB of tables: the level
+    # as small as PPMd order 8 at about twice its time; -7: eight contexts, 16 MB
+    6: _preset("repair", "chunk-cm", 16000, "gpt2", min_count=40, memory=22, contexts=3),
+    7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=28),
     9: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=29),
 }
