@@ -454,6 +454,7 @@ def _learn(args, pipe, special):
     import numpy as np
 
     from .format.container import checksum
+    from .text.pretokenize import pretoken_breaks
     from .text.wordcounts import WordCounts, cut_special
 
     if pipe.config.pretokenizer != "none":
@@ -472,11 +473,7 @@ def _learn(args, pipe, special):
         cuts += [*(inner + at).tolist(), at + len(kept)]
         at += len(kept)
     text = b"".join(texts)
-    breaks = None
-    if len(cuts) > 1 or special:
-        breaks = np.zeros(len(text), dtype=bool)
-        ends = np.array([c for c in cuts if 0 < c < len(text)], dtype=np.int64)
-        breaks[ends - 1] = True
+    breaks = pretoken_breaks(np.frombuffer(text, dtype=np.uint8), "none", pieces=cuts)
     with _progress(args, "train", pipe.config.limits.max_rules, unit="rules") as progress:
         return sources, pipe.fit(text, trace=True, progress=progress.rules, breaks=breaks)
 

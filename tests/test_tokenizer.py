@@ -213,3 +213,17 @@ def test_version_1_rules_files_still_load_and_version_2_carry_a_check():
         bad[i] ^= 0x10
         with pytest.raises(FormatError):
             load_rules(bytes(bad))
+
+
+def test_train_without_a_pretokenizer_never_merges_across_two_inputs_or_an_added_token(tmp_path):
+    """Without pre-tokens the inputs are one text cut at their ends and at added tokens: the
+    pair that would span them ("yz" across the files, "b<" into the token) is never merged."""
+    (tmp_path / "a.txt").write_bytes(b"xy" + b" abab" * 50 + b"y")
+    (tmp_path / "b.txt").write_bytes(b"z<s>" * 60)
+    rules = tmp_path / "r.rules"
+    files = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")] * 2  # "yz" spans two file ends
+    assert main(["train", *files, "--scorer", "repair", "--special-token", "<s>", "--rules", str(rules), "-q"]) == 0
+    tok = Tokenizer.from_rules_file(rules.read_bytes())
+    spelled = [tok.decode([256 + r]) for r in range(len(tok.rules))]
+    assert b"ab" in spelled and not any(b"<" in s or b">" in s or s.startswith(b"yz") for s in spelled)
+    assert tok.encode(b"z<s>").ids.tolist()[-1] == tok.vocab_size - 1  # the added token, whole

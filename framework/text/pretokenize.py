@@ -131,15 +131,23 @@ def check_name(name, where: str = "") -> str:
 
 
 def pretoken_breaks(data, name: str, pieces=None, lines: bool = False) -> np.ndarray | None:
-    """The ``breaks`` array of ``data`` under splitter ``name`` (None for "none").
+    """The ``breaks`` array of ``data`` under splitter ``name``; None (one word) for "none"
+    unless the text is cut into pieces.
 
     ``pieces``: offsets where ``data`` is cut into texts pre-tokenized each on its own (HF
-    splits at added tokens so); ``lines``: each line (its newline included) is such a piece,
-    as HF's trainer reads files. A piece's end is always a break."""
-    if check_name(name) == "none":
+    splits at added tokens so; training, at the ends of its files); ``lines``: each line (its
+    newline included) is such a piece, as HF's trainer reads files. A piece's end is always a
+    break."""
+    if check_name(name) == "none" and pieces is None and not lines:
         return None
     arr = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data
     ends = _piece_ends(arr, pieces, lines)
+    if name == "none":
+        if ends.size <= 1:
+            return None
+        breaks = np.zeros(arr.size, dtype=np.bool_)
+        breaks[ends[:-1] - 1] = True
+        return breaks
     cls = np.empty(arr.size, dtype=np.int8)
     start = np.empty(arr.size, dtype=np.bool_)
     _char_classes(arr, code_point_classes(), cls, start)

@@ -117,15 +117,6 @@ class Encoding:
         return int(self.ids.size)
 
 
-def _piece_breaks(size: int, ends: np.ndarray) -> np.ndarray | None:
-    """Breaks at the ends of the text segments only (no pre-tokenizer): None for one segment."""
-    if ends.size <= 1:
-        return None
-    breaks = np.zeros(size, dtype=np.bool_)
-    breaks[ends[:-1] - 1] = True
-    return breaks
-
-
 def _text_bytes(text) -> bytes:
     """str as UTF-8 (what HF tokenizes), bytes-like as it is."""
     return text.encode("utf-8") if isinstance(text, str) else bytes(as_symbols(text))
@@ -242,8 +233,7 @@ class Tokenizer:
         buf = np.frombuffer(b"".join(texts), dtype=np.uint8)
         ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
         # each text segment is pre-tokenized on its own, as HF does
-        symbols = self._encode_words(buf, pretoken_breaks(buf, self.pretokenizer, pieces=ends)
-                                     if self.pretokenizer != "none" else _piece_breaks(buf.size, ends))
+        symbols = self._encode_words(buf, pretoken_breaks(buf, self.pretokenizer, pieces=ends))
         ids = self.hf.ids[symbols]
         if (ids < 0).any():
             at = int(np.argmax(ids < 0))
