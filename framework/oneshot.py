@@ -11,15 +11,20 @@ from .errors import ConfigError
 
 
 def _rules_file(rules, decoding: bool = False):
-    """A Tokenizer from a rules file's path, its bytes, or a Tokenizer; None for None."""
+    """(Tokenizer, the rules file's bytes) from a rules file's path, its bytes, or a Tokenizer;
+    (None, None) for None. The bytes are the file's own, as the command line stores them in a
+    block archive (a Tokenizer's are written afresh)."""
     from .text.tokenizer import Tokenizer
 
-    if rules is None or isinstance(rules, Tokenizer):
-        return rules
+    if rules is None:
+        return None, None
+    if isinstance(rules, Tokenizer):
+        return rules, rules.to_rules_file().to_bytes()
     if isinstance(rules, (bytes, bytearray, memoryview)):
-        return Tokenizer.from_rules_file(bytes(rules), decoding=decoding)
+        return Tokenizer.from_rules_file(bytes(rules), decoding=decoding), bytes(rules)
     if isinstance(rules, (str, Path)):
-        return Tokenizer.from_file(rules, decoding=decoding)
+        tokenizer = Tokenizer.from_file(rules, decoding=decoding)  # errors name the file
+        return tokenizer, Path(rules).read_bytes()
     raise ConfigError(f"rules must be a rules file's path or bytes, or a Tokenizer, not {type(rules).__name__}")
 
 
@@ -43,13 +48,12 @@ def compress(data: bytes, config=None, level: int | None = None, *, rules=None, 
     if rules_ref and rules is None:
         raise ConfigError("rules_ref needs rules")
     pipe = Pipeline.from_config(config, level=compress_level(config, level), **overrides)
-    tokenizer = _rules_file(rules)
+    tokenizer, dictionary = _rules_file(rules)
     data = bytes(data)
     if wants_blocks(len(data), block_size=block_size, workers=workers, scheduler=scheduler, rules_ref=rules_ref):
         if rules_ref:
             raise ConfigError("rules_ref is for single archives; a block archive stores its shared dictionary once")
         out = io.BytesIO()
-        dictionary = tokenizer.to_rules_file().to_bytes() if tokenizer is not None else None
         compress_stream(pipe, io.BytesIO(data), out, block_size or default_block_size(len(data)), workers,
                         scheduler, dictionary=dictionary, learn_dictionary=shared_dictionary)
         return out.getvalue()
@@ -63,5 +67,5 @@ def compress(data: bytes, config=None, level: int | None = None, *, rules=None, 
 def decompress(archive: bytes, *, rules=None, max_memory: int | None = None) -> bytes:
     from .pipeline import decompress as _decompress
 
-    tokenizer = _rules_file(rules, decoding=True)
+    tokenizer, _ = _rules_file(rules, decoding=True)
     return _decompress(bytes(archive), rules=None if tokenizer is None else tokenizer.rules, max_memory=max_memory)

@@ -43,6 +43,9 @@ def test_a_reused_dictionary_by_path_bytes_or_tokenizer(tmp_path):
     tokenizer = chunkpress.Tokenizer.from_file(rules)
     for given in (rules, str(rules), rules.read_bytes(), tokenizer):
         assert chunkpress.compress(ALICE, rules=given) == cli
+    blocks = _cli_archive(tmp_path, "--rules", str(rules), "--block-size", "40K")  # the file stored once
+    for given in (rules, rules.read_bytes()):
+        assert chunkpress.compress(ALICE, rules=given, block_size=40 << 10) == blocks
     referencing = chunkpress.compress(ALICE, rules=rules, rules_ref=True)
     assert referencing == _cli_archive(tmp_path, "--rules", str(rules), "--rules-ref")
     assert len(referencing) < len(cli)

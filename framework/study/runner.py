@@ -51,10 +51,6 @@ def config_hash(config) -> str:
     return hashlib.sha256(_canonical(config).encode()).hexdigest()[:16]
 
 
-def input_hash(data: bytes) -> str:
-    return checksum(data)
-
-
 def measure(config, rules_path, data: bytes, registry: Registry, fitted=None) -> tuple[dict, tuple | None]:
     """Learn (or reuse ``fitted``: (rules, symbols, learn seconds)), encode, decode and verify
     ``data``: (the row's measured columns, what was fitted for variants to share)."""
@@ -113,12 +109,13 @@ def warm_up(config, rules_path, data: bytes, registry: Registry) -> None:
 
 
 def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repeat: int, registry: Registry,
-                fits: dict | None = None) -> dict:
+                fits: dict | None = None, hashed: str | None = None) -> dict:
     """One row: warm up, then learn, encode, decode, verify and measure in a child process.
     Failures go into the row. ``fits`` caches learned dictionaries per repeat: variants that
-    differ only in their coder share one (their rows report the learning time it took)."""
+    differ only in their coder share one (their rows report the learning time it took).
+    ``hashed``: the data's checksum, when the caller has it (once per dataset, not per row)."""
     row = new_row(study=study.name, dataset=dataset, variant=variant.name, repeat=repeat, original_bytes=len(data),
-                  input_blake2b=input_hash(data), machine=machine())
+                  input_blake2b=hashed or checksum(data), machine=machine())
     try:
         config, rules_path = variant_config(variant, registry, where=f"variant {variant.name!r}")
         row.update(scorer=config.scorer.name, rewriter=config.rewriter.name, coder=config.coder.name,
@@ -215,7 +212,7 @@ def _run_study_here(study: Study, out_dir: Path, registry: Registry, progress, r
     with open(jsonl, "a") as log, _rows_progress(progress, total) as bar:
         for dataset, path in study.datasets.items():
             data = path.read_bytes()
-            hashed = input_hash(data)
+            hashed = checksum(data)
             fits: dict = {}
             for variant in study.variants:
                 for repeat in range(study.repeats):
@@ -224,7 +221,7 @@ def _run_study_here(study: Study, out_dir: Path, registry: Registry, progress, r
                     if reused:
                         skipped += 1
                     else:
-                        row = run_variant(study, dataset, data, variant, repeat, registry, fits)
+                        row = run_variant(study, dataset, data, variant, repeat, registry, fits, hashed)
                         log.write(to_json_line(row))
                         log.flush()
                     rows.append(row)
@@ -240,9 +237,9 @@ def _say_reused(progress, skipped: int, total: int, jsonl: Path) -> None:
               file=progress, flush=True)
 
 
-def _row_task(study: Study, dataset: str, path: str, variant: Variant, repeat: int) -> dict:
+def _row_task(study: Study, dataset: str, path: str, variant: Variant, repeat: int, hashed: str) -> dict:
     """One row, in a Dask worker: warmed up and measured there (``run_variant``)."""
-    return run_variant(study, dataset, Path(path).read_bytes(), variant, repeat, default_registry())
+    return run_variant(study, dataset, Path(path).read_bytes(), variant, repeat, default_registry(), hashed=hashed)
 
 
 def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers, scheduler) -> list[dict]:
@@ -252,7 +249,7 @@ def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers,
     done = {} if rerun else _done_rows(jsonl)
     cells = [(d, p, v, r) for d, p in study.datasets.items() for v in study.variants for r in range(study.repeats)]
     rows: dict = {}
-    hashes = {d: input_hash(Path(p).read_bytes()) for d, p in study.datasets.items()}
+    hashes = {d: checksum(Path(p).read_bytes()) for d, p in study.datasets.items()}
     for i, (d, _, v, r) in enumerate(cells):
         row = _reused(done, d, v, r, hashes[d], registry)
         if row is not None:
@@ -261,7 +258,7 @@ def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers,
     with dask_client(workers, scheduler) as client:
         from distributed import as_completed  # present: dask_client checked it
 
-        futures = {client.submit(_row_task, study, d, str(p), v, r, pure=False): i
+        futures = {client.submit(_row_task, study, d, str(p), v, r, hashes[d], pure=False): i
                    for i, (d, p, v, r) in enumerate(cells) if i not in rows}
         with open(jsonl, "a") as log, _rows_progress(progress, len(cells)) as bar:
             bar.update(skipped)
