@@ -83,13 +83,15 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.samefile(a, b) and os.path.isfile(b)
 
 
-def _tokenizer(path: str, decoding: bool = False):
-    """The rules file at ``path``; ``decoding``: only to turn ids back into bytes, which needs
-    no pre-tokenizer (so no check of the Unicode tables it was trained with)."""
+def _tokenizer(path: str, decoding: bool = False, data: bytes | None = None):
+    """The rules file at ``path`` (its bytes ``data`` when already read), errors naming it;
+    ``decoding``: only to turn ids back into bytes, which needs no pre-tokenizer (so no check
+    of the Unicode tables it was trained with)."""
     from .text.tokenizer import Tokenizer
 
     try:
-        return Tokenizer.from_rules_file(read_input(path, memory_limit()), decoding=decoding)
+        return Tokenizer.from_rules_file(read_input(path, memory_limit()) if data is None else data,
+                                         decoding=decoding)
     except ChunkpressError as exc:
         if str(exc).startswith(path):
             raise
@@ -184,8 +186,6 @@ def _coding(args):
 
 
 def cmd_compress(args) -> int:
-    from .text.tokenizer import Tokenizer
-
     if args.rules and args.shared_dictionary:
         raise ConfigError("--rules R already shares R across the blocks; --shared-dictionary learns one "
                           "from the first block instead: give one of them")
@@ -194,7 +194,7 @@ def cmd_compress(args) -> int:
     pipe = _pipeline(args, compress_level(args.config, args.level))
     _announce_first_compile(args)
     dictionary = read_input(args.rules) if args.rules else None
-    tokenizer = Tokenizer.from_rules_file(dictionary) if dictionary is not None else None
+    tokenizer = _tokenizer(args.rules, data=dictionary) if dictionary is not None else None
     if args.rules_ref and tokenizer is None:
         raise InputError("--rules-ref needs --rules")
 

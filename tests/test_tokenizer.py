@@ -227,3 +227,13 @@ def test_train_without_a_pretokenizer_never_merges_across_two_inputs_or_an_added
     spelled = [tok.decode([256 + r]) for r in range(len(tok.rules))]
     assert b"ab" in spelled and not any(b"<" in s or b">" in s or s.startswith(b"yz") for s in spelled)
     assert tok.encode(b"z<s>").ids.tolist()[-1] == tok.vocab_size - 1  # the added token, whole
+
+
+def test_compress_with_a_broken_rules_file_names_it(tmp_path, capsys):
+    (tmp_path / "bad.rules").write_bytes(b"junk")
+    (tmp_path / "t.txt").write_bytes(b"some text " * 20)
+    assert main(["compress", str(tmp_path / "t.txt"), "--rules", str(tmp_path / "bad.rules"),
+                 "-o", str(tmp_path / "t.cpz")]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"chunkpress: error: {tmp_path / 'bad.rules'}: not a chunkpress rules file (bad magic bytes)"]
+    assert not (tmp_path / "t.cpz").exists()
