@@ -1,15 +1,18 @@
 """The ``chunk-cm`` coder: context mixing over chunk ids, so the dictionary saves work as well as bits.
 
 The rules are coded as ``cm`` codes them; then each chunk of the longest-match parse is one
-event, its rank (its place among the dictionary's spellings, sorted) coded top bit first by
-the compiled model in :mod:`chunkpress.plugins.coders.chunk_cm_model`, with contexts from the
-previous ids and from the decoded text kept beside them. Decoding returns the rules and the
-longest-match parse of the text (as ``cm`` with ``parse = "longest"``).
+event, its rank (its place among the dictionary's spellings, sorted) coded down a binary tree
+by the compiled model in :mod:`chunkpress.plugins.coders.chunk_cm_model`, with contexts from
+the previous ids and from the decoded text kept beside them. Decoding returns the rules and
+the longest-match parse of the text (as ``cm`` with ``parse = "longest"``).
 
-Payload (codec ``chunkpress.chunk-cm.v1``): LEB128 ``N T R L``, then ``L`` bytes of coded
-rules, then the coded ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a
-function of ``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the
-archive header), so the decoder builds the same model.
+Payload (codec ``chunkpress.chunk-cm.v2``): LEB128 ``N T R L``, then ``L`` bytes of coded
+rules, then one arithmetic-coded stream: each rank's weight class (which shapes the tree),
+then the ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a function of
+``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the archive
+header), so the decoder builds the same model. Codec ``chunkpress.chunk-cm.v1`` (coder
+``chunk-cm-v1``, model 1) has no weight classes and codes each rank's bits down the complete
+trie over its first twelve contexts; its archives keep decoding.
 """
 
 from __future__ import annotations
@@ -35,18 +38,29 @@ from .cm import Dictionary, _code_rules, _decode_rules, _max_prefixes, _pow2_at_
 _MAX_CHUNKS_PER_BYTE = 22_800
 
 
+def _contexts_field(orders: tuple[int, ...]):
+    return attrs.field(default=len(orders), validator=[attrs.validators.instance_of(int), attrs.validators.ge(1),
+                                                       attrs.validators.le(len(orders))])
+
+
 @attrs.frozen(kw_only=True)
 class ChunkCmParams:
     """``memory``: log2 of the largest hash table in bytes (smaller inputs get smaller tables;
     the model uses about 1.2x this at most). ``contexts``: how many of the model's hashed
-    contexts are used, in mixer order (order 0, previous id, order 2, word, order 3, two ids,
-    order 1, order 4, two words, order 6, three ids, indirect): fewer is faster, for ablations."""
+    contexts are used, in mixer order (``chunk_cm_model.MODEL2_ORDER``: order 0, previous id,
+    order 2, word in progress, word with the previous, order 3, byte classes, two ids, ...):
+    fewer is faster."""
 
     memory: int = attrs.field(default=28, validator=[attrs.validators.instance_of(int), attrs.validators.ge(16),
                                                      attrs.validators.le(32)])
-    contexts: int = attrs.field(default=ccm.N_CONTEXTS, validator=[attrs.validators.instance_of(int),
-                                                                   attrs.validators.ge(1),
-                                                                   attrs.validators.le(ccm.N_CONTEXTS)])
+    contexts: int = _contexts_field(ccm.MODEL2_ORDER)
+
+
+@attrs.frozen(kw_only=True)
+class ChunkCmV1Params(ChunkCmParams):
+    """As :class:`ChunkCmParams`, over model 1's twelve contexts (``MODEL1_ORDER``)."""
+
+    contexts: int = _contexts_field(ccm.MODEL1_ORDER)
 
 
 def model_sizes(n: int, chunks: int, ranks: int, memory: int) -> dict:
@@ -73,14 +87,14 @@ def model_bytes(n: int, chunks: int, ranks: int, memory: int) -> int:
     return s["hash_bytes"] + 4 * s["match"] + mixers + apms + maps + 8 * (ranks + 2)
 
 
-def new_tables(n: int, chunks: int, ranks: int, memory: int, contexts: int = ccm.N_CONTEXTS) -> ccm.Tables:
-    """The model's tables, each piece at its starting state; the first ``contexts`` contexts
-    are used (the size of the state maps says how many)."""
+def new_tables(n: int, chunks: int, ranks: int, memory: int, order: tuple[int, ...]) -> ccm.Tables:
+    """The model's tables, each piece at its starting state, for the contexts in ``order``."""
+    contexts = len(order)
     s = model_sizes(n, chunks, ranks, memory)
     first = np.full(256, 1 << 21, dtype=np.int32)  # each context's map starts at the states' own estimate
     first[: cmm.STATE_P.size] = cmm.STATE_P
     return ccm.Tables(
-        ht=_zeros(s["hash_bytes"], np.uint8),
+        order=np.array(order, dtype=np.int64), ht=_zeros(s["hash_bytes"], np.uint8),
         sm_p=np.tile(first, contexts), sm_n=np.zeros(contexts * 256, np.int32),
         mm_p=np.full(ccm.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(ccm.MATCH_CONTEXTS, np.int32),
         mm_ht=np.zeros(s["match"], np.int32),
@@ -132,8 +146,8 @@ class RankedDictionary:
         np.cumsum(length[:-1], out=start[1:])
         spell = np.frombuffer(b"".join(spellings[s] for s in self.symbol_of), dtype=np.uint8)
         ex_start, ex_lo, ex_hi = self._exclusions(spell, start, length)
-        self.ranks = ccm.Ranks(start=start, length=length, spell=spell, bits=max(1, (length.size - 1).bit_length()),
-                               ex_start=ex_start, ex_lo=ex_lo, ex_hi=ex_hi)
+        self.ranks = ccm.Ranks(start=start, length=length, spell=spell, ex_start=ex_start, ex_lo=ex_lo, ex_hi=ex_hi,
+                               tree=ccm.new_tree(1))
 
     def _exclusions(self, spell, start, length):
         d = self.dictionary
@@ -148,25 +162,65 @@ class RankedDictionary:
         used = ccm.merge_rows(rows, lo, hi, length.size, ex_start, ex_lo, ex_hi)
         return ex_start, ex_lo[:used], ex_hi[:used]
 
+    def complete_tree(self) -> ccm.Tree:
+        """Model 1's tree: each rank's bits, top first."""
+        size = self.ranks.length.size
+        bits = max(1, (size - 1).bit_length())
+        tree = ccm.new_tree(2 * size + 2 * bits + 2)
+        count = ccm.complete_tree(size, bits, tree)
+        return ccm.Tree(*(a[:count] for a in tree))
+
+    def weighted_tree(self, classes: np.ndarray) -> ccm.Tree:
+        """Model 2's tree: the used ranks (weight class above 0), frequent ones near the root.
+        Fewer than two used ranks get neighbours, so every chunk codes a bit; a tree too deep for
+        the 64-bit path (never seen on real text) is built with equal weights instead."""
+        used = np.flatnonzero(classes)
+        if used.size < 2:
+            spare = np.setdiff1d(np.arange(3), used)
+            used = np.sort(np.concatenate([used, spare[: 2 - used.size]]))
+        weights = np.maximum(ccm.CLASS_WEIGHT[classes[used]], 1)
+        for attempt in (weights, np.ones_like(weights)):
+            tree = ccm.new_tree(used.size - 1)
+            count, deepest = ccm.weighted_tree(used, np.concatenate([[0], np.cumsum(attempt)]), tree)
+            if deepest <= ccm.MAX_DEPTH:
+                return tree
+        raise AssertionError("an even tree is shallow")
+
     def parse(self, text: np.ndarray) -> np.ndarray:
         """The ranks of the longest-match parse of ``text``."""
         return self.rank_of[self.dictionary.greedy_parse(text)]
 
 
-def _run(decode: bool, ranks, text, rd: RankedDictionary, tables, io) -> int:
-    return call_interruptibly(ccm.code_chunks, decode, ranks, text, rd.ranks, tables, ccm.new_scratch(), io,
+def weight_classes(counts: np.ndarray) -> np.ndarray:
+    """Each rank's weight class from its count in the parse: 0 unused, else 1 + 1.5 log2(count)."""
+    classes = np.zeros(counts.size, dtype=np.int64)
+    used = counts > 0
+    classes[used] = np.minimum(ccm.WEIGHT_CLASSES - 1, 1 + np.floor(1.5 * np.log2(counts[used])).astype(np.int64))
+    return classes
+
+
+def _run(decode: bool, ranks, text, rk: ccm.Ranks, tables, io) -> int:
+    return call_interruptibly(ccm.code_chunks, decode, ranks, text, rk, tables, ccm.new_scratch(), io,
                               meter=coding_meter(io.meter, ranks.size, "decoding" if decode else "coding"))
 
 
 class ChunkCmCoder(Coder):
     """Context mixing over chunk ids; see the module docstring for the format."""
 
-    codec_id = "chunkpress.chunk-cm.v1"
+    codec_id = "chunkpress.chunk-cm.v2"
+    #: the model's version: 1 codes each rank's bits down a complete trie; 2 codes the ranks
+    #: the parse uses down a tree shaped by their counts (coded in the payload first)
+    model = 2
+    orders: tuple[int, ...] = ccm.MODEL2_ORDER
 
     def __init__(self, params: ChunkCmParams | None = None):
-        super().__init__(params or ChunkCmParams())
+        super().__init__(params or self.default_params())
         self.memory = self.params.memory
-        self.contexts = self.params.contexts
+        self.order = self.orders[: self.params.contexts]
+
+    @classmethod
+    def default_params(cls) -> ChunkCmParams:
+        return ChunkCmParams()
 
     def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
         rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
@@ -175,11 +229,15 @@ class ChunkCmCoder(Coder):
         rd = RankedDictionary(rules, text.size)
         ranks = rd.parse(text)
         rule_stream = _code_rules(rules)
-        capacity = text.size + text.size // 4 + 4096
+        classes = weight_classes(np.bincount(ranks, minlength=rd.ranks.length.size)) if self.model >= 2 else None
+        rk = rd.ranks._replace(tree=rd.complete_tree() if classes is None else rd.weighted_tree(classes))
+        capacity = text.size + text.size // 4 + 4096 + (rd.ranks.length.size if classes is not None else 0)
         while True:
             io = ccm.new_stream(False, capacity=capacity)
-            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.memory, self.contexts)
-            status = _run(False, ranks.copy(), text, rd, tables, io)
+            if classes is not None:
+                ccm.code_weights(False, classes.copy(), io)
+            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.memory, self.order)
+            status = _run(False, ranks.copy(), text, rk, tables, io)
             if status != text.size:
                 raise FormatError(f"chunk-cm could not code this parse (status {status})")
             payload = ccm.finish(io)
@@ -214,7 +272,15 @@ class ChunkCmCoder(Coder):
         text = np.zeros(n, dtype=np.uint8)
         ranks = np.zeros(t, dtype=np.int64)
         io = ccm.new_stream(True, coded)
-        status = _run(True, ranks, text, rd, new_tables(n, t, rd.ranks.length.size, self.memory, self.contexts), io)
+        if self.model >= 2:
+            classes = np.zeros(rd.ranks.length.size, dtype=np.int64)
+            status = ccm.code_weights(True, classes, io)
+            tree = rd.weighted_tree(classes)
+        else:
+            status, tree = 0, rd.complete_tree()
+        if status == 0:
+            tables = new_tables(n, t, rd.ranks.length.size, self.memory, self.order)
+            status = _run(True, ranks, text, rd.ranks._replace(tree=tree), tables, io)
         if io.ac[5] or status == -4:
             raise FormatError("corrupt chunk-cm payload: the coded chunks end early")
         if status < 0:
@@ -230,11 +296,27 @@ class ChunkCmCoder(Coder):
         return {"dictionary_bytes": len(payload) - len(coded), "string_bytes": len(coded)}
 
 
+class ChunkCmV1Coder(ChunkCmCoder):
+    """chunk-cm's first model (complete trie, chunkpress 1.x archives): reads and writes them."""
+
+    codec_id = "chunkpress.chunk-cm.v1"
+    model = 1
+    orders = ccm.MODEL1_ORDER
+
+    @classmethod
+    def default_params(cls) -> ChunkCmParams:
+        return ChunkCmV1Params()
+
+
 @hookimpl
 def register_coders():
     return [
         CoderInfo(
-            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="1",
-            summary="context mixing over chunk ids (one event per chunk; text, word and id contexts, match model)",
+            name="chunk-cm-v1", factory=ChunkCmV1Coder, params=ChunkCmV1Params, version="1",
+            summary="chunk-cm's first model (each rank's bits down a complete trie): reads older archives",
+        ),
+        CoderInfo(
+            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="2",
+            summary="context mixing over chunk ids (one event per chunk down a frequency-shaped tree; text, word and id contexts, match model)",
         ),
     ]
