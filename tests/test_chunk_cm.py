@@ -1,8 +1,10 @@
-"""The chunk-cm coder: one event per chunk, the exclusion table, hostile payloads, progress."""
+"""The chunk-cm coder: one event per chunk, its coding trees, the exclusion table, hostile payloads,
+progress, and model 1 (chunk-cm-v1) writing the bytes it always wrote."""
 
 import io
 import lzma
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +14,9 @@ from chunkpress.format.container import Header, checksum, pack, unpack
 from chunkpress.format.expand import expand
 from chunkpress.format.leb128 import encode_varints
 from chunkpress.pipeline import Pipeline, decompress
-from chunkpress.plugins.coders.chunk_cm import ChunkCmCoder, ChunkCmParams, RankedDictionary
-from chunkpress.plugins.coders.chunk_cm_model import EXCLUDE_MAX_LEN, N_CONTEXTS
+from chunkpress.plugins.coders.chunk_cm import (ChunkCmCoder, ChunkCmParams, ChunkCmV1Coder, ChunkCmV1Params,
+                                                RankedDictionary, weight_classes)
+from chunkpress.plugins.coders.chunk_cm_model import EXCLUDE_MAX_LEN, MODEL1_ORDER, MODEL2_ORDER
 from chunkpress.progress import coding_progress
 from support import mutated, read
 
@@ -52,7 +55,7 @@ def test_decodes_the_rules_and_the_longest_match_parse(alice_fit):
 
 def test_every_context_group_pays_on_text(alice_fit):
     """The ablation, on the same dictionary: order 0 alone, then the first six, then all."""
-    sizes = [len(coder(contexts=k).encode(alice_fit.rules, alice_fit.symbols)) for k in (1, 6, N_CONTEXTS)]
+    sizes = [len(coder(contexts=k).encode(alice_fit.rules, alice_fit.symbols)) for k in (1, 6, len(MODEL2_ORDER))]
     assert sizes[0] > 1.1 * sizes[1] and sizes[1] > sizes[2]
 
 
@@ -97,7 +100,7 @@ def test_the_exclusions_save_coded_bits(alice_fit, monkeypatch):
 
 
 def _archive(payload: bytes, length: int) -> bytes:
-    return pack(Header(codec="chunkpress.chunk-cm.v1", params={"memory": 16, "contexts": N_CONTEXTS},
+    return pack(Header(codec="chunkpress.chunk-cm.v2", params={"memory": 16, "contexts": len(MODEL2_ORDER)},
                        length=length, blake2b=checksum(b"\0" * min(length, 1))), payload)
 
 
@@ -157,3 +160,77 @@ def test_progress_is_metered_to_the_last_chunk(alice_fit, monkeypatch):
     with coding_progress(stream=stream):
         coder().decode(payload)
     assert seen and seen[-1][0] == "decoding" and seen[-1][1] == seen[-1][2] > 10000
+
+
+def leaves(tree, node=0, depth=0):
+    """(rank, depth) of each leaf under ``node``, left to right."""
+    out = []
+    for side in (0, 1):
+        child = int(tree.child[node, side])
+        out.extend([(-1 - child, depth + 1)] if child < 0 else leaves(tree, child, depth + 1))
+    return out
+
+
+def test_model_2s_tree_keeps_rank_order_and_puts_frequent_chunks_near_the_root(alice_fit):
+    """Every used rank is one leaf, in rank order (siblings share spelling), no unused rank is;
+    a chunk's depth is about its order-0 code length, and the mean path is near the entropy,
+    well under the complete trie's log2(ranks)."""
+    text = read("alice29.txt")
+    rd = RankedDictionary(alice_fit.rules, len(text))
+    counts = np.bincount(rd.parse(np.frombuffer(text, np.uint8)), minlength=rd.ranks.length.size)
+    tree = rd.weighted_tree(weight_classes(counts))
+    got = leaves(tree)
+    assert [r for r, _ in got] == np.flatnonzero(counts).tolist()
+    total = counts.sum()
+    assert all(d <= np.log2(total / counts[r]) + 3 for r, d in got)
+    p = counts[counts > 0] / total
+    mean = sum(counts[r] * d for r, d in got) / total
+    assert mean < -(p * np.log2(p)).sum() + 0.5 and mean < np.log2(counts.size) - 0.8
+    for k in range(tree.lo.size):  # each node splits its own range, its leaves on the right side
+        assert tree.lo[k] < tree.mid[k] < tree.hi[k]
+        for side in (0, 1):
+            child = int(tree.child[k, side])
+            ranks = [-1 - child] if child < 0 else [r for r, _ in leaves(tree, child)]
+            assert all((r >= tree.mid[k]) == side for r in ranks)
+
+
+def test_model_1s_tree_is_the_complete_trie_of_rank_bits(alice_fit):
+    rd = RankedDictionary(alice_fit.rules, len(read("alice29.txt")))
+    size = rd.ranks.length.size
+    bits = (size - 1).bit_length()
+    real = [(r, d) for r, d in leaves(rd.complete_tree()) if r < size]
+    assert real == [(r, bits) for r in range(size)]
+
+
+def test_a_tree_needs_two_leaves_even_when_one_rank_is_used(alice_fit):
+    rd = RankedDictionary(alice_fit.rules, 100)
+    classes = np.zeros(rd.ranks.length.size, dtype=np.int64)
+    classes[40] = 7
+    assert [r for r, _ in leaves(rd.weighted_tree(classes))] == [0, 40]
+    one = ChunkCmCoder(ChunkCmParams(memory=16)).encode(np.zeros((0, 2), np.int64), np.full(500, 97))
+    assert expand(*ChunkCmCoder(ChunkCmParams(memory=16)).decode(one)) == b"a" * 500 and len(one) < 60
+
+
+def test_model_2_is_smaller_than_model_1_on_the_same_parse(alice_fit):
+    """Also in small tables, where twenty contexts crowd each other (alice29, 500 rules: 41,875 ->
+    41,705 B in 256 KB, 38,569 -> 37,962 B in 4 MB)."""
+    for memory, ratio in ((18, 1.0), (22, 0.99)):
+        v1 = ChunkCmV1Coder(ChunkCmV1Params(memory=memory)).encode(alice_fit.rules, alice_fit.symbols)
+        v2 = coder(memory=memory).encode(alice_fit.rules, alice_fit.symbols)
+        assert len(v2) < ratio * len(v1)
+        assert expand(*coder(memory=memory).decode(v2)) == read("alice29.txt")
+
+
+def test_model_1_writes_the_bytes_it_always_wrote(registry):
+    """chunk-cm-v1 re-creates the golden archive chunkpress wrote before model 2, byte for byte."""
+    golden = Path(__file__).parent / "golden" / "udhr_cmn_hans.chunkpress.chunk-cm.v1.cpz"
+    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder="chunk-cm-v1")
+    assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
+
+
+def test_each_model_refuses_more_contexts_than_it_has():
+    assert ChunkCmParams().contexts == len(MODEL2_ORDER) and ChunkCmV1Params().contexts == len(MODEL1_ORDER) == 12
+    with pytest.raises(ValueError):
+        ChunkCmParams(contexts=len(MODEL2_ORDER) + 1)
+    with pytest.raises(ValueError):
+        ChunkCmV1Params(contexts=13)

@@ -71,7 +71,8 @@ MODEL1_ORDER = tuple(range(12))
 MODEL2_ORDER = (C_ORDER0, C_ID1, C_O2, C_WORD0, C_WORD, C_O3, C_CLASSES, C_ID2, C_O1, C_O4, C_LINE, C_WORD2,
                 C_O6, C_NEST, C_SHAPE, C_ID3, C_INDIRECT, C_SKIP_IDS, C_WORDS12, C_WORD0_2)
 #: mixer inputs: the contexts, the match model's state map and its expected bit, a bias
-IN_MATCH, IN_EXPECTED, IN_BIAS, N_INPUTS = N_CONTEXTS, N_CONTEXTS + 1, N_CONTEXTS + 2, N_CONTEXTS + 3
+IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
+N_INPUTS = IN_CONTEXTS + N_CONTEXTS
 #: mixer 1's weight sets: bit position (up to 32) x how many text contexts were seen (0..7)
 MIX1_SETS = 32 * 8
 #: mixer 2's weight sets: the rank's bits so far below 2048, then bit position x byte class
@@ -104,8 +105,9 @@ M_PTR, M_LEN, N_MATCH = range(3)
  B_COUNT, N_BIT) = range(16)
 
 #: the model's tables, fresh for each encode or decode (built by ``chunk_cm.new_tables``)
-#: (``order``: the contexts used, in mixer order; one state map of 256 entries each)
-Tables = namedtuple("Tables", "order ht sm_p sm_n mm_p mm_n mm_ht w1 w2 w3 wf a1 a2 a3 follow")
+#: (``order``: the contexts used, in mixer order, one state map of 256 entries each;
+#: ``text_order[m]``: 1 where context ``order[m]`` is in :data:`TEXT_ORDERS`)
+Tables = namedtuple("Tables", "order text_order ht sm_p sm_n mm_p mm_n mm_ht w1 w2 w3 wf a1 a2 a3 follow")
 #: the dictionary as ranks: ``spell[start[r]:start[r] + length[r]]`` spells rank r; after rank r
 #: the ranks in ``ex_lo[k]:ex_hi[k]`` for k in ``ex_start[r]:ex_start[r + 1]`` are excluded
 Ranks = namedtuple("Ranks", "start length spell ex_start ex_lo ex_hi tree")
@@ -124,7 +126,7 @@ Stream = namedtuple("Stream", "ac out inp meter")
 def new_scratch() -> Scratch:
     hashes = [np.zeros(N_CONTEXTS, np.uint64) for _ in range(3)]
     return Scratch(every=hashes[0], ctx=hashes[1], hv=hashes[2], ptr=np.zeros(N_CONTEXTS, np.int64),
-                   st=np.zeros(N_CONTEXTS, np.int64), tx=np.zeros(N_INPUTS, np.int64), fx=np.zeros(4, np.int64),
+                   st=np.zeros(N_CONTEXTS, np.int64), tx=np.zeros(N_INPUTS, np.int32), fx=np.zeros(4, np.int64),
                    bit=np.zeros(N_BIT, np.int64), hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64))
 
 
@@ -165,10 +167,8 @@ def byte_class(c):
     return 15
 
 
-@numba.njit(cache=True, inline="always")
-def is_text_order(c):
-    """Whether context ``c`` is one of the text orders (how many were seen picks mixer 1's set)."""
-    return c == C_O1 or c == C_O2 or c == C_O3 or c == C_O4 or c == C_O6
+#: the text orders: how many of them were seen picks mixer 1's weight set
+TEXT_ORDERS = (C_O1, C_O2, C_O3, C_O4, C_O6)
 
 
 # ---------------------------------------------------------------- exclusion
@@ -207,10 +207,8 @@ def mix_dot(tx, w, s, n_ctx):
     """A mixer's output (a logit in 1/256, clamped) with weight set ``s``: the first ``n_ctx``
     contexts and the inputs after the contexts."""
     dot = 0
-    for k in range(n_ctx):
-        dot += tx[k] * w[s, k]
-    for k in range(N_CONTEXTS, N_INPUTS):
-        dot += tx[k] * w[s, k]
+    for k in range(IN_CONTEXTS + n_ctx):
+        dot += np.int64(tx[k]) * w[s, k]
     return max(-2047, min(2047, dot >> 16))
 
 
@@ -219,10 +217,8 @@ def mix_learn(tx, w, s, y, p, n_ctx, rate):
     """Move weight set ``s`` along the error; a nearly right mixer learns nothing worth the time."""
     e = ((y << 12) - p) * rate
     if e > rate * 32 or e < -rate * 32:
-        for k in range(n_ctx):
-            w[s, k] += (tx[k] * e) >> 16
-        for k in range(N_CONTEXTS, N_INPUTS):
-            w[s, k] += (tx[k] * e) >> 16
+        for k in range(IN_CONTEXTS + n_ctx):
+            w[s, k] += (np.int64(tx[k]) * e) >> 16
 
 
 @numba.njit(cache=True, inline="always")
@@ -289,9 +285,8 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1):
     for m in range(n_ctx):
         s = np.int64(tb.ht[sc.ptr[m] + nib])
         sc.st[m] = s
-        sc.tx[m] = STRETCH[tb.sm_p[(m << 8) + s] >> 10]
-        if s != 0 and is_text_order(tb.order[m]):
-            seen += 1
+        sc.tx[IN_CONTEXTS + m] = STRETCH[tb.sm_p[(m << 8) + s] >> 10]
+        seen += (s != 0) & tb.text_order[m]
     jj = min(j, 31)
     if eb >= 0:
         mctx = ((min(m_len, 15) * 2 + eb) << 5) | jj
