@@ -204,12 +204,12 @@ PRESETS = {
     3: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=19),
     4: _preset("repair", "varint-lzma", 8000, "gpt2", min_count=16),
     5: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=16),
-    # chunk-cm, the faster levels trading contexts and table size for time: -6 four contexts
-    # (order 0, the previous chunk, two bytes, the word in progress) in 4 MB of tables, the
-    # level as small as PPMd order 8 at about twice its time; -7 eight in 16 MB; -8 twelve in
-    # 256 MB; -9 all twenty in 512 MB. The model gains more from its contexts than from long
-    # chunks: -8 and -9 keep 1,000 rules, each seen at least 200 times
-    6: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=22, contexts=4),
+    # chunk-cm, the faster levels trading contexts and table size for time: -6 three contexts
+    # (order 0, the previous chunk, two bytes) in 4 MB of tables, the level as small as PPMd
+    # order 8 at under three times its time; -7 eight in 16 MB; -8 twelve in 256 MB; -9 all
+    # twenty in 512 MB. The model gains more from its contexts than from long chunks: -8 and
+    # -9 keep 1,000 rules, each seen at least 200 times
+    6: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=22, contexts=3),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28, contexts=12),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29),
