@@ -1,7 +1,9 @@
 """Compression levels -1 ... -9 and the default: size, compress and decompress time, peak RSS,
 each a whole `chunkpress` process (warm numba cache), with zpaq -m5, PPMd order 8, xz, zstd and
 bzip3 in the same run; sizes of every level on the other corpora, to check that no level is
-larger than the one below; a size-against-time plot (PNG and SVG) of levels and peers.
+larger than the one below; a size-against-time plot (PNG and SVG) of levels and peers; and, as
+one run on a shared machine varies by 10-30%, medians of alternating runs for the two claims
+that rest on time (a level within 3x PPMd's time, -9 no slower than zpaq -m5).
 
     .venv/bin/python examples/benchmarks/levels.py [--corpus DIR] [--quick]
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -26,6 +29,9 @@ HERE = Path(__file__).parent
 CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
 #: the corpora whose sizes must not grow from one level to the next (en_mix_10MB: strictly fall)
 OTHERS = ("en_mix_1MB.txt", "alice29.txt", "udhr_arb.txt", "udhr_cmn_hans.txt")
+#: (level, peer) pairs timed again in alternating runs, and how many
+ALTERNATING = ((6, "PPMd"), (9, "zpaq"))
+REPEATS = 3
 
 
 def describe(level: int) -> str:
@@ -46,6 +52,19 @@ def measure(src: Path, tmp: Path, level) -> tuple[int, float, float, int, bool]:
     c_s, c_mb = run([*CHUNKPRESS, "compress", *level_flag(level), str(src), "-o", str(archive), "-f", "-q"])
     d_s, d_mb = run([*CHUNKPRESS, "decompress", str(archive), "-o", str(back), "-f", "-q"])
     return archive.stat().st_size, c_s, d_s, max(c_mb, d_mb), back.read_bytes() == src.read_bytes()
+
+
+def alternating(src: Path, tmp: Path, level: int, peer: tuple, repeats: int) -> list[float]:
+    """Medians of (our compress, our decompress, the peer's compress, its decompress), the four
+    run one after the other ``repeats`` times so that a slow spell of the machine hits both."""
+    times: list[list[float]] = [[], [], [], []]
+    for _ in range(repeats):
+        _, c_s, d_s, _, _ = measure(src, tmp, level)
+        times[0].append(c_s)
+        times[1].append(d_s)
+        times[2].append(run(peer[1])[0])
+        times[3].append(run(peer[2])[0])
+    return [statistics.median(t) for t in times]
 
 
 def plot(rows: list, size: int, out: Path) -> None:
@@ -105,6 +124,11 @@ def main() -> None:
             rows.append(("default" if level is None else f"-{level}",
                          f"= -{DEFAULT_LEVEL}" if level is None else describe(level), n, c_s, d_s, mb, same))
             print(rows[-1], file=sys.stderr, flush=True)
+        medians = []
+        for level, peer_name in () if a.quick else ALTERNATING:
+            peer = next(p for p in peers(src, tmp) if p[0].startswith(peer_name))
+            medians.append((level, peer[0], alternating(src, tmp, level, peer, REPEATS)))
+            print(medians[-1], file=sys.stderr, flush=True)
         for name in () if a.quick else OTHERS:
             sizes[name] = []
             for level in range(1, 10):
@@ -134,6 +158,12 @@ def main() -> None:
         for name, values in sizes.items():
             ok = all(b <= a for a, b in zip(values, values[1:]))
             lines.append(f"| {name} | " + " | ".join(f"{v:,}" for v in values) + f" | {ok} |")
+    if medians:
+        lines += ["", f"Medians of {REPEATS} alternating runs (level, peer, level, peer, ...), same run:", "",
+                  "| level | peer | compress s | peer's | ratio | decompress s | peer's | ratio |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+        for level, peer_name, (c, d, pc, pd) in medians:
+            lines.append(f"| -{level} | {peer_name} | {c:.2f} | {pc:.2f} | {c / pc:.2f}x | {d:.2f} | {pd:.2f} | {d / pd:.2f}x |")
     text = "\n".join(lines) + "\n"
     (HERE / "levels.md").write_text(text)
     plot(rows, size, HERE / "levels.png")
