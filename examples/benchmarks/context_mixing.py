@@ -49,7 +49,8 @@ def main() -> int:
         c_s, c_mb = run(CHUNKPRESS + ["compress", "--config", str(BEST), str(src), "-o", str(archive)])
         d_s, d_mb = run(CHUNKPRESS + ["decompress", str(archive), "-o", str(restored)])
         assert restored.read_bytes() == src.read_bytes(), "chunkpress did not restore the input"
-        rows.append(("chunkpress --config best.toml (= -9: BPE 1k + chunk-cm)", archive.stat().st_size, c_s, d_s, max(c_mb, d_mb)))
+        rows.append(("chunkpress --config best.toml (= -9: BPE 1k + chunk-cm)", archive.stat().st_size, c_s, d_s,
+                     max(c_mb, d_mb)))
         print(rows[-1], file=sys.stderr)
         for name, comp, dec, path in peers(src, tmp):
             c_s, c_mb = run(comp)

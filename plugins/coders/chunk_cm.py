@@ -94,7 +94,8 @@ def new_tables(n: int, chunks: int, ranks: int, memory: int, order: tuple[int, .
     first = np.full(256, 1 << 21, dtype=np.int32)  # each context's map starts at the states' own estimate
     first[: cmm.STATE_P.size] = cmm.STATE_P
     return ccm.Tables(
-        order=np.array(order, dtype=np.int64), text_order=np.isin(order, ccm.TEXT_ORDERS).astype(np.int64), ht=_zeros(s["hash_bytes"], np.uint8),
+        order=np.array(order, dtype=np.int64), text_order=np.isin(order, ccm.TEXT_ORDERS).astype(np.int64),
+        ht=_zeros(s["hash_bytes"], np.uint8),
         sm_p=np.tile(first, contexts), sm_n=np.zeros(contexts * 256, np.int32),
         mm_p=np.full(ccm.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(ccm.MATCH_CONTEXTS, np.int32),
         mm_ht=np.zeros(s["match"], np.int32),
@@ -317,6 +318,7 @@ def register_coders():
         ),
         CoderInfo(
             name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="2",
-            summary="context mixing over chunk ids (one event per chunk down a frequency-shaped tree; text, word and id contexts, match model)",
+            summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "
+                     "text, word and id contexts, match model)"),
         ),
     ]
