@@ -204,8 +204,8 @@ def forced_bit(rk, a, b, lo, mid, hi):
 
 @numba.njit(cache=True, inline="always")
 def mix_dot(tx, w, s, n_ctx):
-    """A mixer's output (a logit in 1/256, clamped) with weight set ``s``: the first ``n_ctx``
-    contexts and the inputs after the contexts."""
+    """A mixer's output (a logit in 1/256, clamped) with weight set ``s``: the fixed inputs
+    (match, expected bit, bias), then the first ``n_ctx`` contexts, in one contiguous loop."""
     dot = 0
     for k in range(IN_CONTEXTS + n_ctx):
         dot += np.int64(tx[k]) * w[s, k]
