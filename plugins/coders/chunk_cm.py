@@ -82,7 +82,7 @@ def model_sizes(n: int, chunks: int, ranks: int, memory: int) -> dict:
 def model_bytes(n: int, chunks: int, ranks: int, memory: int) -> int:
     s = model_sizes(n, chunks, ranks, memory)
     mixers = 4 * ccm.N_INPUTS * (ccm.MIX1_SETS + ccm.MIX2_SETS + s["id_sets"])
-    apms = 8 * cmm._APM_STEPS * (s["apm1"] + 2 * (1 << s["apm_bits"]))
+    apms = 4 * cmm._APM_STEPS * (s["apm1"] + 2 * (1 << s["apm_bits"]))
     maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS)
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
     return s["hash_bytes"] + 4 * s["match"] + mixers + apms + maps + 8 * (ranks + 2) + tree
