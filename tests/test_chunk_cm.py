@@ -1,5 +1,5 @@
-"""The chunk-cm coder: one event per chunk, its coding trees, the exclusion table, hostile payloads,
-progress, and model 1 (chunk-cm-v1) writing the bytes it always wrote."""
+"""The chunk-cm coder: one event per chunk, its coding trees, the exclusion table, the run model,
+hostile payloads, progress, and models 1 and 2 (chunk-cm-v1, -v2) writing the bytes they always wrote."""
 
 import io
 import lzma
@@ -14,9 +14,9 @@ from chunkpress.format.container import Header, checksum, pack, unpack
 from chunkpress.format.expand import expand
 from chunkpress.format.leb128 import encode_varints
 from chunkpress.pipeline import Pipeline, decompress
-from chunkpress.plugins.coders.chunk_cm import (ChunkCmCoder, ChunkCmParams, ChunkCmV1Coder, ChunkCmV1Params,
-                                                RankedDictionary, weight_classes)
-from chunkpress.plugins.coders.chunk_cm_model import EXCLUDE_MAX_LEN, MODEL1_ORDER, MODEL2_ORDER
+from chunkpress.plugins.coders.chunk_cm import (MODELS, ChunkCmCoder, ChunkCmParams, ChunkCmV1Coder, ChunkCmV1Params,
+                                                ChunkCmV2Coder, ChunkCmV2Params, RankedDictionary, weight_classes)
+from chunkpress.plugins.coders.chunk_cm_model import EXCLUDE_MAX_LEN, MODEL1_ORDER, MODEL2_ORDER, MODEL3_ORDER
 from chunkpress.progress import coding_progress
 from support import mutated, read
 
@@ -55,7 +55,7 @@ def test_decodes_the_rules_and_the_longest_match_parse(alice_fit):
 
 def test_every_context_group_pays_on_text(alice_fit):
     """The ablation, on the same dictionary: order 0 alone, then the first six, then all."""
-    sizes = [len(coder(contexts=k).encode(alice_fit.rules, alice_fit.symbols)) for k in (1, 6, len(MODEL2_ORDER))]
+    sizes = [len(coder(contexts=k).encode(alice_fit.rules, alice_fit.symbols)) for k in (1, 6, len(MODEL3_ORDER))]
     assert sizes[0] > 1.1 * sizes[1] and sizes[1] > sizes[2]
 
 
@@ -100,7 +100,7 @@ def test_the_exclusions_save_coded_bits(alice_fit, monkeypatch):
 
 
 def _archive(payload: bytes, length: int) -> bytes:
-    return pack(Header(codec="chunkpress.chunk-cm.v2", params={"memory": 16, "contexts": len(MODEL2_ORDER)},
+    return pack(Header(codec="chunkpress.chunk-cm.v3", params={"memory": 16, "contexts": len(MODEL3_ORDER)},
                        length=length, blake2b=checksum(b"\0" * min(length, 1))), payload)
 
 
@@ -216,21 +216,36 @@ def test_model_2_is_smaller_than_model_1_on_the_same_parse(alice_fit):
     41,705 B in 256 KB, 38,569 -> 37,962 B in 4 MB)."""
     for memory, ratio in ((18, 1.0), (22, 0.99)):
         v1 = ChunkCmV1Coder(ChunkCmV1Params(memory=memory)).encode(alice_fit.rules, alice_fit.symbols)
-        v2 = coder(memory=memory).encode(alice_fit.rules, alice_fit.symbols)
-        assert len(v2) < ratio * len(v1)
-        assert expand(*coder(memory=memory).decode(v2)) == read("alice29.txt")
+        v2 = ChunkCmV2Coder(ChunkCmV2Params(memory=memory))
+        payload = v2.encode(alice_fit.rules, alice_fit.symbols)
+        assert len(payload) < ratio * len(v1)
+        assert expand(*v2.decode(payload)) == read("alice29.txt")
 
 
-def test_model_1_writes_the_bytes_it_always_wrote(registry):
-    """chunk-cm-v1 re-creates the golden archive chunkpress wrote before model 2, byte for byte."""
-    golden = Path(__file__).parent / "golden" / "udhr_cmn_hans.chunkpress.chunk-cm.v1.cpz"
-    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder="chunk-cm-v1")
+@pytest.mark.parametrize("version", [1, 2])
+def test_older_models_write_the_bytes_they_always_wrote(registry, version):
+    """chunk-cm-v1 and -v2 re-create the golden archives written before the next model, byte
+    for byte: the kernel they share with model 3 runs them unchanged."""
+    golden = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.v{version}.cpz"
+    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder=f"chunk-cm-v{version}")
     assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
 
 
 def test_each_model_refuses_more_contexts_than_it_has():
-    assert ChunkCmParams().contexts == len(MODEL2_ORDER) and ChunkCmV1Params().contexts == len(MODEL1_ORDER) == 12
-    with pytest.raises(ValueError):
-        ChunkCmParams(contexts=len(MODEL2_ORDER) + 1)
-    with pytest.raises(ValueError):
-        ChunkCmV1Params(contexts=13)
+    assert ChunkCmParams().contexts == len(MODEL3_ORDER) == 18
+    assert ChunkCmV2Params().contexts == len(MODEL2_ORDER) == 20
+    assert ChunkCmV1Params().contexts == len(MODEL1_ORDER) == 12
+    for params, most in ((ChunkCmParams, 18), (ChunkCmV2Params, 20), (ChunkCmV1Params, 12)):
+        with pytest.raises(ValueError):
+            params(contexts=most + 1)
+    assert [m.codec_id for m in MODELS.values()] == [f"chunkpress.chunk-cm.v{v}" for v in (1, 2, 3)]
+
+
+def test_the_run_model_pays_on_text_with_fewer_contexts(alice_fit):
+    """Model 3 (two contexts fewer, four runs) against model 2 on the same parse, in small and
+    larger tables (alice29, 500 rules: 41,705 -> 41,553 B in 256 KB, 37,962 -> 37,863 B in 4 MB), and decodes."""
+    for memory in (18, 22):
+        v2 = ChunkCmV2Coder(ChunkCmV2Params(memory=memory)).encode(alice_fit.rules, alice_fit.symbols)
+        v3 = coder(memory=memory).encode(alice_fit.rules, alice_fit.symbols)
+        assert len(v3) < 0.998 * len(v2)
+        assert expand(*coder(memory=memory).decode(v3)) == read("alice29.txt")

@@ -6,13 +6,14 @@ by the compiled model in :mod:`chunkpress.plugins.coders.chunk_cm_model`, with c
 the previous ids and from the decoded text kept beside them. Decoding returns the rules and
 the longest-match parse of the text (as ``cm`` with ``parse = "longest"``).
 
-Payload (codec ``chunkpress.chunk-cm.v2``): LEB128 ``N T R L``, then ``L`` bytes of coded
+Payload (codec ``chunkpress.chunk-cm.v3``): LEB128 ``N T R L``, then ``L`` bytes of coded
 rules, then one arithmetic-coded stream: each rank's weight class (which shapes the tree),
 then the ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a function of
 ``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the archive
-header), so the decoder builds the same model. Codec ``chunkpress.chunk-cm.v1`` (coder
-``chunk-cm-v1``, model 1) has no weight classes and codes each rank's bits down the complete
-trie over its first twelve contexts; its archives keep decoding.
+header), so the decoder builds the same model. The model versions differ only as
+:data:`MODELS` says; older ones keep their coders (``chunk-cm-v2``, ``chunk-cm-v1``), so their
+archives keep decoding: v2 has no run model and twenty contexts, v1 also no weight classes
+(each rank's bits down the complete trie, twelve contexts).
 """
 
 from __future__ import annotations
@@ -38,29 +39,62 @@ from .cm import Dictionary, _code_rules, _decode_rules, _max_prefixes, _pow2_at_
 _MAX_CHUNKS_PER_BYTE = 22_800
 
 
-def _contexts_field(orders: tuple[int, ...]):
-    return attrs.field(default=len(orders), validator=[attrs.validators.instance_of(int), attrs.validators.ge(1),
-                                                       attrs.validators.le(len(orders))])
+@attrs.frozen(kw_only=True)
+class Model:
+    """What one version of chunk-cm's model is: the only place the versions differ."""
+
+    version: int
+    #: the hashed contexts, in mixer order (a coder's ``contexts`` param keeps the first few)
+    orders: tuple[int, ...]
+    #: the tree: shaped by the ranks' weight classes, coded first (else the complete trie)
+    weighted: bool
+    #: the run model's keys: contexts whose last rank it follows, and ids hashed for one more
+    run_contexts: tuple[int, ...] = ()
+    run_ids: int = 0
+
+    @property
+    def codec_id(self) -> str:
+        return f"chunkpress.chunk-cm.v{self.version}"
+
+
+MODELS = {
+    1: Model(version=1, orders=ccm.MODEL1_ORDER, weighted=False),
+    2: Model(version=2, orders=ccm.MODEL2_ORDER, weighted=True),
+    3: Model(version=3, orders=ccm.MODEL3_ORDER, weighted=True, run_contexts=ccm.MODEL3_RUN_CONTEXTS,
+             run_ids=ccm.MODEL3_RUN_IDS),
+}
+
+
+def _contexts_field(model: Model):
+    return attrs.field(default=len(model.orders), validator=[
+        attrs.validators.instance_of(int), attrs.validators.ge(1), attrs.validators.le(len(model.orders))])
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmParams:
     """``memory``: log2 of the largest hash table in bytes (smaller inputs get smaller tables;
     the model uses about 1.2x this at most). ``contexts``: how many of the model's hashed
-    contexts are used, in mixer order (``chunk_cm_model.MODEL2_ORDER``: order 0, previous id,
+    contexts are used, in mixer order (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id,
     order 2, word in progress, word with the previous, order 3, byte classes, two ids, ...):
     fewer is faster."""
 
     memory: int = attrs.field(default=28, validator=[attrs.validators.instance_of(int), attrs.validators.ge(16),
                                                      attrs.validators.le(32)])
-    contexts: int = _contexts_field(ccm.MODEL2_ORDER)
+    contexts: int = _contexts_field(MODELS[3])
+
+
+@attrs.frozen(kw_only=True)
+class ChunkCmV2Params(ChunkCmParams):
+    """As :class:`ChunkCmParams`, over model 2's twenty contexts (``MODEL2_ORDER``)."""
+
+    contexts: int = _contexts_field(MODELS[2])
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmV1Params(ChunkCmParams):
     """As :class:`ChunkCmParams`, over model 1's twelve contexts (``MODEL1_ORDER``)."""
 
-    contexts: int = _contexts_field(ccm.MODEL1_ORDER)
+    contexts: int = _contexts_field(MODELS[1])
 
 
 def model_sizes(n: int, chunks: int, ranks: int, memory: int) -> dict:
@@ -76,6 +110,8 @@ def model_sizes(n: int, chunks: int, ranks: int, memory: int) -> dict:
         "id_sets": min(1 << 16, _pow2_at_least(ranks + 1)),
         "apm_bits": small,
         "apm1": min(1 << 16, _pow2_at_least(ranks)),
+        # one entry a chunk and run at most; 16 MB at memory 29 (64 MB: within 0.03%)
+        "runs": max(1 << 10, min(1 << (memory - 8), _pow2_at_least(chunks))),
     }
 
 
@@ -83,12 +119,12 @@ def model_bytes(n: int, chunks: int, ranks: int, memory: int) -> int:
     s = model_sizes(n, chunks, ranks, memory)
     mixers = 4 * ccm.N_INPUTS * (ccm.MIX1_SETS + ccm.MIX2_SETS + s["id_sets"])
     apms = 4 * cmm._APM_STEPS * (s["apm1"] + 2 * (1 << s["apm_bits"]))
-    maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS)
+    maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS + ccm.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
     return s["hash_bytes"] + 4 * s["match"] + mixers + apms + maps + 8 * (ranks + 2) + tree
 
 
-def new_tables(n: int, chunks: int, ranks: int, memory: int, order: tuple[int, ...]) -> ccm.Tables:
+def new_tables(n: int, chunks: int, ranks: int, memory: int, order: tuple[int, ...], model: Model) -> ccm.Tables:
     """The model's tables, each piece at its starting state, for the contexts in ``order``."""
     contexts = len(order)
     s = model_sizes(n, chunks, ranks, memory)
@@ -96,6 +132,9 @@ def new_tables(n: int, chunks: int, ranks: int, memory: int, order: tuple[int, .
     first[: cmm.STATE_P.size] = cmm.STATE_P
     return ccm.Tables(
         order=np.array(order, dtype=np.int64), text_order=np.isin(order, ccm.TEXT_ORDERS).astype(np.int64),
+        run_contexts=np.array(model.run_contexts, dtype=np.int64), run_ids=model.run_ids,
+        run=np.zeros(s["runs"] if model.run_contexts or model.run_ids else 1, np.uint64),
+        rm_p=np.full(ccm.RUN_MAPS, 1 << 21, np.int32), rm_n=np.zeros(ccm.RUN_MAPS, np.int32),
         ht=_zeros(s["hash_bytes"], np.uint8),
         sm_p=np.tile(first, contexts), sm_n=np.zeros(contexts * 256, np.int32),
         mm_p=np.full(ccm.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(ccm.MATCH_CONTEXTS, np.int32),
@@ -209,16 +248,13 @@ def _run(decode: bool, ranks, text, rk: ccm.Ranks, tables, io) -> int:
 class ChunkCmCoder(Coder):
     """Context mixing over chunk ids; see the module docstring for the format."""
 
-    codec_id = "chunkpress.chunk-cm.v2"
-    #: the model's version: 1 codes each rank's bits down a complete trie; 2 codes the ranks
-    #: the parse uses down a tree shaped by their counts (coded in the payload first)
-    model = 2
-    orders: tuple[int, ...] = ccm.MODEL2_ORDER
+    model = MODELS[3]
+    codec_id = model.codec_id
 
     def __init__(self, params: ChunkCmParams | None = None):
         super().__init__(params or self.default_params())
         self.memory = self.params.memory
-        self.order = self.orders[: self.params.contexts]
+        self.order = self.model.orders[: self.params.contexts]
 
     @classmethod
     def default_params(cls) -> ChunkCmParams:
@@ -231,14 +267,14 @@ class ChunkCmCoder(Coder):
         rd = RankedDictionary(rules, text.size)
         ranks = rd.parse(text)
         rule_stream = _code_rules(rules)
-        classes = weight_classes(np.bincount(ranks, minlength=rd.ranks.length.size)) if self.model >= 2 else None
+        classes = weight_classes(np.bincount(ranks, minlength=rd.ranks.length.size)) if self.model.weighted else None
         rk = rd.ranks._replace(tree=rd.complete_tree() if classes is None else rd.weighted_tree(classes))
         capacity = text.size + text.size // 4 + 4096 + (rd.ranks.length.size if classes is not None else 0)
         while True:
             io = ccm.new_stream(False, capacity=capacity)
             if classes is not None:
                 ccm.code_weights(False, classes.copy(), io)
-            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.memory, self.order)
+            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.memory, self.order, self.model)
             status = _run(False, ranks.copy(), text, rk, tables, io)
             if status != text.size:
                 raise FormatError(f"chunk-cm could not code this parse (status {status})")
@@ -274,14 +310,14 @@ class ChunkCmCoder(Coder):
         text = np.zeros(n, dtype=np.uint8)
         ranks = np.zeros(t, dtype=np.int64)
         io = ccm.new_stream(True, coded)
-        if self.model >= 2:
+        if self.model.weighted:
             classes = np.zeros(rd.ranks.length.size, dtype=np.int64)
             status = ccm.code_weights(True, classes, io)
             tree = rd.weighted_tree(classes)
         else:
             status, tree = 0, rd.complete_tree()
         if status == 0:
-            tables = new_tables(n, t, rd.ranks.length.size, self.memory, self.order)
+            tables = new_tables(n, t, rd.ranks.length.size, self.memory, self.order, self.model)
             status = _run(True, ranks, text, rd.ranks._replace(tree=tree), tables, io)
         if io.ac[5] or status == -4:
             raise FormatError("corrupt chunk-cm payload: the coded chunks end early")
@@ -298,12 +334,22 @@ class ChunkCmCoder(Coder):
         return {"dictionary_bytes": len(payload) - len(coded), "string_bytes": len(coded)}
 
 
+class ChunkCmV2Coder(ChunkCmCoder):
+    """chunk-cm's second model (no run model, twenty contexts): reads and writes its archives."""
+
+    model = MODELS[2]
+    codec_id = model.codec_id
+
+    @classmethod
+    def default_params(cls) -> ChunkCmParams:
+        return ChunkCmV2Params()
+
+
 class ChunkCmV1Coder(ChunkCmCoder):
     """chunk-cm's first model (complete trie, chunkpress 1.x archives): reads and writes them."""
 
-    codec_id = "chunkpress.chunk-cm.v1"
-    model = 1
-    orders = ccm.MODEL1_ORDER
+    model = MODELS[1]
+    codec_id = model.codec_id
 
     @classmethod
     def default_params(cls) -> ChunkCmParams:
@@ -318,8 +364,12 @@ def register_coders():
             summary="chunk-cm's first model (each rank's bits down a complete trie): reads older archives",
         ),
         CoderInfo(
-            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="2",
+            name="chunk-cm-v2", factory=ChunkCmV2Coder, params=ChunkCmV2Params, version="2",
+            summary="chunk-cm's second model (no run model): reads its archives",
+        ),
+        CoderInfo(
+            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="3",
             summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "
-                     "text, word and id contexts, match model)"),
+                     "text, word and id contexts, runs, match model)"),
         ),
     ]

@@ -70,11 +70,19 @@ from .cm_model import (_APM_STEPS, _B8, _K1, _K2, _K3, _M8, _Z, NEXT_STATE, STRE
 MODEL1_ORDER = tuple(range(12))
 MODEL2_ORDER = (C_ORDER0, C_ID1, C_O2, C_WORD0, C_WORD, C_O3, C_CLASSES, C_ID2, C_O1, C_O4, C_LINE, C_WORD2,
                 C_O6, C_NEST, C_SHAPE, C_ID3, C_INDIRECT, C_SKIP_IDS, C_WORDS12, C_WORD0_2)
-#: mixer inputs: the contexts, the match model's state map and its expected bit, a bias
+#: model 3 leaves out the two contexts the run model makes least worth their time
+MODEL3_ORDER = tuple(c for c in MODEL2_ORDER if c not in (C_SKIP_IDS, C_WORD0_2))
+#: model 3's runs: the contexts whose last rank the run model follows, and how many ids before
+#: the chunk key one more run (so ``MAX_RUNS`` = 3 + 1)
+MODEL3_RUN_CONTEXTS = (C_ID1, C_O2, C_WORD0)
+MODEL3_RUN_IDS = 4
+MAX_RUNS = 4
+#: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the runs
 IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
-N_INPUTS = IN_CONTEXTS + N_CONTEXTS
-#: mixer 1's weight sets: bit position (up to 32) x how many text contexts were seen (0..7)
-MIX1_SETS = 32 * 8
+N_INPUTS = IN_CONTEXTS + N_CONTEXTS + MAX_RUNS
+#: mixer 1's weight sets: bit position (up to 32) x how many text contexts were seen (0..7) x
+#: the runs' vote (none in range, all for 0, all for 1, split)
+MIX1_SETS = 32 * 8 * 4
 #: mixer 2's weight sets: the rank's bits so far below 2048, then bit position x byte class
 MIX2_SETS = 2048 + 32 * 16
 #: the mixers' learning rate (error in 1/4096 times this, weights in 1/65536)
@@ -91,6 +99,8 @@ MATCH_IDS = 2
 MATCH_VERIFY = 16
 #: match model state-map contexts: (length 0..15, expected bit) x bit position, and "no match"
 MATCH_CONTEXTS = 33 << 5
+#: run maps: (run, repeats 0..15, expected bit, bit position 0..7) -> P(1)
+RUN_MAPS = MAX_RUNS * 16 * 2 * 8
 #: the longest dictionary chunk whose extensions exclude ranks (bounds the table's build)
 EXCLUDE_MAX_LEN = 32
 
@@ -100,14 +110,20 @@ EXCLUDE_MAX_LEN = 32
 H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, H_CLASS, H_LINE, H_NEST, N_HISTORY = range(11)
 #: the match model's state, an int64 record: where the expected id is, the match length
 M_PTR, M_LEN, N_MATCH = range(3)
+#: one run's state for the chunk being coded, a row of an int64 record: the rank last seen in
+#: its context (-1: none, or off the path), its repeats, its table entry and key check, the
+#: run map read at the last coded bit (-1: none)
+R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: one coded bit's working values, an int64 record (what predict leaves for learn)
 (B_S1, B_S2, B_S3, B_D1, B_D2, B_D3, B_PM, B_MCTX, B_IA1, B_IA2, B_IA3, B_JJ, B_NIB, B_TOUCHED,
  B_COUNT, N_BIT) = range(16)
 
 #: the model's tables, fresh for each encode or decode (built by ``chunk_cm.new_tables``)
 #: (``order``: the contexts used, in mixer order, one state map of 256 entries each;
-#: ``text_order[m]``: 1 where context ``order[m]`` is in :data:`TEXT_ORDERS`)
-Tables = namedtuple("Tables", "order text_order ht sm_p sm_n mm_p mm_n mm_ht w1 w2 w3 wf a1 a2 a3 follow")
+#: ``text_order[m]``: 1 where context ``order[m]`` is in :data:`TEXT_ORDERS`; ``run_contexts``
+#: and ``run_ids``: the runs' keys, ``run`` their table, ``rm_*`` their maps)
+Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm_p rm_n ht sm_p sm_n mm_p mm_n mm_ht "
+                              "w1 w2 w3 wf a1 a2 a3 follow")
 #: the dictionary as ranks: ``spell[start[r]:start[r] + length[r]]`` spells rank r; after rank r
 #: the ranks in ``ex_lo[k]:ex_hi[k]`` for k in ``ex_start[r]:ex_start[r + 1]`` are excluded
 Ranks = namedtuple("Ranks", "start length spell ex_start ex_lo ex_hi tree")
@@ -117,8 +133,8 @@ Ranks = namedtuple("Ranks", "start length spell ex_start ex_lo ex_hi tree")
 #: node starts a new slot); ``pos[k]``: the bit position the mixers and maps are selected by
 Tree = namedtuple("Tree", "lo mid hi child group pos")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
-#: mixer inputs
-Scratch = namedtuple("Scratch", "every ctx hv ptr st tx fx bit hist match")
+#: mixer inputs, the runs
+Scratch = namedtuple("Scratch", "every ctx hv ptr st tx fx bit hist match runs")
 #: the arithmetic coder: state, output (encoder), input (decoder), and a progress meter
 Stream = namedtuple("Stream", "ac out inp meter")
 
@@ -127,7 +143,8 @@ def new_scratch() -> Scratch:
     hashes = [np.zeros(N_CONTEXTS, np.uint64) for _ in range(3)]
     return Scratch(every=hashes[0], ctx=hashes[1], hv=hashes[2], ptr=np.zeros(N_CONTEXTS, np.int64),
                    st=np.zeros(N_CONTEXTS, np.int64), tx=np.zeros(N_INPUTS, np.int32), fx=np.zeros(4, np.int64),
-                   bit=np.zeros(N_BIT, np.int64), hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64))
+                   bit=np.zeros(N_BIT, np.int64), hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64),
+                   runs=np.zeros((MAX_RUNS, N_RUN_FIELDS), np.int64))
 
 
 def new_stream(decode: bool, payload: bytes | None = None, capacity: int = 0) -> Stream:
@@ -203,21 +220,21 @@ def forced_bit(rk, a, b, lo, mid, hi):
 
 
 @numba.njit(cache=True, inline="always")
-def mix_dot(tx, w, s, n_ctx):
-    """A mixer's output (a logit in 1/256, clamped) with weight set ``s``: the fixed inputs
-    (match, expected bit, bias), then the first ``n_ctx`` contexts, in one contiguous loop."""
+def mix_dot(tx, w, s, n_in):
+    """A mixer's output (a logit in 1/256, clamped) with weight set ``s`` over the first ``n_in``
+    inputs (match, expected bit, bias, the contexts, the runs), in one contiguous loop."""
     dot = 0
-    for k in range(IN_CONTEXTS + n_ctx):
+    for k in range(n_in):
         dot += np.int64(tx[k]) * w[s, k]
     return max(-2047, min(2047, dot >> 16))
 
 
 @numba.njit(cache=True, inline="always")
-def mix_learn(tx, w, s, y, p, n_ctx, rate):
+def mix_learn(tx, w, s, y, p, n_in, rate):
     """Move weight set ``s`` along the error; a nearly right mixer learns nothing worth the time."""
     e = ((y << 12) - p) * rate
     if e > rate * 32 or e < -rate * 32:
-        for k in range(IN_CONTEXTS + n_ctx):
+        for k in range(n_in):
             w[s, k] += (np.int64(tx[k]) * e) >> 16
 
 
@@ -274,10 +291,11 @@ def _apm_context(apm, key, direct):
 
 
 @numba.njit(cache=True, inline="always")
-def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1):
-    """P(the rank's next bit is 1) in 1/4096 at a node of bit position ``j``, ``c0`` holding the
-    bits above it after a leading 1, ``g`` of them since the last slot; ``eb`` is the match
-    model's expected bit (-1: none). Leaves in ``sc.bit`` what :func:`learn` needs."""
+def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
+    """P(the rank's next bit is 1) in 1/4096 at a node of bit position ``j`` splitting at rank
+    ``mid``, ``c0`` holding the bits above it after a leading 1, ``g`` of them since the last
+    slot; ``eb`` is the match model's expected bit (-1: none). Leaves in ``sc.bit`` what
+    :func:`learn` needs."""
     bit = sc.bit
     n_ctx = tb.order.size
     nib = (1 << g) | (c0 & ((1 << g) - 1))
@@ -288,6 +306,8 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1):
         sc.tx[IN_CONTEXTS + m] = STRETCH[tb.sm_p[(m << 8) + s] >> 10]
         seen += (s != 0) & tb.text_order[m]
     jj = min(j, 31)
+    n_in = IN_CONTEXTS + n_ctx + n_runs(tb)
+    vote = run_inputs(tb, sc, mid, jj, IN_CONTEXTS + n_ctx)
     if eb >= 0:
         mctx = ((min(m_len, 15) * 2 + eb) << 5) | jj
         sc.tx[IN_EXPECTED] = (2 * eb - 1) * min(m_len, 16) * 64
@@ -297,12 +317,12 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1):
         sc.tx[IN_EXPECTED] = 0
     sc.tx[IN_MATCH] = STRETCH[tb.mm_p[mctx] >> 10]
     sc.tx[IN_BIAS] = 256
-    s1 = jj * 8 + seen
+    s1 = (jj * 8 + seen) * 4 + vote
     s2 = c0 if c0 < 2048 else 2048 + jj * 16 + cls
     s3 = id1 & (tb.w3.shape[0] - 1)
-    d1 = mix_dot(sc.tx, tb.w1, s1, n_ctx)
-    d2 = mix_dot(sc.tx, tb.w2, s2, n_ctx)
-    d3 = mix_dot(sc.tx, tb.w3, s3, n_ctx)
+    d1 = mix_dot(sc.tx, tb.w1, s1, n_in)
+    d2 = mix_dot(sc.tx, tb.w2, s2, n_in)
+    d3 = mix_dot(sc.tx, tb.w3, s3, n_in)
     sc.fx[0] = d1
     sc.fx[1] = d2
     sc.fx[2] = d3
@@ -329,11 +349,16 @@ def learn(tb, sc, y):
         tb.ht[sc.ptr[m] + nib] = NEXT_STATE[s, y]
         _adapt(tb.sm_p, tb.sm_n, (m << 8) + s, y, 1023)
     _adapt(tb.mm_p, tb.mm_n, bit[B_MCTX], y, 1023)
+    runs = n_runs(tb)
+    for i in range(runs):
+        if sc.runs[i, R_MAP] >= 0:
+            _adapt(tb.rm_p, tb.rm_n, sc.runs[i, R_MAP], y, 1023)
+    n_in = IN_CONTEXTS + n_ctx + runs
     bit[B_COUNT] += 1
     rate = MIX_RATE + (MIX_BOOST >> min(bit[B_COUNT] >> MIX_HALF_LIFE, 31))
-    mix_learn(sc.tx, tb.w1, bit[B_S1], y, squash(bit[B_D1]), n_ctx, rate)
-    mix_learn(sc.tx, tb.w2, bit[B_S2], y, squash(bit[B_D2]), n_ctx, rate)
-    mix_learn(sc.tx, tb.w3, bit[B_S3], y, squash(bit[B_D3]), n_ctx, rate)
+    mix_learn(sc.tx, tb.w1, bit[B_S1], y, squash(bit[B_D1]), n_in, rate)
+    mix_learn(sc.tx, tb.w2, bit[B_S2], y, squash(bit[B_D2]), n_in, rate)
+    mix_learn(sc.tx, tb.w3, bit[B_S3], y, squash(bit[B_D3]), n_in, rate)
     ef = ((y << 12) - bit[B_PM]) * FINAL_RATE
     jj = bit[B_JJ]
     for k in range(4):
@@ -356,6 +381,88 @@ def find_slots(tb, sc, c0, hmask):
     for m in range(n_ctx):
         sc.ptr[m] = _slot(tb.ht, sc.hv[m], hmask)
     sc.bit[B_TOUCHED] = touched
+
+
+# ---------------------------------------------------------------- run model
+# Per context, the rank seen there last and how many times in a row (paq8's run map): at low
+# orders, where many ranks share a context, the bit histories weigh the past evenly and the
+# last rank seen is the better guess. One entry per run and chunk: a 24-bit key check, the rank
+# + 1 (32 bits) and the repeats (8 bits). While the tree's path leads to a run's rank, the run
+# map (repeats, expected bit, bit position) gives a mixer input, and the runs' agreement picks
+# mixer 1's weight set.
+
+
+_S40 = np.uint64(40)
+_RANK_BITS = np.uint64(0xFFFFFFFF)
+
+
+@numba.njit(cache=True, inline="always")
+def n_runs(tb):
+    return tb.run_contexts.size + (tb.run_ids > 0)
+
+
+@numba.njit(cache=True, inline="always")
+def run_key(tb, sc, ranks, t, i):
+    """Run ``i``'s key for chunk ``t``: a context's hash, or the last ``run_ids`` ids hashed."""
+    if i < tb.run_contexts.size:
+        return mix64(sc.every[tb.run_contexts[i]] + _K3)
+    h = np.uint64(tb.run_ids) * _K2
+    for k in range(1, tb.run_ids + 1):
+        h = (h + np.uint64(ranks[t - k] + 2 if t >= k else 0)) * _K1
+    return mix64(h)
+
+
+@numba.njit(cache=True, inline="always")
+def run_lookup(tb, sc, ranks, t):
+    """Each run's rank and repeats for chunk ``t`` (rank -1 where its entry holds another key)."""
+    mask = np.uint64(tb.run.size - 1)
+    for i in range(n_runs(tb)):
+        h = run_key(tb, sc, ranks, t, i)
+        sc.runs[i, R_SLOT] = np.int64(h & mask)
+        sc.runs[i, R_CHECK] = np.int64(h >> _S40)
+        e = tb.run[sc.runs[i, R_SLOT]]
+        if np.int64(e >> _S40) == sc.runs[i, R_CHECK]:
+            sc.runs[i, R_RANK] = np.int64((e >> _B8) & _RANK_BITS) - 1
+            sc.runs[i, R_COUNT] = np.int64(e & _M8)
+        else:
+            sc.runs[i, R_RANK] = -1
+            sc.runs[i, R_COUNT] = 0
+
+
+@numba.njit(cache=True, inline="always")
+def runs_off_path(sc, lo, hi):
+    """Forget, for this chunk, the runs whose rank is not under the node ``lo:hi``."""
+    for i in range(sc.runs.shape[0]):
+        if not (lo <= sc.runs[i, R_RANK] < hi):
+            sc.runs[i, R_RANK] = -1
+
+
+@numba.njit(cache=True, inline="always")
+def run_inputs(tb, sc, mid, jj, first):
+    """The runs' mixer inputs from ``tx[first]`` on, at a node splitting at ``mid``; returns the
+    vote (bit 0: a run expects 0, bit 1: a run expects 1)."""
+    vote = 0
+    for i in range(n_runs(tb)):
+        if sc.runs[i, R_RANK] >= 0:
+            eb = np.int64(sc.runs[i, R_RANK] >= mid)
+            vote |= 1 << eb
+            sc.runs[i, R_MAP] = ((((i << 4) | min(sc.runs[i, R_COUNT], 15)) << 1 | eb) << 3) | min(jj, 7)
+            sc.tx[first + i] = STRETCH[tb.rm_p[sc.runs[i, R_MAP]] >> 10]
+        else:
+            sc.runs[i, R_MAP] = -1
+            sc.tx[first + i] = 0
+    return vote
+
+
+@numba.njit(cache=True, inline="always")
+def run_update(tb, sc, rank):
+    """The chunk is known: each run's entry now holds it, one repeat more if it was expected."""
+    for i in range(n_runs(tb)):
+        slot, check = sc.runs[i, R_SLOT], sc.runs[i, R_CHECK]
+        e = tb.run[slot]
+        same = np.int64(e >> _S40) == check and np.int64((e >> _B8) & _RANK_BITS) == rank + 1
+        count = min(np.int64(e & _M8) + 1, 255) if same else 1
+        tb.run[slot] = (np.uint64(check) << _S40) | (np.uint64(rank + 1) << _B8) | np.uint64(count)
 
 
 @kernel
@@ -389,7 +496,8 @@ def code_rank(decode, rank, t, expected, rk, tb, sc, io):
             if expected >= 0 and not (lo <= expected < hi):
                 expected = -1
             eb = np.int64(expected >= mid) if expected >= 0 else -1
-            p = predict(tb, sc, tree.pos[node], g, c0, eb, m_len, c1, cls, id1)
+            runs_off_path(sc, lo, hi)
+            p = predict(tb, sc, tree.pos[node], g, c0, eb, m_len, c1, cls, id1, mid)
             y = np.int64(code_bit(decode, io.ac, io.out, io.inp, np.int64(rank >= mid), p))
             learn(tb, sc, y)
             coded = True
@@ -487,6 +595,7 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
         if io.ac[5]:
             return -4
         set_contexts(sc, tb.order, tb.follow)
+        run_lookup(tb, sc, ranks, t)
         expected = np.int64(ranks[sc.match[M_PTR]]) if sc.match[M_LEN] > 0 else -1
         rank = code_rank(decode, np.int64(ranks[t]) if not decode else 0, t, expected, rk, tb, sc, io)
         if rank < 0:
@@ -496,6 +605,7 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
         if pos + rk.length[rank] > text.size:
             return -2
         ranks[t] = rank
+        run_update(tb, sc, rank)
         pos = after_chunk(ranks, t, rank, rk, tb, sc, text, pos, decode)
         if (t & 4095) == 0:
             io.meter[0] = t
