@@ -51,6 +51,10 @@ class Model:
     #: the run model's keys: contexts whose last rank it follows, and ids hashed for one more
     run_contexts: tuple[int, ...] = ()
     run_ids: int = 0
+    #: log2 of the two hashed APMs' contexts at most (fewer in small tables): they are read at
+    #: every coded bit and miss the cache when large (model 3 on en_mix_10MB: 16 bits 1,918,617
+    #: B, 14 bits 1,920,650 B and the coder 7% faster, 12 bits 1,923,772 B and 12% faster)
+    apm_bits: int = 16
 
     @property
     def codec_id(self) -> str:
@@ -61,7 +65,7 @@ MODELS = {
     1: Model(version=1, orders=ccm.MODEL1_ORDER, weighted=False),
     2: Model(version=2, orders=ccm.MODEL2_ORDER, weighted=True),
     3: Model(version=3, orders=ccm.MODEL3_ORDER, weighted=True, run_contexts=ccm.MODEL3_RUN_CONTEXTS,
-             run_ids=ccm.MODEL3_RUN_IDS),
+             run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14),
 }
 
 
@@ -97,13 +101,11 @@ class ChunkCmV1Params(ChunkCmParams):
     contexts: int = _contexts_field(MODELS[1])
 
 
-def model_sizes(n: int, chunks: int, ranks: int, memory: int) -> dict:
+def model_sizes(n: int, chunks: int, ranks: int, memory: int, model: Model) -> dict:
     """Table sizes (entries) for ``n`` bytes in ``chunks`` chunks over ``ranks`` spellings: a
     function of the header's fields and the rules only, so both sides agree."""
-    # the APMs are read at every coded bit: large ones miss the cache (16 bits: 17 MB each, and
-    # the coder 9% slower than with 12 bits for 0.3% of size on en_mix_10MB)
-    # memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
-    small = max(10, min(memory - 12, 16, chunks.bit_length() - 2))
+    # APMs of memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
+    small = max(10, min(memory - 12, model.apm_bits, chunks.bit_length() - 2))
     return {
         "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(32 * n))),
         "match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))),
@@ -115,8 +117,8 @@ def model_sizes(n: int, chunks: int, ranks: int, memory: int) -> dict:
     }
 
 
-def model_bytes(n: int, chunks: int, ranks: int, memory: int) -> int:
-    s = model_sizes(n, chunks, ranks, memory)
+def model_bytes(n: int, chunks: int, ranks: int, memory: int, model: Model) -> int:
+    s = model_sizes(n, chunks, ranks, memory, model)
     mixers = 4 * ccm.N_INPUTS * (ccm.MIX1_SETS + ccm.MIX2_SETS + s["id_sets"])
     apms = 4 * cmm._APM_STEPS * (s["apm1"] + 2 * (1 << s["apm_bits"]))
     maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS + ccm.RUN_MAPS) + 8 * s["runs"]
@@ -127,7 +129,7 @@ def model_bytes(n: int, chunks: int, ranks: int, memory: int) -> int:
 def new_tables(n: int, chunks: int, ranks: int, memory: int, order: tuple[int, ...], model: Model) -> ccm.Tables:
     """The model's tables, each piece at its starting state, for the contexts in ``order``."""
     contexts = len(order)
-    s = model_sizes(n, chunks, ranks, memory)
+    s = model_sizes(n, chunks, ranks, memory, model)
     first = np.full(256, 1 << 21, dtype=np.int32)  # each context's map starts at the states' own estimate
     first[: cmm.STATE_P.size] = cmm.STATE_P
     return ccm.Tables(
@@ -303,8 +305,9 @@ class ChunkCmCoder(Coder):
         n, t, r, rule_stream, coded = self._sections(payload, max_symbols)
         if r > (1 << 31) - BYTE_SYMBOLS:
             raise FormatError(f"corrupt chunk-cm payload: {r:,} rules")
+        model = model_bytes(n, t, r + BYTE_SYMBOLS, self.memory, self.model)
         check_allocation(f"{n:,} bytes of text in {t:,} chunks and {r:,} rules",
-                         n * 2 + 16 * t + 96 * (r + BYTE_SYMBOLS) + model_bytes(n, t, r + BYTE_SYMBOLS, self.memory))
+                         n * 2 + 16 * t + 96 * (r + BYTE_SYMBOLS) + model)
         rules = _decode_rules(rule_stream, r)
         rd = RankedDictionary(rules, n)
         text = np.zeros(n, dtype=np.uint8)
