@@ -973,5 +973,23 @@ def main(argv=None) -> int:
         return 141
 
 
+def entry() -> None:
+    """The ``chunkpress`` program: :func:`main`, then exit with its status. After an interrupt
+    a compiled kernel may still run on its helper thread (``call_interruptibly``); the
+    interpreter's teardown would free the code under it (a SIGSEGV instead of 130 or 143), so
+    such a process flushes its streams and ends at once."""
+    from .engine.kernels import kernel_abandoned
+
+    code = main()
+    if kernel_abandoned():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader gone: nothing more to say to it
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -328,6 +328,32 @@ def test_ctrl_c_acts_at_once_inside_the_context_mixing_kernel(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt", "r.rules"]
 
 
+def test_an_interrupt_leaves_the_kernel_marked_abandoned_until_it_ends():
+    """The program ends a process whose kernel an interrupt left running with os._exit (the
+    interpreter's teardown would free the compiled code under it: SIGSEGV, seen once as -11
+    instead of 143 in a SIGTERM test under load); a kernel that ends is no longer counted."""
+    import _thread
+
+    from chunkpress.engine.kernels import call_interruptibly, kernel_abandoned
+
+    done = threading.Event()
+
+    def slow():
+        done.wait(5)
+        return 1
+
+    threading.Timer(0.2, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        call_interruptibly(slow)
+    assert kernel_abandoned()
+    done.set()
+    deadline = time.time() + 5
+    while kernel_abandoned() and time.time() < deadline:
+        time.sleep(0.01)
+    assert not kernel_abandoned()
+    assert call_interruptibly(lambda: 7) == 7 and not kernel_abandoned()
+
+
 def test_a_ppmd_stream_pyppmd_cannot_decode_is_refused_when_written(tmp_path):
     """pyppmd 1.3.1 writes PPMd var. I streams at order 3 that it then cannot decode (alice29):
     the encoder decodes every frame once, so no archive that nobody can read is ever written."""

@@ -33,6 +33,19 @@ kernel = numba.njit(**_without_refcounts())
 long_kernel = numba.njit(nogil=True, **_without_refcounts())
 
 
+#: kernels an interrupt left running, each as the event its helper sets when it returns
+#: (``Thread.is_alive`` cannot tell: in Python 3.11 an interrupted ``join`` marks the thread
+#: stopped while it still runs)
+_abandoned: list[threading.Event] = []
+
+
+def kernel_abandoned() -> bool:
+    """Whether a kernel left behind by an interrupt is still running. A process that exits
+    normally then tears the interpreter down under it, compiled code included, and can die of
+    SIGSEGV instead of its exit status: a program ends such a process with ``os._exit``."""
+    return not all(finished.is_set() for finished in _abandoned)
+
+
 def call_interruptibly(func, *args, meter=None):
     """``func(*args)`` for a long kernel compiled with ``nogil=True``, run on a helper thread
     while the main thread waits in short steps, so that Ctrl-C and SIGTERM act within a fraction
@@ -44,19 +57,26 @@ def call_interruptibly(func, *args, meter=None):
     if threading.current_thread() is not threading.main_thread():
         return func(*args)
     outcome: list = []
+    finished = threading.Event()
 
     def target():
         try:
             outcome.append((True, func(*args)))
         except BaseException as exc:  # handed back to the caller below
             outcome.append((False, exc))
+        finally:
+            finished.set()
 
     helper = threading.Thread(target=target, name="chunkpress-kernel", daemon=True)
     helper.start()
-    while helper.is_alive():
-        helper.join(0.05)
-        if meter is not None:
-            meter()
+    try:
+        while helper.is_alive():
+            helper.join(0.05)
+            if meter is not None:
+                meter()
+    except BaseException:
+        _abandoned.append(finished)
+        raise
     if meter is not None:
         meter()  # the last count, which the kernel may have reached between two steps
     ok, value = outcome[0]
