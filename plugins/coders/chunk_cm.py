@@ -252,15 +252,12 @@ class ChunkCmCoder(Coder):
 
     model = MODELS[3]
     codec_id = model.codec_id
+    params_class: type[ChunkCmParams] = ChunkCmParams
 
     def __init__(self, params: ChunkCmParams | None = None):
-        super().__init__(params or self.default_params())
+        super().__init__(params or self.params_class())
         self.memory = self.params.memory
         self.order = self.model.orders[: self.params.contexts]
-
-    @classmethod
-    def default_params(cls) -> ChunkCmParams:
-        return ChunkCmParams()
 
     def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
         rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
@@ -342,10 +339,7 @@ class ChunkCmV2Coder(ChunkCmCoder):
 
     model = MODELS[2]
     codec_id = model.codec_id
-
-    @classmethod
-    def default_params(cls) -> ChunkCmParams:
-        return ChunkCmV2Params()
+    params_class = ChunkCmV2Params
 
 
 class ChunkCmV1Coder(ChunkCmCoder):
@@ -353,10 +347,7 @@ class ChunkCmV1Coder(ChunkCmCoder):
 
     model = MODELS[1]
     codec_id = model.codec_id
-
-    @classmethod
-    def default_params(cls) -> ChunkCmParams:
-        return ChunkCmV1Params()
+    params_class = ChunkCmV1Params
 
 
 @hookimpl

@@ -78,10 +78,10 @@ MODEL2_ORDER = (C_ORDER0, C_ID1, C_O2, C_WORD0, C_WORD, C_O3, C_CLASSES, C_ID2, 
 #: model 3 leaves out the two contexts the run model makes least worth their time
 MODEL3_ORDER = tuple(c for c in MODEL2_ORDER if c not in (C_SKIP_IDS, C_WORD0_2))
 #: model 3's runs: the contexts whose last rank the run model follows, and how many ids before
-#: the chunk key one more run (so ``MAX_RUNS`` = 3 + 1)
+#: the chunk key one more run
 MODEL3_RUN_CONTEXTS = (C_ID1, C_O2, C_WORD0)
 MODEL3_RUN_IDS = 4
-MAX_RUNS = 4
+MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
 #: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the runs
 IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
 N_INPUTS = IN_CONTEXTS + N_CONTEXTS + MAX_RUNS
@@ -435,9 +435,9 @@ def run_lookup(tb, sc, ranks, t):
 
 
 @numba.njit(cache=True, inline="always")
-def runs_off_path(sc, lo, hi):
+def runs_off_path(tb, sc, lo, hi):
     """Forget, for this chunk, the runs whose rank is not under the node ``lo:hi``."""
-    for i in range(sc.runs.shape[0]):
+    for i in range(n_runs(tb)):
         if not (lo <= sc.runs[i, R_RANK] < hi):
             sc.runs[i, R_RANK] = -1
 
@@ -504,7 +504,7 @@ def code_rank(decode, rank, t, expected, rk, tb, sc, io):
             if expected >= 0 and not (lo <= expected < hi):
                 expected = -1
             eb = np.int64(expected >= mid) if expected >= 0 else -1
-            runs_off_path(sc, lo, hi)
+            runs_off_path(tb, sc, lo, hi)
             p = predict(tb, sc, tree.pos[node], g, c0, eb, m_len, c1, cls, id1, mid)
             y = np.int64(code_bit(decode, io.ac, io.out, io.inp, np.int64(rank >= mid), p))
             learn(tb, sc, y)
