@@ -27,6 +27,7 @@ allowed.
 
 from __future__ import annotations
 
+import copy
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -232,7 +233,7 @@ def preset(level: int) -> dict:
     """The raw config of compression level ``level`` (1-9)."""
     if isinstance(level, bool) or not isinstance(level, int) or level not in PRESETS:
         raise ConfigError(f"compression level must be 1 to 9, got {level!r}")
-    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in PRESETS[level].items()}
+    return copy.deepcopy(PRESETS[level])
 
 
 def default_config(registry: Registry | None = None) -> PipelineConfig:

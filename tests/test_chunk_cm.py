@@ -231,6 +231,38 @@ def test_older_models_write_the_bytes_they_always_wrote(registry, version):
     assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
 
 
+def test_model_3s_new_params_default_to_the_model_its_archives_hold(registry):
+    """The v3 golden archive (written before ``runs`` and ``light``) holds the payload that
+    today's defaults write, byte for byte, and its header (without them) still decodes."""
+    golden = (Path(__file__).parent / "golden" / "udhr_cmn_hans.chunkpress.chunk-cm.v3.cpz").read_bytes()
+    header, payload, _ = unpack(golden)
+    assert set(header.params) == {"memory", "contexts"}
+    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder="chunk-cm")
+    fresh = unpack(pipe.compress(read("udhr_cmn_hans.txt")))
+    assert fresh[1] == payload and fresh[0].params == {**header.params, "runs": 4, "light": False}
+    assert decompress(golden) == read("udhr_cmn_hans.txt")
+
+
+def test_light_mixing_and_fewer_runs_trade_a_little_size_and_decode(alice_fit):
+    """One mixer and one APM (``light``), and the run model's runs one by one, on the same parse:
+    each a different model, a little larger (alice29, 500 rules, 4 MB: 37,863 B with everything,
+    38,470 light, 37,894 with two runs, 37,890 without; light with three contexts and no runs,
+    -6's model, 40,781), and each decodes."""
+    full = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
+    sizes = {}
+    for params in ({"light": True}, {"runs": 0}, {"runs": 2}, {"light": True, "runs": 0, "contexts": 3}):
+        payload = coder(memory=22, **params).encode(alice_fit.rules, alice_fit.symbols)
+        assert expand(*coder(memory=22, **params).decode(payload)) == read("alice29.txt")
+        sizes[str(params)] = len(payload)
+    assert all(len(full) < size < 1.03 * len(full) for size in list(sizes.values())[:3])
+    assert ChunkCmParams().runs == 4 and ChunkCmParams().light is False
+    for bad in ({"runs": 5}, {"runs": -1}, {"light": 1}):
+        with pytest.raises((TypeError, ValueError)):
+            ChunkCmParams(**bad)
+    with pytest.raises(TypeError):
+        ChunkCmV2Params(runs=1)  # model 2 has no run model, and its archives' headers stay as they were
+
+
 def test_each_model_refuses_more_contexts_than_it_has():
     assert ChunkCmParams().contexts == len(MODEL3_ORDER) == 18
     assert ChunkCmV2Params().contexts == len(MODEL2_ORDER) == 20

@@ -3,7 +3,7 @@
 import pytest
 
 from chunkpress import ConfigError, PluginError
-from chunkpress.config import load_config
+from chunkpress.config import load_config, preset
 
 
 def write(tmp_path, text):
@@ -111,6 +111,9 @@ def test_levels_are_presets_and_nine_is_the_smallest_example(registry):
     for bad in (0, 10, True, "9"):
         with pytest.raises(ConfigError, match="level must be 1 to 9"):
             load_config(None, registry, level=bad)
+    changed = preset(6)
+    changed["coder"]["params"]["contexts"] = 1  # a caller's copy: the level stays as it was
+    assert preset(6)["coder"]["params"]["contexts"] != 1
 
 
 def test_no_level_compresses_at_the_default_level_and_a_config_file_stands_alone(registry):

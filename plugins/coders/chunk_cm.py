@@ -60,6 +60,11 @@ class Model:
     def codec_id(self) -> str:
         return f"chunkpress.chunk-cm.v{self.version}"
 
+    @property
+    def runs(self) -> int:
+        """How many runs the model has: one a context, one more for the ids."""
+        return len(self.run_contexts) + (self.run_ids > 0)
+
 
 MODELS = {
     1: Model(version=1, orders=ccm.MODEL1_ORDER, weighted=False),
@@ -69,83 +74,114 @@ MODELS = {
 }
 
 
+def _int_field(default: int, least: int, most: int):
+    return attrs.field(default=default, validator=[attrs.validators.instance_of(int), attrs.validators.ge(least),
+                                                   attrs.validators.le(most)])
+
+
 def _contexts_field(model: Model):
-    return attrs.field(default=len(model.orders), validator=[
-        attrs.validators.instance_of(int), attrs.validators.ge(1), attrs.validators.le(len(model.orders))])
+    return _int_field(len(model.orders), 1, len(model.orders))
+
+
+def _runs_field(model: Model):
+    return _int_field(model.runs, 0, model.runs)
 
 
 @attrs.frozen(kw_only=True)
-class ChunkCmParams:
+class _Params:
+    """What every model's params share; the run model and light mixing are model 3's (class
+    constants here, so older models' archive headers stay as they were)."""
+
+    memory: int = _int_field(28, 16, 32)
+    contexts: int = _contexts_field(MODELS[3])
+    runs = 0
+    light = False
+
+
+@attrs.frozen(kw_only=True)
+class ChunkCmParams(_Params):
     """``memory``: log2 of the largest hash table in bytes (smaller inputs get smaller tables;
     the model uses about 1.2x this at most). ``contexts``: how many of the model's hashed
     contexts are used, in mixer order (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id,
     order 2, word in progress, word with the previous, order 3, byte classes, two ids, ...):
-    fewer is faster."""
+    fewer is faster. ``runs``: how many of the run model's runs are used, in order (the
+    previous id, order 2, the word in progress, the last four ids). ``light``: one mixer and one
+    APM instead of three mixers, a final mixer and three APMs (a decision costs about a third
+    less; larger archives)."""
 
-    memory: int = attrs.field(default=28, validator=[attrs.validators.instance_of(int), attrs.validators.ge(16),
-                                                     attrs.validators.le(32)])
     contexts: int = _contexts_field(MODELS[3])
+    runs: int = _runs_field(MODELS[3])
+    light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
 
 @attrs.frozen(kw_only=True)
-class ChunkCmV2Params(ChunkCmParams):
-    """As :class:`ChunkCmParams`, over model 2's twenty contexts (``MODEL2_ORDER``)."""
+class ChunkCmV2Params(_Params):
+    """``memory`` and ``contexts`` as in :class:`ChunkCmParams`, over model 2's twenty contexts
+    (``MODEL2_ORDER``)."""
 
     contexts: int = _contexts_field(MODELS[2])
 
 
 @attrs.frozen(kw_only=True)
-class ChunkCmV1Params(ChunkCmParams):
-    """As :class:`ChunkCmParams`, over model 1's twelve contexts (``MODEL1_ORDER``)."""
+class ChunkCmV1Params(_Params):
+    """``memory`` and ``contexts`` as in :class:`ChunkCmParams`, over model 1's twelve contexts
+    (``MODEL1_ORDER``)."""
 
     contexts: int = _contexts_field(MODELS[1])
 
 
-def model_sizes(n: int, chunks: int, ranks: int, memory: int, model: Model) -> dict:
+def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> dict:
     """Table sizes (entries) for ``n`` bytes in ``chunks`` chunks over ``ranks`` spellings: a
-    function of the header's fields and the rules only, so both sides agree."""
+    function of the header's fields, its params and the rules only, so both sides agree. A
+    piece the model does not use is one entry."""
+    memory, full = params.memory, not params.light
     # APMs of memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
     small = max(10, min(memory - 12, model.apm_bits, chunks.bit_length() - 2))
     return {
         "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(32 * n))),
         "match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))),
-        "id_sets": min(1 << 16, _pow2_at_least(ranks + 1)),
-        "apm_bits": small,
+        "mix1_sets": ccm.MIX1_SETS if full else 1,
+        "id_sets": min(1 << 16, _pow2_at_least(ranks + 1)) if full else 1,
+        "final_sets": 32 if full else 1,
         "apm1": min(1 << 16, _pow2_at_least(ranks)),
+        "apm2": 1 << small if full else 1,
         # the run model: one entry a chunk and run at most; 16 MB at memory 29 (32 MB: 0.02% smaller)
-        "runs": max(1 << 10, min(1 << (memory - 8), _pow2_at_least(chunks))),
+        "runs": max(1 << 10, min(1 << (memory - 8), _pow2_at_least(chunks))) if params.runs else 1,
     }
 
 
-def model_bytes(n: int, chunks: int, ranks: int, memory: int, model: Model) -> int:
-    s = model_sizes(n, chunks, ranks, memory, model)
-    mixers = 4 * ccm.N_INPUTS * (ccm.MIX1_SETS + ccm.MIX2_SETS + s["id_sets"])
-    apms = 4 * cmm._APM_STEPS * (s["apm1"] + 2 * (1 << s["apm_bits"]))
+def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> int:
+    s = model_sizes(n, chunks, ranks, model, params)
+    mixers = 4 * ccm.N_INPUTS * (s["mix1_sets"] + ccm.MIX2_SETS + s["id_sets"]) + 16 * s["final_sets"]
+    apms = 4 * cmm._APM_STEPS * (s["apm1"] + 2 * s["apm2"])
     maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS + ccm.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
     return s["hash_bytes"] + 4 * s["match"] + mixers + apms + maps + 8 * (ranks + 2) + tree
 
 
-def new_tables(n: int, chunks: int, ranks: int, memory: int, order: tuple[int, ...], model: Model) -> ccm.Tables:
-    """The model's tables, each piece at its starting state, for the contexts in ``order``."""
-    contexts = len(order)
-    s = model_sizes(n, chunks, ranks, memory, model)
+def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> ccm.Tables:
+    """The model's tables, each piece at its starting state, for the contexts and runs the
+    params keep."""
+    order = model.orders[: params.contexts]
+    run_contexts = model.run_contexts[: params.runs]
+    s = model_sizes(n, chunks, ranks, model, params)
     first = np.full(256, 1 << 21, dtype=np.int32)  # each context's map starts at the states' own estimate
     first[: cmm.STATE_P.size] = cmm.STATE_P
     return ccm.Tables(
         order=np.array(order, dtype=np.int64), text_order=np.isin(order, ccm.TEXT_ORDERS).astype(np.int64),
-        run_contexts=np.array(model.run_contexts, dtype=np.int64), run_ids=model.run_ids,
-        run=np.zeros(s["runs"] if model.run_contexts or model.run_ids else 1, np.uint64),
+        run_contexts=np.array(run_contexts, dtype=np.int64),
+        run_ids=model.run_ids if params.runs > len(run_contexts) else 0,
+        run=np.zeros(s["runs"], np.uint64),
         rm_p=np.full(ccm.RUN_MAPS, 1 << 21, np.int32), rm_n=np.zeros(ccm.RUN_MAPS, np.int32),
         ht=_zeros(s["hash_bytes"], np.uint8),
-        sm_p=np.tile(first, contexts), sm_n=np.zeros(contexts * 256, np.int32),
+        sm_p=np.tile(first, len(order)), sm_n=np.zeros(len(order) * 256, np.int32),
         mm_p=np.full(ccm.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(ccm.MATCH_CONTEXTS, np.int32),
-        mm_ht=np.zeros(s["match"], np.int32),
-        w1=np.full((ccm.MIX1_SETS, ccm.N_INPUTS), 1 << 14, np.int32),
+        mm_ht=np.zeros(s["match"], np.int32), light=int(params.light),
+        w1=np.full((s["mix1_sets"], ccm.N_INPUTS), 1 << 14, np.int32),
         w2=np.full((ccm.MIX2_SETS, ccm.N_INPUTS), 1 << 14, np.int32),
         w3=np.full((s["id_sets"], ccm.N_INPUTS), 1 << 14, np.int32),
-        wf=np.full((32, 4), 21845, np.int32),
-        a1=cmm.apm_table(s["apm1"]), a2=cmm.apm_table(1 << s["apm_bits"]), a3=cmm.apm_table(1 << s["apm_bits"]),
+        wf=np.full((s["final_sets"], 4), 21845, np.int32),
+        a1=cmm.apm_table(s["apm1"]), a2=cmm.apm_table(s["apm2"]), a3=cmm.apm_table(s["apm2"]),
         follow=np.zeros(ranks + 2, np.int64),
     )
 
@@ -252,12 +288,10 @@ class ChunkCmCoder(Coder):
 
     model = MODELS[3]
     codec_id = model.codec_id
-    params_class: type[ChunkCmParams] = ChunkCmParams
+    params_class: type[_Params] = ChunkCmParams
 
-    def __init__(self, params: ChunkCmParams | None = None):
+    def __init__(self, params: _Params | None = None):
         super().__init__(params or self.params_class())
-        self.memory = self.params.memory
-        self.order = self.model.orders[: self.params.contexts]
 
     def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
         rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
@@ -273,7 +307,7 @@ class ChunkCmCoder(Coder):
             io = ccm.new_stream(False, capacity=capacity)
             if classes is not None:
                 ccm.code_weights(False, classes.copy(), io)
-            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.memory, self.order, self.model)
+            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.model, self.params)
             status = _run(False, ranks.copy(), text, rk, tables, io)
             if status != text.size:
                 raise FormatError(f"chunk-cm could not code this parse (status {status})")
@@ -302,7 +336,7 @@ class ChunkCmCoder(Coder):
         n, t, r, rule_stream, coded = self._sections(payload, max_symbols)
         if r > (1 << 31) - BYTE_SYMBOLS:
             raise FormatError(f"corrupt chunk-cm payload: {r:,} rules")
-        model = model_bytes(n, t, r + BYTE_SYMBOLS, self.memory, self.model)
+        model = model_bytes(n, t, r + BYTE_SYMBOLS, self.model, self.params)
         check_allocation(f"{n:,} bytes of text in {t:,} chunks and {r:,} rules",
                          n * 2 + 16 * t + 96 * (r + BYTE_SYMBOLS) + model)
         rules = _decode_rules(rule_stream, r)
@@ -317,7 +351,7 @@ class ChunkCmCoder(Coder):
         else:
             status, tree = 0, rd.complete_tree()
         if status == 0:
-            tables = new_tables(n, t, rd.ranks.length.size, self.memory, self.order, self.model)
+            tables = new_tables(n, t, rd.ranks.length.size, self.model, self.params)
             status = _run(True, ranks, text, rd.ranks._replace(tree=tree), tables, io)
         if io.ac[5] or status == -4:
             raise FormatError("corrupt chunk-cm payload: the coded chunks end early")
