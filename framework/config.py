@@ -212,7 +212,7 @@ PRESETS = {
     # contexts were smaller on alice29, so a level in between would grow there). The model
     # gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen 200
     # times or more
-    6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2),
+    6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=3, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29),

@@ -57,7 +57,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from ...engine.kernels import kernel, long_kernel
+from ...engine.kernels import long_kernel
 from .cm_model import (_APM_STEPS, _B8, _K1, _K2, _K3, _M8, _Z, NEXT_STATE, STRETCH, _adapt, _adapt_apm, _apm, _ctx,
                        _slot, code_bit, coder_flush, coder_start, mix64, squash)
 
@@ -484,11 +484,13 @@ def run_update(tb, sc, rank):
         tb.run[slot] = (np.uint64(check) << _S40) | (np.uint64(rank + 1) << _B8) | np.uint64(count)
 
 
-@kernel
+@numba.njit(cache=True, inline="always")
 def code_rank(decode, rank, t, expected, rk, tb, sc, io):
     """Code (or decode and return) the rank of chunk ``t`` down the tree, skipping the bits the
     exclusion decides (but coding at least one); ``expected`` is the match model's rank or -1.
-    Returns the rank, or -5 when the encoder's rank is excluded."""
+    Returns the rank, or -5 when the encoder's rank is excluded. Inlined into the chunk loop: as
+    a call a chunk (its dozens of arrays passed each time) the coder took 1.3x-2.2x as long,
+    for the same bytes (en_mix_10MB: -6 4.99 s -> 2.27 s, -9 15.3 s -> 11.8 s)."""
     h = sc.hist
     tree = rk.tree
     c1 = np.int64(h[H_BYTES] & _M8)
