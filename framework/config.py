@@ -205,13 +205,14 @@ PRESETS = {
     3: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=19),
     4: _preset("repair", "varint-lzma", 8000, "gpt2", min_count=16),
     5: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=16),
-    # chunk-cm, the faster levels trading contexts and table size for time (every level also
-    # keeps the four runs of model 3): -6 two contexts (order 0, the previous chunk) in 4 MB of
-    # tables, the level as small as PPMd order 8 at under three times its time; -7 eight in
-    # 16 MB; -8 and -9 all eighteen in 256 and 512 MB (one model below 8 MB of input: fewer
-    # contexts were smaller on alice29, so a level in between would grow there). The model
-    # gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen 200
-    # times or more
+    # chunk-cm, the faster levels trading contexts, runs, mixing and table size for time: -6
+    # the light model (one mixer, one APM) with three contexts (order 0, the previous chunk,
+    # order 2) and no runs in 4 MB of tables, the level as small as PPMd order 8 at under three
+    # times its time (the full mixing: 1.0% smaller, 1.35x the coder's time); -7 eight contexts
+    # and the four runs in 16 MB; -8 and -9 all eighteen in 256 and 512 MB (one model below 8 MB
+    # of input: fewer contexts were smaller on alice29, so a level in between would grow there).
+    # The model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules
+    # seen 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=3, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),

@@ -44,8 +44,8 @@ still codes at least one bit, so a payload's length bounds its number of chunks.
   with the previous id, averaged with its input.
 
 A *light* model (the coder's ``light`` param) keeps the mixer picked by the path and the APM on
-the path alone: a decision costs about a third less (en_mix_10MB, 8,000 rules, three contexts,
-no runs: 2,199,319 B in 2.4 s against 2,171,921 B in 3.1 s for the full mixing).
+the path alone: a decision costs about a quarter less (en_mix_10MB, 8,000 rules, three
+contexts, no runs: 2,199,243 B in 2.1 s against 2,177,176 B in 2.9 s with the full mixing).
 
 All arithmetic is integer: an archive decodes identically on any machine.
 """
