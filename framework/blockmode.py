@@ -14,7 +14,7 @@ import functools
 import itertools
 from typing import BinaryIO, Callable, Iterator
 
-from .errors import ChunkpressError, FormatError
+from .errors import ChunkpressError, ConfigError, FormatError
 from .format import blocks
 from .parallel import ordered_map
 
@@ -25,6 +25,23 @@ DEFAULT_BLOCK_SIZE = 32 << 20
 #: the default for a stream of unknown length (stdin, a FIFO): 300 MB of zeros from a pipe
 #: peaks at 0.85 GB with 16 MB blocks, 1.52 GB with 32 MB ones
 STREAM_BLOCK_SIZE = 16 << 20
+
+
+def check_dictionary_options(*, rules: bool, rules_ref: bool, shared_dictionary: bool, blocks: bool | None,
+                             spell: Callable[[str], str] = str) -> None:
+    """Refuse the dictionary options that cannot go together (``blocks``: whether the input is
+    coded in blocks, None before that is known). ``spell`` names an option as its caller shows
+    it: ``rules_ref`` in Python, ``--rules-ref`` on the command line."""
+    if rules and shared_dictionary:
+        raise ConfigError(f"{spell('rules')} already shares a dictionary across the blocks; "
+                          f"{spell('shared_dictionary')} learns one from the first block instead: give one of them")
+    if rules_ref and not rules:
+        raise ConfigError(f"{spell('rules_ref')} needs {spell('rules')}")
+    if blocks and rules_ref:
+        raise ConfigError(f"{spell('rules_ref')} is for single archives; a block archive stores its shared "
+                          "dictionary once")
+    if blocks is False and shared_dictionary:
+        raise ConfigError(f"{spell('shared_dictionary')} is for block mode (give {spell('block_size')})")
 
 
 def wants_blocks(size: int | None, *, block_size=None, workers=None, scheduler=None, rules_ref: bool = False) -> bool:

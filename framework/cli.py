@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -185,18 +186,22 @@ def _coding(args):
     return coding_progress(quiet=getattr(args, "quiet", False))
 
 
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def cmd_compress(args) -> int:
-    if args.rules and args.shared_dictionary:
-        raise ConfigError("--rules R already shares R across the blocks; --shared-dictionary learns one "
-                          "from the first block instead: give one of them")
+    from .blockmode import check_dictionary_options
     from .config import compress_level
+
+    check_options = functools.partial(check_dictionary_options, rules=bool(args.rules), rules_ref=args.rules_ref,
+                                      shared_dictionary=args.shared_dictionary, spell=_option)
+    check_options(blocks=None)
 
     pipe = _pipeline(args, compress_level(args.config, args.level))
     _announce_first_compile(args)
     dictionary = read_input(args.rules) if args.rules else None
     tokenizer = _tokenizer(args.rules, data=dictionary) if dictionary is not None else None
-    if args.rules_ref and tokenizer is None:
-        raise InputError("--rules-ref needs --rules")
 
     def one(path: str) -> None:
         out = args.output or _default_output(path, True, args.force)
@@ -205,13 +210,11 @@ def cmd_compress(args) -> int:
         if path != "-" and _same_file(path, out):
             raise InputError(f"{path}: the output would overwrite the input")
         check_writable(out, args.force)
-        if _block_mode(args, path):
-            if args.rules_ref:
-                raise InputError("--rules-ref is for single archives; a block archive stores its shared dictionary once")
+        blocks = _block_mode(args, path)
+        check_options(blocks=blocks)
+        if blocks:
             _compress_blocks(args, pipe, path, out, dictionary)
             return
-        if args.shared_dictionary:
-            raise InputError("--shared-dictionary is for block mode (give --block-size)")
         started = time.monotonic()
         data = read_input(path, memory_limit())
         if tokenizer is not None:  # reuse a learned dictionary: no learning

@@ -4,6 +4,7 @@ places (levels from ``config``, block mode from ``blockmode.wants_blocks``)."""
 
 from __future__ import annotations
 
+import functools
 import io
 from pathlib import Path
 
@@ -32,7 +33,7 @@ def compress(data: bytes, config=None, level: int | None = None, *, rules=None, 
              block_size: int | None = None, workers: int | None = None, scheduler: str | None = None,
              shared_dictionary: bool = False, max_rules: int | None = None, min_count: int | None = None,
              **overrides) -> bytes:
-    from .blockmode import compress_stream, default_block_size, wants_blocks
+    from .blockmode import check_dictionary_options, compress_stream, default_block_size, wants_blocks
     from .config import compress_level
     from .pipeline import Pipeline
 
@@ -42,23 +43,19 @@ def compress(data: bytes, config=None, level: int | None = None, *, rules=None, 
             limits[key] = value
     if limits:
         overrides["limits"] = limits
-    if rules is not None and shared_dictionary:
-        raise ConfigError("rules already shares a dictionary across the blocks; shared_dictionary learns one "
-                          "from the first block instead: give one of them")
-    if rules_ref and rules is None:
-        raise ConfigError("rules_ref needs rules")
+    check_options = functools.partial(check_dictionary_options, rules=rules is not None, rules_ref=rules_ref,
+                                      shared_dictionary=shared_dictionary)
+    check_options(blocks=None)
     pipe = Pipeline.from_config(config, level=compress_level(config, level), **overrides)
     tokenizer, dictionary = _rules_file(rules)
     data = bytes(data)
-    if wants_blocks(len(data), block_size=block_size, workers=workers, scheduler=scheduler, rules_ref=rules_ref):
-        if rules_ref:
-            raise ConfigError("rules_ref is for single archives; a block archive stores its shared dictionary once")
+    blocks = wants_blocks(len(data), block_size=block_size, workers=workers, scheduler=scheduler, rules_ref=rules_ref)
+    check_options(blocks=blocks)
+    if blocks:
         out = io.BytesIO()
         compress_stream(pipe, io.BytesIO(data), out, block_size or default_block_size(len(data)), workers,
                         scheduler, dictionary=dictionary, learn_dictionary=shared_dictionary)
         return out.getvalue()
-    if shared_dictionary:
-        raise ConfigError("shared_dictionary is for block mode (give block_size)")
     if tokenizer is not None:
         return pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=rules_ref)
     return pipe.compress(data)

@@ -55,11 +55,24 @@ def test_a_reused_dictionary_by_path_bytes_or_tokenizer(tmp_path):
     assert chunkpress.decompress(referencing, rules=tokenizer) == ALICE
 
 
-def test_what_the_command_line_refuses_the_keywords_refuse():
-    with pytest.raises(chunkpress.ConfigError, match="rules_ref needs rules"):
-        chunkpress.compress(ALICE, rules_ref=True)
-    with pytest.raises(chunkpress.ConfigError, match="shared_dictionary is for block mode"):
-        chunkpress.compress(ALICE, shared_dictionary=True)
+def test_what_the_command_line_refuses_the_keywords_refuse(tmp_path, capsys):
+    """One check (blockmode.check_dictionary_options) for both, each naming options its own way."""
+    source, rules = tmp_path / "in.txt", tmp_path / "r.rules"
+    source.write_bytes(ALICE)
+    assert main(["train", str(source), "--vocab-size", "300", "--rules", str(rules), "-q"]) == 0
+    for keywords, options, message in (
+            ({"rules_ref": True}, ["--rules-ref"], "{rules_ref} needs {rules}"),
+            ({"shared_dictionary": True}, ["--shared-dictionary"], "{shared_dictionary} is for block mode"),
+            ({"rules_ref": True, "rules": rules, "block_size": 40_000}, ["--rules-ref", "--rules", str(rules),
+                                                                        "--block-size", "40K"], "{rules_ref} is for single"),
+            ({"shared_dictionary": True, "rules": rules}, ["--shared-dictionary", "--rules", str(rules)],
+             "{rules} already shares")):
+        with pytest.raises(chunkpress.ConfigError, match=message.format(rules="rules", rules_ref="rules_ref",
+                                                                         shared_dictionary="shared_dictionary")):
+            chunkpress.compress(ALICE, **keywords)
+        assert main(["compress", str(source), "-o", str(tmp_path / "out.cpz"), "-q", *options]) == 2
+        cli = message.format(rules="--rules", rules_ref="--rules-ref", shared_dictionary="--shared-dictionary")
+        assert cli in capsys.readouterr().err and not (tmp_path / "out.cpz").exists()
     with pytest.raises(chunkpress.ConfigError, match="rules must be"):
         chunkpress.compress(ALICE, rules=np.zeros(3))
     with pytest.raises(chunkpress.InputError, match="no_such.rules"):
