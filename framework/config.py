@@ -86,7 +86,9 @@ def build_params(registry: Registry, role: str, name: str, params: dict | None, 
     try:
         return info.params(**params)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: bad {role}.params for {name!r}: {exc}") from None
+        # attrs' type validators put (message, attribute, type, value) in args: keep the message
+        reason = exc.args[0] if len(exc.args) > 1 and isinstance(exc.args[0], str) else exc
+        raise ConfigError(f"{where}: bad {role}.params for {name!r}: {reason}") from None
 
 
 def _component(registry, role, raw, where) -> ComponentConfig:

@@ -45,6 +45,8 @@ min_count = 3
          "unknown coder.params key 'levle' for 'varint-zstd'; allowed: level, order"),
         ("[coder]\nname = 'varint-zstd'\nparams = { level = 99 }", "bad coder.params for 'varint-zstd'"),
         ("[coder]\nname = 'varint-zstd'\nparams = { level = 'high' }", "bad coder.params"),
+        ("[coder]\nname = 'chunk-cm'\nparams = { light = 'yes' }",
+         "bad coder.params for 'chunk-cm': 'light' must be <class 'bool'> (got 'yes' that is a <class 'str'>)."),
         ("[limits]\nmax_rule = 3", "unknown key limits.'max_rule'; allowed: max_rules, min_count"),
         ("[limits]\nmin_count = 0", "bad [limits]"),
         ("[scorers]\nname = 'mdl'", "unknown section 'scorers'"),
