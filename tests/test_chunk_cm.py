@@ -119,11 +119,13 @@ def test_forged_counts_are_refused_fast(registry, fields):
     assert time.perf_counter() - start < 5
 
 
-def test_mutated_payloads_are_refused_or_exact(registry):
-    """Flips and cuts anywhere in a payload: a FormatError or the original, never a crash."""
+@pytest.mark.parametrize("params", [{}, {"light": True, "runs": 0, "contexts": 3}])
+def test_mutated_payloads_are_refused_or_exact(registry, params):
+    """Flips and cuts anywhere in a payload: a FormatError or the original, never a crash (the
+    full model, and -6's light one, whose unused mixers and APMs are one-entry tables)."""
     data = read("alice29.txt")[:20000]
     pipe = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 100},
-                                coder={"name": "chunk-cm", "params": {"memory": 16}})
+                                coder={"name": "chunk-cm", "params": {"memory": 16, **params}})
     header, payload, _ = unpack(pipe.compress(data))
     refused = 0
     for bad in mutated(payload):
