@@ -212,11 +212,10 @@ PRESETS = {
     # order 2) and no runs in 4 MB of tables, the level as small as PPMd order 8 at under three
     # times its time (the full mixing: 1.0% smaller, 1.35x the coder's time; the four runs, as
     # runs = 4: 1.3% smaller, 5.9% on a held-out 2 MB of en_mix_100MB, but 2.9x PPMd's time in a
-    # run on a slow machine, too close to the 3x); -7 eight contexts
-    # and the four runs in 16 MB; -8 and -9 all eighteen in 256 and 512 MB (one model below 8 MB
-    # of input: fewer contexts were smaller on alice29, so a level in between would grow there).
-    # The model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules
-    # seen 200 times or more
+    # run on a slow machine, too close to the 3x); -7 eight contexts and the four runs in 16 MB;
+    # -8 and -9 all eighteen in 256 and 512 MB (one model below 8 MB of input: fewer contexts
+    # were smaller on alice29, so a level in between would grow there). The model gains more
+    # from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=3, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),

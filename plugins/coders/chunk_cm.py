@@ -106,10 +106,9 @@ class ChunkCmParams(_Params):
     order 2, word in progress, word with the previous, order 3, byte classes, two ids, ...):
     fewer is faster. ``runs``: how many of the run model's runs are used, in order (the
     previous id, order 2, the word in progress, the last four ids). ``light``: one mixer and one
-    APM instead of three mixers, a final mixer and three APMs (a decision costs about a third
-    less; larger archives)."""
+    APM instead of three mixers, a final mixer and three APMs (a decision costs about a quarter
+    less; larger archives: ``chunk_cm_model``'s docstring has the figures)."""
 
-    contexts: int = _contexts_field(MODELS[3])
     runs: int = _runs_field(MODELS[3])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
