@@ -93,18 +93,19 @@ STRETCH = _stretch_table()
 _COUNT_LIMIT = (40, 24, 12, 7, 5, 5)
 
 
-def bit_history_states() -> tuple[np.ndarray, np.ndarray]:
+def bit_history_states(count_limit: tuple[int, ...] = _COUNT_LIMIT) -> tuple[np.ndarray, np.ndarray]:
     """(next state [S, 2], initial P(1) in 1/2^22 [S]) of a (zeros, ones) count machine.
 
     A bit increments its own count and discounts the other (above 2 it is halved, plus one),
-    so a state remembers recent history more than old; counts beyond ``_COUNT_LIMIT`` are
-    clamped. States are numbered by total count, so a state's number is also its priority when
-    a hash slot is replaced. State 0 is "nothing seen".
+    so a state remembers recent history more than old; counts beyond ``count_limit`` (the
+    largest count of one bit for each count of the other) are clamped. States are numbered by
+    total count, so a state's number is also its priority when a hash slot is replaced. State 0
+    is "nothing seen".
     """
 
     def allowed(n0, n1):
         lo, hi = min(n0, n1), max(n0, n1)
-        return lo < len(_COUNT_LIMIT) and hi <= _COUNT_LIMIT[lo]
+        return lo < len(count_limit) and hi <= count_limit[lo]
 
     def step(n0, n1, y):
         if y:
