@@ -6,17 +6,21 @@ by the compiled model in :mod:`chunkpress.plugins.coders.chunk_cm_model`, with c
 the previous ids and from the decoded text kept beside them. Decoding returns the rules and
 the longest-match parse of the text (as ``cm`` with ``parse = "longest"``).
 
-Payload (codec ``chunkpress.chunk-cm.v3``): LEB128 ``N T R L``, then ``L`` bytes of coded
+Payload (codec ``chunkpress.chunk-cm.v4``): LEB128 ``N T R L``, then ``L`` bytes of coded
 rules, then one arithmetic-coded stream: each rank's weight class (which shapes the tree),
 then the ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a function of
 ``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the archive
 header), so the decoder builds the same model. The model versions differ only as
-:data:`MODELS` says; older ones keep their coders (``chunk-cm-v2``, ``chunk-cm-v1``), so their
-archives keep decoding: v2 has no run model and twenty contexts, v1 also no weight classes
-(each rank's bits down the complete trie, twelve contexts).
+:data:`MODELS` says; older ones keep their coders (``chunk-cm-v3``, ``chunk-cm-v2``,
+``chunk-cm-v1``), so their archives keep decoding: v3 splits its tree at the weight's half and
+has model 1's bit histories, no flag inputs, one match lookup; v2 also has no run model and
+twenty contexts, v1 also no weight classes (each rank's bits down the complete trie, twelve
+contexts).
 """
 
 from __future__ import annotations
+
+import functools
 
 import attrs
 import numba
@@ -48,6 +52,8 @@ class Model:
     orders: tuple[int, ...]
     #: the tree: shaped by the ranks' weight classes, coded first (else the complete trie)
     weighted: bool
+    #: and split where spellings part soonest, near the weight's half (else at the half)
+    prefix_splits: bool = False
     #: the run model's keys: contexts whose last rank it follows, and ids hashed for one more
     run_contexts: tuple[int, ...] = ()
     run_ids: int = 0
@@ -55,6 +61,14 @@ class Model:
     #: every coded bit and miss the cache when large (model 3 on en_mix_10MB: 16 bits 1,918,617
     #: B, 14 bits 1,920,650 B and the coder 7% faster, 12 bits 1,923,772 B and 12% faster)
     apm_bits: int = 16
+    #: the bit histories' count limits (``cm_model.bit_history_states``)
+    count_limit: tuple[int, ...] = cmm._COUNT_LIMIT
+    #: a flag input a context: its bit history is empty
+    empty_flags: bool = False
+    #: ids keyed by the match model's second lookup (0: none)
+    long_match: int = 0
+    #: every mixer weight's start (1/65536)
+    mixer_init: int = 1 << 14
 
     @property
     def codec_id(self) -> str:
@@ -71,6 +85,10 @@ MODELS = {
     2: Model(version=2, orders=ccm.MODEL2_ORDER, weighted=True),
     3: Model(version=3, orders=ccm.MODEL3_ORDER, weighted=True, run_contexts=ccm.MODEL3_RUN_CONTEXTS,
              run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14),
+    4: Model(version=4, orders=ccm.MODEL3_ORDER, weighted=True, prefix_splits=True,
+             run_contexts=ccm.MODEL3_RUN_CONTEXTS, run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14,
+             count_limit=ccm.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=ccm.MODEL4_LONG_MATCH,
+             mixer_init=1 << 13),
 }
 
 
@@ -89,19 +107,20 @@ def _runs_field(model: Model):
 
 @attrs.frozen(kw_only=True)
 class _Params:
-    """What every model's params share; the run model and light mixing are model 3's (class
-    constants here, so older models' archive headers stay as they were)."""
+    """What every model's params share; the run model and light mixing are models 3 and 4's
+    (class constants here, so older models' archive headers stay as they were)."""
 
     memory: int = _int_field(28, 16, 32)
-    contexts: int = _contexts_field(MODELS[3])
+    contexts: int = _contexts_field(MODELS[4])
     runs = 0
     light = False
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmParams(_Params):
-    """``memory``: log2 of the largest hash table in bytes (smaller inputs get smaller tables;
-    the model uses about 1.2x this at most). ``contexts``: how many of the model's hashed
+    """Models 3 and 4's params (the same contexts and runs). ``memory``: log2 of the largest
+    hash table in bytes (smaller inputs get smaller tables; the model uses about 1.2x this at
+    most). ``contexts``: how many of the model's hashed
     contexts are used, in mixer order (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id,
     order 2, word in progress, word with the previous, order 3, byte classes, two ids, ...):
     fewer is faster. ``runs``: how many of the run model's runs are used, in order (the
@@ -109,7 +128,7 @@ class ChunkCmParams(_Params):
     APM instead of three mixers, a final mixer and three APMs (a decision costs about a quarter
     less; larger archives: ``chunk_cm_model``'s docstring has the figures)."""
 
-    runs: int = _runs_field(MODELS[3])
+    runs: int = _runs_field(MODELS[4])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
 
@@ -146,16 +165,17 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         "apm2": 1 << small if full else 1,
         # the run model: one entry a chunk and run at most; 16 MB at memory 29 (32 MB: 0.02% smaller)
         "runs": max(1 << 10, min(1 << (memory - 8), _pow2_at_least(chunks))) if params.runs else 1,
+        "long_match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))) if model.long_match else 1,
     }
 
 
 def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> int:
     s = model_sizes(n, chunks, ranks, model, params)
-    mixers = 4 * ccm.N_INPUTS * (s["mix1_sets"] + ccm.MIX2_SETS + s["id_sets"]) + 16 * s["final_sets"]
+    mixers = 4 * ccm.N_INPUTS * (s["mix1_sets"] + s["id_sets"]) + 4 * ccm.MIX2_INPUTS * ccm.MIX2_SETS + 16 * s["final_sets"]
     apms = 4 * cmm._APM_STEPS * (s["apm1"] + 2 * s["apm2"])
     maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS + ccm.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
-    return s["hash_bytes"] + 4 * s["match"] + mixers + apms + maps + 8 * (ranks + 2) + tree
+    return s["hash_bytes"] + 4 * (s["match"] + s["long_match"]) + mixers + apms + maps + 8 * (ranks + 2) + tree
 
 
 def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> ccm.Tables:
@@ -163,26 +183,39 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
     params keep."""
     order = model.orders[: params.contexts]
     run_contexts = model.run_contexts[: params.runs]
+    run_ids = model.run_ids if params.runs > len(run_contexts) else 0
     s = model_sizes(n, chunks, ranks, model, params)
+    next_state, state_p = _states(model.count_limit)
     first = np.full(256, 1 << 21, dtype=np.int32)  # each context's map starts at the states' own estimate
-    first[: cmm.STATE_P.size] = cmm.STATE_P
+    first[: state_p.size] = state_p
+    w = model.mixer_init
+
+    def mixer(sets: int, flags: bool = False) -> np.ndarray:
+        weights = np.full((sets, ccm.MIX2_INPUTS if flags else ccm.N_INPUTS), w, np.int32)
+        weights[:, ccm.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0):] = 0  # the flags' weights
+        return weights
+
     return ccm.Tables(
         order=np.array(order, dtype=np.int64), text_order=np.isin(order, ccm.TEXT_ORDERS).astype(np.int64),
         run_contexts=np.array(run_contexts, dtype=np.int64),
-        run_ids=model.run_ids if params.runs > len(run_contexts) else 0,
+        run_ids=run_ids,
         run=np.zeros(s["runs"], np.uint64),
         rm_p=np.full(ccm.RUN_MAPS, 1 << 21, np.int32), rm_n=np.zeros(ccm.RUN_MAPS, np.int32),
         ht=_zeros(s["hash_bytes"], np.uint8),
-        sm_p=np.tile(first, len(order)), sm_n=np.zeros(len(order) * 256, np.int32),
+        next_state=next_state, sm_p=np.tile(first, len(order)), sm_n=np.zeros(len(order) * 256, np.int32),
+        empty_flags=int(model.empty_flags),
         mm_p=np.full(ccm.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(ccm.MATCH_CONTEXTS, np.int32),
-        mm_ht=np.zeros(s["match"], np.int32), light=int(params.light),
-        w1=np.full((s["mix1_sets"], ccm.N_INPUTS), 1 << 14, np.int32),
-        w2=np.full((ccm.MIX2_SETS, ccm.N_INPUTS), 1 << 14, np.int32),
-        w3=np.full((s["id_sets"], ccm.N_INPUTS), 1 << 14, np.int32),
+        mm_ht=np.zeros(s["match"], np.int32), long_ids=model.long_match, mm_long=np.zeros(s["long_match"], np.int32),
+        light=int(params.light), w1=mixer(s["mix1_sets"]), w2=mixer(ccm.MIX2_SETS, model.empty_flags), w3=mixer(s["id_sets"]),
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
         a1=cmm.apm_table(s["apm1"]), a2=cmm.apm_table(s["apm2"]), a3=cmm.apm_table(s["apm2"]),
         follow=np.zeros(ranks + 2, np.int64),
     )
+
+
+@functools.cache
+def _states(count_limit: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    return cmm.bit_history_states(count_limit)
 
 
 @numba.njit(cache=True)
@@ -248,18 +281,21 @@ class RankedDictionary:
         count = ccm.complete_tree(size, bits, tree)
         return ccm.Tree(*(a[:count] for a in tree))
 
-    def weighted_tree(self, classes: np.ndarray) -> ccm.Tree:
-        """Model 2's tree: the used ranks (weight class above 0), frequent ones near the root.
-        Fewer than two used ranks get neighbours, so every chunk codes a bit; a tree too deep for
-        the 64-bit path (never seen on real text) is built with equal weights instead."""
+    def weighted_tree(self, classes: np.ndarray, prefix_splits: bool = False) -> ccm.Tree:
+        """Model 2's tree: the used ranks (weight class above 0), frequent ones near the root
+        (model 4's split where spellings part soonest). Fewer than two used ranks get neighbours,
+        so every chunk codes a bit; a tree too deep for the 64-bit path (never seen on real text)
+        is built with equal weights instead."""
         used = np.flatnonzero(classes)
         if used.size < 2:
             spare = np.setdiff1d(np.arange(3), used)
             used = np.sort(np.concatenate([used, spare[: 2 - used.size]]))
         weights = np.maximum(ccm.CLASS_WEIGHT[classes[used]], 1)
+        lcp = ccm.adjacent_prefixes(self.ranks, used)
         for attempt in (weights, np.ones_like(weights)):
             tree = ccm.new_tree(used.size - 1)
-            count, deepest = ccm.weighted_tree(used, np.concatenate([[0], np.cumsum(attempt)]), tree)
+            count, deepest = ccm.weighted_tree(used, np.concatenate([[0], np.cumsum(attempt)]), tree, lcp,
+                                               prefix_splits)
             if deepest <= ccm.MAX_DEPTH:
                 return tree
         raise AssertionError("an even tree is shallow")
@@ -285,7 +321,7 @@ def _run(decode: bool, ranks, text, rk: ccm.Ranks, tables, io) -> int:
 class ChunkCmCoder(Coder):
     """Context mixing over chunk ids; see the module docstring for the format."""
 
-    model = MODELS[3]
+    model = MODELS[4]
     codec_id = model.codec_id
     params_class: type[_Params] = ChunkCmParams
 
@@ -300,7 +336,8 @@ class ChunkCmCoder(Coder):
         ranks = rd.parse(text)
         rule_stream = _code_rules(rules)
         classes = weight_classes(np.bincount(ranks, minlength=rd.ranks.length.size)) if self.model.weighted else None
-        rk = rd.ranks._replace(tree=rd.complete_tree() if classes is None else rd.weighted_tree(classes))
+        tree = rd.complete_tree() if classes is None else rd.weighted_tree(classes, self.model.prefix_splits)
+        rk = rd.ranks._replace(tree=tree)
         capacity = text.size + text.size // 4 + 4096 + (rd.ranks.length.size if classes is not None else 0)
         while True:
             io = ccm.new_stream(False, capacity=capacity)
@@ -346,7 +383,7 @@ class ChunkCmCoder(Coder):
         if self.model.weighted:
             classes = np.zeros(rd.ranks.length.size, dtype=np.int64)
             status = ccm.code_weights(True, classes, io)
-            tree = rd.weighted_tree(classes)
+            tree = rd.weighted_tree(classes, self.model.prefix_splits)
         else:
             status, tree = 0, rd.complete_tree()
         if status == 0:
@@ -365,6 +402,14 @@ class ChunkCmCoder(Coder):
     def describe(self, payload: bytes, rules, symbols) -> dict:
         _, _, _, _, coded = self._sections(payload, None)
         return {"dictionary_bytes": len(payload) - len(coded), "string_bytes": len(coded)}
+
+
+class ChunkCmV3Coder(ChunkCmCoder):
+    """chunk-cm's third model (the tree split at the weight's half, one match lookup, no flags):
+    reads and writes its archives."""
+
+    model = MODELS[3]
+    codec_id = model.codec_id
 
 
 class ChunkCmV2Coder(ChunkCmCoder):
@@ -395,7 +440,11 @@ def register_coders():
             summary="chunk-cm's second model (no run model): reads its archives",
         ),
         CoderInfo(
-            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="3",
+            name="chunk-cm-v3", factory=ChunkCmV3Coder, params=ChunkCmParams, version="3",
+            summary="chunk-cm's third model (its tree split at the weight's half): reads its archives",
+        ),
+        CoderInfo(
+            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="4",
             summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "
                      "text, word and id contexts, runs, match model)"),
         ),

@@ -13,6 +13,12 @@ halves (:func:`weighted_tree`): siblings still share spelling, frequent chunks s
 root, and a chunk costs about its order-0 entropy in decisions instead of log2(dictionary
 size): on en_mix_10MB 15% less time and 0.5% smaller with the same contexts. The weights are
 each rank's count in the parse, in 32 classes (:func:`code_weights`, a few hundred bytes).
+Model 4 splits a node where its ranks' spellings part soonest, among the splits that leave a
+tenth of its weight or more on each side, so that most decisions are about one next byte (is
+it below ``"h"``?), and picks the maps and mixers by how many bytes the node's ranks share
+instead of by depth alone: 3.4% more decisions, 0.25% smaller on en_mix_10MB, 0.9% on alice29
+(the same contexts; other orders of the ranks were larger: case folded +0.9%, clustered by the
+ids around them +0.5-0.9%, bytes grouped by class +0.1-1.4%).
 
 **Exclusion.** The parse is the longest-match parse, so after a chunk ``w`` no chunk can start
 with ``u`` where ``w + u`` is in the dictionary (the parse would have taken ``w + u``). The
@@ -30,16 +36,19 @@ still codes at least one bit, so a payload's length bounds its number of chunks.
   previous id with the id that followed it last time: an indirect context). Each is hashed
   with the node into the *hash table* of bit histories (``cm_model._slot``: one 16-byte slot
   per context and 4 levels of the tree);
-* *state maps*: bit history -> probability, one map per context;
+* *state maps*: bit history -> probability, one map per context (model 4's bit histories count
+  runs of one bit further: :data:`MODEL4_COUNT_LIMIT`);
 * the *match model*: the id that followed the last occurrence of the previous two ids, as long
-  as the ids since agree, predicting the branch toward it while the path so far leads to it;
+  as the ids since agree, predicting the branch toward it while the path so far leads to it
+  (model 4 also looks up the last four ids while its match is shorter: :func:`long_match`);
 * the *run model* (model 3): per context, the rank seen there last and its repeats, for the
   previous id, order 2, the word in progress and the last four ids, each predicting the branch
   toward its rank while the path leads to it (at low orders many ranks share a context and the
   last one is the better guess: en_mix_10MB 0.8% smaller);
 * three *mixers* whose weight sets are picked by bit position, how many text contexts were
   seen and the runs' vote, by the path so far (or bit position and the last byte's class), and
-  by the previous id; a *final mixer* combines them;
+  by the previous id (model 4: mixer 2 also has a flag input a context whose history is empty,
+  and the weights start at half model 3's); a *final mixer* combines them;
 * an *APM chain*: the final probability refined on the path so far, with the last byte, and
   with the previous id, averaged with its input.
 
@@ -58,7 +67,7 @@ import numba
 import numpy as np
 
 from ...engine.kernels import long_kernel
-from .cm_model import (_APM_STEPS, _B8, _K1, _K2, _K3, _M8, _Z, NEXT_STATE, STRETCH, _adapt, _adapt_apm, _apm, _ctx,
+from .cm_model import (_APM_STEPS, _B8, _K1, _K2, _K3, _M8, _Z, STRETCH, _adapt, _adapt_apm, _apm, _ctx,
                        _slot, code_bit, coder_flush, coder_start, mix64, squash)
 
 # ---------------------------------------------------------------- layout
@@ -86,9 +95,17 @@ MODEL3_ORDER = tuple(c for c in MODEL2_ORDER if c not in (C_SKIP_IDS, C_WORD0_2)
 MODEL3_RUN_CONTEXTS = (C_ID1, C_O2, C_WORD0)
 MODEL3_RUN_IDS = 4
 MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
-#: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the runs
+#: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
+#: runs, and (model 4, mixer 2 alone) one flag a context: 256 where its bit history is empty,
+#: so that each of mixer 2's weight sets learns what a context's silence says there (en_mix_10MB
+#: 0.21% smaller; the flags in all three mixers 0.24%, at twice the time)
 IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
 N_INPUTS = IN_CONTEXTS + N_CONTEXTS + MAX_RUNS
+MIX2_INPUTS = N_INPUTS + N_CONTEXTS
+#: model 4's bit histories: longer runs of one bit kept (237 states instead of 159)
+MODEL4_COUNT_LIMIT = (50, 40, 20, 10, 6, 5)
+#: model 4's second match lookup: the last 4 ids hashed, for when the match in hand is shorter
+MODEL4_LONG_MATCH = 4
 #: mixer 1's weight sets: bit position (up to 32) x how many text contexts were seen (0..7) x
 #: the runs' vote (none in range, all for 0, all for 1, split)
 MIX1_SETS = 32 * 8 * 4
@@ -131,9 +148,11 @@ R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: (``order``: the contexts used, in mixer order, one state map of 256 entries each;
 #: ``text_order[m]``: 1 where context ``order[m]`` is in :data:`TEXT_ORDERS`; ``run_contexts``
 #: and ``run_ids``: the runs' keys, ``run`` their table, ``rm_*`` their maps; ``light``: 1 for
-#: mixer 2 and the first APM alone, whose other mixers and APMs are then one-entry stand-ins)
-Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm_p rm_n ht sm_p sm_n mm_p mm_n mm_ht "
-                              "light w1 w2 w3 wf a1 a2 a3 follow")
+#: mixer 2 and the first APM alone, whose other mixers and APMs are then one-entry stand-ins;
+#: ``next_state``: the bit histories' transitions; ``empty_flags``: 1 for model 4's flag inputs;
+#: ``long_ids``, ``mm_long``: the second match lookup's ids and table (0 and one entry: none))
+Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm_p rm_n ht next_state sm_p sm_n "
+                              "empty_flags mm_p mm_n mm_ht long_ids mm_long light w1 w2 w3 wf a1 a2 a3 follow")
 #: the dictionary as ranks: ``spell[start[r]:start[r] + length[r]]`` spells rank r; after rank r
 #: the ranks in ``ex_lo[k]:ex_hi[k]`` for k in ``ex_start[r]:ex_start[r + 1]`` are excluded
 Ranks = namedtuple("Ranks", "start length spell ex_start ex_lo ex_hi tree")
@@ -152,7 +171,7 @@ Stream = namedtuple("Stream", "ac out inp meter")
 def new_scratch() -> Scratch:
     hashes = [np.zeros(N_CONTEXTS, np.uint64) for _ in range(3)]
     return Scratch(every=hashes[0], ctx=hashes[1], hv=hashes[2], ptr=np.zeros(N_CONTEXTS, np.int64),
-                   st=np.zeros(N_CONTEXTS, np.int64), tx=np.zeros(N_INPUTS, np.int32), fx=np.zeros(4, np.int64),
+                   st=np.zeros(N_CONTEXTS, np.int64), tx=np.zeros(MIX2_INPUTS, np.int32), fx=np.zeros(4, np.int64),
                    bit=np.zeros(N_BIT, np.int64), hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64),
                    runs=np.zeros((MAX_RUNS, N_RUN_FIELDS), np.int64))
 
@@ -232,7 +251,8 @@ def forced_bit(rk, a, b, lo, mid, hi):
 @numba.njit(cache=True, inline="always")
 def mix_dot(tx, w, s, n_in):
     """A mixer's output (a logit in 1/256, clamped) with weight set ``s`` over the first ``n_in``
-    inputs (match, expected bit, bias, the contexts, the runs), in one contiguous loop."""
+    inputs (match, expected bit, bias, the contexts, the runs; mixer 2 also the flags), in one
+    contiguous loop."""
     dot = 0
     for k in range(n_in):
         dot += np.int64(tx[k]) * w[s, k]
@@ -310,13 +330,15 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     n_ctx = tb.order.size
     nib = (1 << g) | (c0 & ((1 << g) - 1))
     seen = 0
+    n_in = IN_CONTEXTS + n_ctx + n_runs(tb)  # the flags follow, for mixer 2 alone
     for m in range(n_ctx):
         s = np.int64(tb.ht[sc.ptr[m] + nib])
         sc.st[m] = s
         sc.tx[IN_CONTEXTS + m] = STRETCH[tb.sm_p[(m << 8) + s] >> 10]
         seen += (s != 0) & tb.text_order[m]
+        sc.tx[n_in + m] = 256 * (s == 0)
+    n_in2 = n_in + n_ctx * tb.empty_flags
     jj = min(j, 31)
-    n_in = IN_CONTEXTS + n_ctx + n_runs(tb)
     vote = run_inputs(tb, sc, mid, jj, IN_CONTEXTS + n_ctx)
     if eb >= 0:
         mctx = ((min(m_len, 15) * 2 + eb) << 5) | jj
@@ -328,7 +350,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     sc.tx[IN_MATCH] = STRETCH[tb.mm_p[mctx] >> 10]
     sc.tx[IN_BIAS] = 256
     s2 = c0 if c0 < 2048 else 2048 + jj * 16 + cls
-    d2 = mix_dot(sc.tx, tb.w2, s2, n_in)
+    d2 = mix_dot(sc.tx, tb.w2, s2, n_in2)
     bit[B_S2], bit[B_D2], bit[B_MCTX], bit[B_JJ], bit[B_NIB] = s2, d2, mctx, jj, nib
     if tb.light:  # mixer 2 alone, then the first APM
         pm = squash(d2)
@@ -360,7 +382,7 @@ def learn(tb, sc, y):
     nib = bit[B_NIB]
     for m in range(n_ctx):
         s = sc.st[m]
-        tb.ht[sc.ptr[m] + nib] = NEXT_STATE[s, y]
+        tb.ht[sc.ptr[m] + nib] = tb.next_state[s, y]
         _adapt(tb.sm_p, tb.sm_n, (m << 8) + s, y, 1023)
     _adapt(tb.mm_p, tb.mm_n, bit[B_MCTX], y, 1023)
     runs = n_runs(tb)
@@ -370,7 +392,7 @@ def learn(tb, sc, y):
     n_in = IN_CONTEXTS + n_ctx + runs
     bit[B_COUNT] += 1
     rate = MIX_RATE + (MIX_BOOST >> min(bit[B_COUNT] >> MIX_HALF_LIFE, 31))
-    mix_learn(sc.tx, tb.w2, bit[B_S2], y, squash(bit[B_D2]), n_in, rate)
+    mix_learn(sc.tx, tb.w2, bit[B_S2], y, squash(bit[B_D2]), n_in + n_ctx * tb.empty_flags, rate)
     _adapt_apm(tb.a1, bit[B_IA1], y)
     if tb.light:
         return
@@ -546,6 +568,25 @@ def match_find(mm_ht, ranks, t, ids_hash):
 
 
 @numba.njit(cache=True, inline="always")
+def long_match(tb, ranks, t, mt):
+    """Model 4's second lookup, keyed by the last ``long_ids`` ids: taken when the match in
+    hand is shorter (two ids often repeat in a new place; four seldom do), else kept up to
+    date. en_mix_10MB 0.13% smaller."""
+    n = tb.long_ids
+    h = np.uint64(n)
+    for k in range(n):
+        h = (h + np.uint64(ranks[t - k] + 1)) * _K1
+    h = mix64(h)
+    if mt[M_LEN] < n:
+        cand, k = match_find(tb.mm_long, ranks, t + 1, h)
+        if cand >= 0 and k >= n:
+            mt[M_PTR] = cand
+            mt[M_LEN] = k
+    else:
+        tb.mm_long[np.int64(h & np.uint64(tb.mm_long.size - 1))] = t + 1
+
+
+@numba.njit(cache=True, inline="always")
 def add_byte(h, c):
     """Move the text history past byte ``c``: the bytes, their classes, the column, the open
     brackets (``([{<`` push, ``)]}>`` pop) and the words (letters and UTF-8, case folded)."""
@@ -592,6 +633,8 @@ def after_chunk(ranks, t, rank, rk, tb, sc, text, pos, decode):
             mt[M_LEN] = min(mt[M_LEN] + 1, 65535)
         else:
             mt[M_LEN] = 0
+    if tb.long_ids and t + 1 >= tb.long_ids:
+        long_match(tb, ranks, t, mt)
     if t + 1 >= MATCH_IDS:
         ids_hash = mix64(h[H_ID1] * _K1 + h[H_ID2] * _K2 + np.uint64(MATCH_IDS))
         if mt[M_LEN] == 0:
@@ -753,12 +796,54 @@ def complete_tree(n_ranks, bits, tree):
     return count
 
 
+@numba.njit(cache=True, inline="always")
+def _half_split(cum, a, b):
+    """The split of ``a:b`` (first index on the right, in ``a + 1 .. b - 1``) nearest its
+    weight's half."""
+    half = cum[a] + (cum[b] - cum[a] + 1) // 2
+    lo_s, hi_s = a + 1, b - 1
+    while lo_s < hi_s:
+        c = (lo_s + hi_s) >> 1
+        if cum[c] < half:
+            lo_s = c + 1
+        else:
+            hi_s = c
+    split = lo_s
+    if split > a + 1 and half - cum[split - 1] < cum[split] - half:
+        split -= 1
+    return split
+
+
+@numba.njit(cache=True, inline="always")
+def _prefix_split(cum, lcp, a, b):
+    """The split of ``a:b`` between the two neighbours that share the shortest prefix, among
+    the splits leaving :data:`PREFIX_SPLIT_SHARE` of the weight or more on each side (the
+    nearest the half among equals; the half split where none does), and the prefix every rank
+    of ``a:b`` shares."""
+    total = cum[b] - cum[a]
+    shared = lcp[a + 1] if b - a > 1 else 0
+    best, best_lcp, best_off = _half_split(cum, a, b), 1 << 30, 1 << 62
+    for c in range(a + 1, b):
+        shared = min(shared, lcp[c])
+        left = (cum[c] - cum[a]) * 10
+        if left < PREFIX_SPLIT_SHARE * total or left > (10 - PREFIX_SPLIT_SHARE) * total:
+            continue
+        off = abs(2 * (cum[c] - cum[a]) - total)
+        if lcp[c] < best_lcp or (lcp[c] == best_lcp and off < best_off):
+            best, best_lcp, best_off = c, lcp[c], off
+    return best, shared
+
+
 @numba.njit(cache=True)
-def weighted_tree(used, cum, tree):
+def weighted_tree(used, cum, tree, lcp, prefix):
     """An alphabetic tree over the ranks in ``used`` (sorted), each node split where its weight
     halves (``cum``: the weights' running sums, ``cum[0] = 0``), so a frequent rank is near the
     root and costs few coded bits while ranks keep their order (siblings still share spelling).
-    Slots hold 4 levels from the root. Returns the number of nodes and the deepest leaf's depth."""
+    With ``prefix`` (model 4) a node splits where its ranks' spellings part soonest
+    (``lcp[i]``: the prefix ``used[i - 1]`` and ``used[i]`` share), so that a decision is about
+    one next byte, and its bit position says how much of the chunk is known
+    (:func:`_prefix_split`). Slots hold 4 levels from the root. Returns the number of nodes and
+    the deepest leaf's depth."""
     m = used.size
     first = np.zeros(tree.lo.size, np.int64)
     last = np.zeros(tree.lo.size, np.int64)
@@ -769,20 +854,14 @@ def weighted_tree(used, cum, tree):
     k = 0
     while k < count:
         a, b = first[k], last[k]
-        half = cum[a] + (cum[b] - cum[a] + 1) // 2
-        lo_s, hi_s = a + 1, b - 1  # the split: first index on the right, in a + 1 .. b - 1
-        while lo_s < hi_s:
-            c = (lo_s + hi_s) >> 1
-            if cum[c] < half:
-                lo_s = c + 1
-            else:
-                hi_s = c
-        split = lo_s
-        if split > a + 1 and half - cum[split - 1] < cum[split] - half:
-            split -= 1
+        if prefix:
+            split, shared = _prefix_split(cum, lcp, a, b)
+            tree.pos[k] = min(shared, 7) * 4 + min(depth[k], 3)
+        else:
+            split = _half_split(cum, a, b)
+            tree.pos[k] = min(depth[k], 31)
         tree.lo[k], tree.mid[k], tree.hi[k] = used[a], used[split], used[b - 1] + 1
         tree.group[k] = depth[k] & 3
-        tree.pos[k] = min(depth[k], 31)
         for side in range(2):
             x, y = (a, split) if side == 0 else (split, b)
             if y - x == 1:
@@ -797,6 +876,21 @@ def weighted_tree(used, cum, tree):
     return count, deepest
 
 
+@numba.njit(cache=True)
+def adjacent_prefixes(rk, used):
+    """``lcp[i]``: how many first bytes the spellings of ranks ``used[i - 1]`` and ``used[i]``
+    share (``lcp[0]`` unused)."""
+    lcp = np.zeros(used.size + 1, np.int64)
+    for i in range(1, used.size):
+        a, b = rk.start[used[i - 1]], rk.start[used[i]]
+        n = min(rk.length[used[i - 1]], rk.length[used[i]])
+        k = 0
+        while k < n and rk.spell[a + k] == rk.spell[b + k]:
+            k += 1
+        lcp[i] = k
+    return lcp
+
+
 def new_tree(nodes: int) -> Tree:
     return Tree(lo=np.zeros(nodes, np.int64), mid=np.zeros(nodes, np.int64), hi=np.zeros(nodes, np.int64),
                 child=np.zeros((nodes, 2), np.int64), group=np.zeros(nodes, np.int64), pos=np.zeros(nodes, np.int64))
@@ -808,6 +902,8 @@ MAX_DEPTH = 56
 WEIGHT_CLASSES = 32
 #: how fast the weight classes' probabilities adapt (1/2^this of the error)
 WEIGHT_RATE = 3
+#: model 4's splits leave this many tenths of a node's weight or more on each side
+PREFIX_SPLIT_SHARE = 1
 #: the weight each class stands for (2^((q - 1) / 1.5), integers so both sides build one tree)
 CLASS_WEIGHT = np.array([0] + [round(2 ** (i / 1.5)) for i in range(WEIGHT_CLASSES - 1)], dtype=np.int64)
 
