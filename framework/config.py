@@ -195,12 +195,13 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 
 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
-#: en_mix_10MB, and none larger than the one before on en_mix_1MB, alice29 and UDHR (README
-#: table, examples/benchmarks/levels.py). Word-level BPE (repair over GPT-2 pre-tokens) in front
-#: of zstd, xz or context mixing over the chunk ids (chunk-cm: one event per chunk; -6 ... -9
-#: trade contexts and table size for time); ``min_count`` keeps small inputs from paying for
-#: rare chunks. (PPMd would sit between xz and chunk-cm, but pyppmd fails to decode some of its
-#: own streams: order 2, or a model that runs out of memory, in 1.3.1; no level depends on it.)
+#: en_mix_10MB, and none larger than the one before on en_mix_1MB, alice29 and udhr_arb (on
+#: udhr_cmn_hans, 8 KB, -7 is smaller than -8 and -9: README table, examples/benchmarks/levels.py).
+#: Word-level BPE (repair over GPT-2 pre-tokens) in front of zstd, xz or context mixing over the
+#: chunk ids (chunk-cm: one event per chunk; -6 ... -9 trade contexts and table size for time);
+#: ``min_count`` keeps small inputs from paying for rare chunks. (PPMd would sit between xz and
+#: chunk-cm, but pyppmd fails to decode some of its own streams: order 2, or a model that runs out
+#: of memory, in 1.3.1; no level depends on it.)
 PRESETS = {
     1: _preset("repair", "varint-zstd", 1000, "gpt2", min_count=8, level=3),
     2: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=9),
@@ -208,15 +209,16 @@ PRESETS = {
     4: _preset("repair", "varint-lzma", 8000, "gpt2", min_count=16),
     5: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=16),
     # chunk-cm, the faster levels trading contexts, runs, mixing and table size for time: -6
-    # the light model (one mixer, one APM) with three contexts (order 0, the previous chunk,
-    # order 2) and no runs in 4 MB of tables, the level as small as PPMd order 8 at under three
-    # times its time (the full mixing: 1.0% smaller, 1.35x the coder's time; the four runs, as
+    # the light model (one mixer, one APM) with two contexts (order 0, the previous chunk) and
+    # no runs in 4 MB of tables, the level as small as PPMd order 8 at under three times its time
+    # (model 4 with three contexts, order 2 the third: 0.9% smaller, but 3.1x PPMd's time in the
+    # levels run; the full mixing: 1.0% smaller, 1.35x the coder's time; the four runs, as
     # runs = 4: 1.3% smaller, 5.9% on a held-out 2 MB of en_mix_100MB, but 2.9x PPMd's time in a
     # run on a slow machine, too close to the 3x); -7 eight contexts and the four runs in 16 MB;
     # -8 and -9 all eighteen in 256 and 512 MB (one model below 8 MB of input: fewer contexts
     # were smaller on alice29, so a level in between would grow there). The model gains more
     # from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen 200 times or more
-    6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=3, runs=0, light=True),
+    6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29),
