@@ -98,9 +98,10 @@ MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
 #: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
 #: runs, and (model 4, mixer 2 alone) one flag a context: 256 where its bit history is empty,
 #: so that each of mixer 2's weight sets learns what a context's silence says there (en_mix_10MB
-#: 0.21% smaller; the flags in all three mixers 0.24%, at twice the time)
+#: 0.21% smaller; the flags in all three mixers 0.24%, for about 5% more time)
 IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
 N_INPUTS = IN_CONTEXTS + N_CONTEXTS + MAX_RUNS
+#: mixer 2's inputs at most (the flags after the runs): its rows and the scratch's ``tx``
 MIX2_INPUTS = N_INPUTS + N_CONTEXTS
 #: model 4's bit histories: longer runs of one bit kept (237 states instead of 159)
 MODEL4_COUNT_LIMIT = (50, 40, 20, 10, 6, 5)
