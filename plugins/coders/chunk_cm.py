@@ -13,7 +13,7 @@ then the ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are 
 header), so the decoder builds the same model. The model versions differ only as
 :data:`MODELS` says; older ones keep their coders (``chunk-cm-v3``, ``chunk-cm-v2``,
 ``chunk-cm-v1``), so their archives keep decoding: v3 splits its tree at the weight's half and
-has model 1's bit histories, no flag inputs, one match lookup; v2 also has no run model and
+has cm's shorter bit histories, no flag inputs, one match lookup; v2 also has no run model and
 twenty contexts, v1 also no weight classes (each rank's bits down the complete trie, twelve
 contexts).
 """
@@ -120,13 +120,13 @@ class _Params:
 class ChunkCmParams(_Params):
     """Models 3 and 4's params (the same contexts and runs). ``memory``: log2 of the largest
     hash table in bytes (smaller inputs get smaller tables; the model uses about 1.2x this at
-    most). ``contexts``: how many of the model's hashed
-    contexts are used, in mixer order (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id,
-    order 2, word in progress, word with the previous, order 3, byte classes, two ids, ...):
-    fewer is faster. ``runs``: how many of the run model's runs are used, in order (the
-    previous id, order 2, the word in progress, the last four ids). ``light``: one mixer and one
-    APM instead of three mixers, a final mixer and three APMs (a decision costs about a quarter
-    less; larger archives: ``chunk_cm_model``'s docstring has the figures)."""
+    most). ``contexts``: how many of the model's hashed contexts are used, in mixer order
+    (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id, order 2, word in progress, word with
+    the previous, order 3, byte classes, two ids, ...): fewer is faster. ``runs``: how many of
+    the run model's runs are used, in order (the previous id, order 2, the word in progress, the
+    last four ids). ``light``: one mixer and one APM instead of three mixers, a final mixer and
+    three APMs (a decision costs about a quarter less; larger archives: ``chunk_cm_model``'s
+    docstring has the figures)."""
 
     runs: int = _runs_field(MODELS[4])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
