@@ -331,14 +331,13 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     n_ctx = tb.order.size
     nib = (1 << g) | (c0 & ((1 << g) - 1))
     seen = 0
-    n_in = IN_CONTEXTS + n_ctx + n_runs(tb)  # the flags follow, for mixer 2 alone
+    n_in = n_inputs(tb)  # the flags follow, for mixer 2 alone
     for m in range(n_ctx):
         s = np.int64(tb.ht[sc.ptr[m] + nib])
         sc.st[m] = s
         sc.tx[IN_CONTEXTS + m] = STRETCH[tb.sm_p[(m << 8) + s] >> 10]
         seen += (s != 0) & tb.text_order[m]
         sc.tx[n_in + m] = 256 * (s == 0)
-    n_in2 = n_in + n_ctx * tb.empty_flags
     jj = min(j, 31)
     vote = run_inputs(tb, sc, mid, jj, IN_CONTEXTS + n_ctx)
     if eb >= 0:
@@ -351,7 +350,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     sc.tx[IN_MATCH] = STRETCH[tb.mm_p[mctx] >> 10]
     sc.tx[IN_BIAS] = 256
     s2 = c0 if c0 < 2048 else 2048 + jj * 16 + cls
-    d2 = mix_dot(sc.tx, tb.w2, s2, n_in2)
+    d2 = mix_dot(sc.tx, tb.w2, s2, mix2_inputs(tb))
     bit[B_S2], bit[B_D2], bit[B_MCTX], bit[B_JJ], bit[B_NIB] = s2, d2, mctx, jj, nib
     if tb.light:  # mixer 2 alone, then the first APM
         pm = squash(d2)
@@ -390,10 +389,10 @@ def learn(tb, sc, y):
     for i in range(runs):
         if sc.runs[i, R_MAP] >= 0:
             _adapt(tb.rm_p, tb.rm_n, sc.runs[i, R_MAP], y, 1023)
-    n_in = IN_CONTEXTS + n_ctx + runs
+    n_in = n_inputs(tb)
     bit[B_COUNT] += 1
     rate = MIX_RATE + (MIX_BOOST >> min(bit[B_COUNT] >> MIX_HALF_LIFE, 31))
-    mix_learn(sc.tx, tb.w2, bit[B_S2], y, squash(bit[B_D2]), n_in + n_ctx * tb.empty_flags, rate)
+    mix_learn(sc.tx, tb.w2, bit[B_S2], y, squash(bit[B_D2]), mix2_inputs(tb), rate)
     _adapt_apm(tb.a1, bit[B_IA1], y)
     if tb.light:
         return
@@ -438,6 +437,18 @@ _RANK_BITS = np.uint64(0xFFFFFFFF)
 @numba.njit(cache=True, inline="always")
 def n_runs(tb):
     return tb.run_contexts.size + (tb.run_ids > 0)
+
+
+@numba.njit(cache=True, inline="always")
+def n_inputs(tb):
+    """The inputs every mixer reads: match, expected bit, bias, the contexts, the runs."""
+    return IN_CONTEXTS + tb.order.size + n_runs(tb)
+
+
+@numba.njit(cache=True, inline="always")
+def mix2_inputs(tb):
+    """Mixer 2's inputs: those, then (model 4) a flag a context."""
+    return n_inputs(tb) + tb.order.size * tb.empty_flags
 
 
 @numba.njit(cache=True, inline="always")
