@@ -291,7 +291,7 @@ class RankedDictionary:
             spare = np.setdiff1d(np.arange(3), used)
             used = np.sort(np.concatenate([used, spare[: 2 - used.size]]))
         weights = np.maximum(ccm.CLASS_WEIGHT[classes[used]], 1)
-        lcp = ccm.adjacent_prefixes(self.ranks, used)
+        lcp = ccm.adjacent_prefixes(self.ranks, used) if prefix_splits else np.zeros(used.size + 1, np.int64)
         for attempt in (weights, np.ones_like(weights)):
             tree = ccm.new_tree(used.size - 1)
             count, deepest = ccm.weighted_tree(used, np.concatenate([[0], np.cumsum(attempt)]), tree, lcp,
