@@ -67,6 +67,7 @@ import numba
 import numpy as np
 
 from ...engine.kernels import long_kernel
+from ...engine.prefetch import prefetch_row
 from .cm_model import (_APM_STEPS, _B8, _K1, _K2, _K3, _M8, _Z, STRETCH, _adapt, _adapt_apm, _apm, _ctx,
                        _slot, code_bit, coder_flush, coder_start, mix64, squash)
 
@@ -142,8 +143,8 @@ M_PTR, M_LEN, N_MATCH = range(3)
 #: run map read at the last coded bit (-1: none)
 R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: one coded bit's working values, an int64 record (what predict leaves for learn)
-(B_S1, B_S2, B_S3, B_D1, B_D2, B_D3, B_PM, B_MCTX, B_IA1, B_IA2, B_IA3, B_JJ, B_NIB, B_TOUCHED,
- B_COUNT, N_BIT) = range(16)
+(B_S1, B_S2, B_S3, B_D1, B_D2, B_D3, B_PM, B_MCTX, B_IA1, B_IA2, B_IA3, B_JJ, B_NIB, B_COUNT,
+ N_BIT) = range(15)
 
 #: the model's tables, fresh for each encode or decode (built by ``chunk_cm.new_tables``)
 #: (``order``: the contexts used, in mixer order, one state map of 256 entries each;
@@ -164,16 +165,16 @@ Ranks = namedtuple("Ranks", "start length spell ex_start ex_lo ex_hi tree")
 Tree = namedtuple("Tree", "lo mid hi child group pos")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
 #: mixer inputs, the runs
-Scratch = namedtuple("Scratch", "every ctx hv ptr st tx fx bit hist match runs")
+Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs")
 #: the arithmetic coder: state, output (encoder), input (decoder), and a progress meter
 Stream = namedtuple("Stream", "ac out inp meter")
 
 
 def new_scratch() -> Scratch:
-    hashes = [np.zeros(N_CONTEXTS, np.uint64) for _ in range(3)]
-    return Scratch(every=hashes[0], ctx=hashes[1], hv=hashes[2], ptr=np.zeros(N_CONTEXTS, np.int64),
-                   st=np.zeros(N_CONTEXTS, np.int64), tx=np.zeros(MIX2_INPUTS, np.int32), fx=np.zeros(4, np.int64),
-                   bit=np.zeros(N_BIT, np.int64), hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64),
+    return Scratch(every=np.zeros(N_CONTEXTS, np.uint64), ctx=np.zeros(N_CONTEXTS, np.uint64),
+                   ptr=np.zeros(N_CONTEXTS, np.int64), st=np.zeros(N_CONTEXTS, np.int64),
+                   tx=np.zeros(MIX2_INPUTS, np.int32), fx=np.zeros(4, np.int64), bit=np.zeros(N_BIT, np.int64),
+                   hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64),
                    runs=np.zeros((MAX_RUNS, N_RUN_FIELDS), np.int64))
 
 
@@ -322,6 +323,15 @@ def _apm_context(apm, key, direct):
 
 
 @numba.njit(cache=True, inline="always")
+def prefetch_knots(apm, ctx):
+    """Ask for the cache lines of an APM context's knots (they span three)."""
+    first = ctx * _APM_STEPS
+    prefetch_row(apm, first)
+    prefetch_row(apm, first + 16)
+    prefetch_row(apm, first + _APM_STEPS - 1)
+
+
+@numba.njit(cache=True, inline="always")
 def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     """P(the rank's next bit is 1) in 1/4096 at a node of bit position ``j`` splitting at rank
     ``mid``, ``c0`` holding the bits above it after a leading 1, ``g`` of them since the last
@@ -329,6 +339,15 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     :func:`learn` needs."""
     bit = sc.bit
     n_ctx = tb.order.size
+    # the APMs' contexts are known now, their knots read last: ask for them first (the two
+    # hashed APMs miss the cache)
+    ac1 = _apm_context(tb.a1, np.uint64(c0), c0)
+    ac2 = _apm_context(tb.a2, np.uint64(c0) * _K1 + np.uint64(c1), -1)
+    ac3 = _apm_context(tb.a3, np.uint64(c0) * _K2 + mix64(np.uint64(id1) + _K3), -1)
+    prefetch_knots(tb.a1, ac1)
+    if not tb.light:
+        prefetch_knots(tb.a2, ac2)
+        prefetch_knots(tb.a3, ac3)
     nib = (1 << g) | (c0 & ((1 << g) - 1))
     seen = 0
     n_in = n_inputs(tb)  # the flags follow, for mixer 2 alone
@@ -354,7 +373,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     bit[B_S2], bit[B_D2], bit[B_MCTX], bit[B_JJ], bit[B_NIB] = s2, d2, mctx, jj, nib
     if tb.light:  # mixer 2 alone, then the first APM
         pm = squash(d2)
-        pa1, ia1 = _apm(tb.a1, _apm_context(tb.a1, np.uint64(c0), c0), pm)
+        pa1, ia1 = _apm(tb.a1, ac1, pm)
         bit[B_PM], bit[B_IA1] = pm, ia1
         return max(1, min(4095, (pm + pa1 + 1) >> 1))
     s1 = (jj * 8 + seen) * 4 + vote
@@ -366,9 +385,9 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     sc.fx[2] = d3
     sc.fx[3] = 256
     pm = squash(final_mix(tb.wf, sc.fx, jj))
-    pa1, ia1 = _apm(tb.a1, _apm_context(tb.a1, np.uint64(c0), c0), pm)
-    pa2, ia2 = _apm(tb.a2, _apm_context(tb.a2, np.uint64(c0) * _K1 + np.uint64(c1), -1), pm)
-    pa3, ia3 = _apm(tb.a3, _apm_context(tb.a3, np.uint64(c0) * _K2 + mix64(np.uint64(id1) + _K3), -1), pm)
+    pa1, ia1 = _apm(tb.a1, ac1, pm)
+    pa2, ia2 = _apm(tb.a2, ac2, pm)
+    pa3, ia3 = _apm(tb.a3, ac3, pm)
     bit[B_S1], bit[B_S3], bit[B_D1], bit[B_D3], bit[B_PM] = s1, s3, d1, d3, pm
     bit[B_IA1], bit[B_IA2], bit[B_IA3] = ia1, ia2, ia3
     return max(1, min(4095, (pm + pa1 + pa2 + pa3 + 2) >> 2))
@@ -407,18 +426,19 @@ def learn(tb, sc, y):
 
 
 @numba.njit(cache=True, inline="always")
-def find_slots(tb, sc, c0, hmask):
-    """Each context's slot for the next 4 bits of the rank. The slots' cache lines are touched
-    first, all of them, so that their misses overlap instead of following one another."""
-    n_ctx = tb.order.size
-    touched = 0
-    for m in range(n_ctx):
+def prefetch_slots(tb, sc, c0, hmask):
+    """Ask for the cache lines of each context's slot for the node whose path is ``c0``."""
+    for m in range(tb.order.size):
         hv = mix64(sc.ctx[m] + np.uint64(c0) * _K2)
-        sc.hv[m] = hv
-        touched += tb.ht[np.int64((hv >> np.uint64(32)) & hmask) << 4]
-    for m in range(n_ctx):
-        sc.ptr[m] = _slot(tb.ht, sc.hv[m], hmask)
-    sc.bit[B_TOUCHED] = touched
+        prefetch_row(tb.ht, np.int64((hv >> np.uint64(32)) & hmask) << 4)
+
+
+@numba.njit(cache=True, inline="always")
+def find_slots(tb, sc, c0, hmask):
+    """Each context's slot for the next 4 bits of the rank (its line asked for earlier:
+    :func:`prefetch_slots`)."""
+    for m in range(tb.order.size):
+        sc.ptr[m] = _slot(tb.ht, mix64(sc.ctx[m] + np.uint64(c0) * _K2), hmask)
 
 
 # ---------------------------------------------------------------- run model
@@ -541,6 +561,10 @@ def code_rank(decode, rank, t, expected, rk, tb, sc, io):
         g = tree.group[node]
         if g == 0:
             find_slots(tb, sc, c0, hmask)
+        elif g == 3:  # the next node starts a slot: ask for both children's
+            for side in range(2):
+                if tree.child[node, side] >= 0:
+                    prefetch_slots(tb, sc, (c0 << 1) | side, hmask)
         lo, mid, hi = tree.lo[node], tree.mid[node], tree.hi[node]
         forced = forced_bit(rk, ex_a, ex_b, lo, mid, hi)
         if forced >= 0 and (coded or tree.child[node, forced] >= 0):
@@ -623,9 +647,9 @@ def add_byte(h, c):
 
 
 @numba.njit(cache=True, inline="always")
-def after_chunk(ranks, t, rank, rk, tb, sc, text, pos, decode):
+def after_chunk(t, rank, rk, tb, sc, text, pos, decode):
     """The chunk is known: spell it into the text history (and, decoding, the text), move the
-    id history, follow or look up the match. Returns the text position after it."""
+    id history. Returns the text position after it."""
     h = sc.hist
     start = rk.start[rank]
     for k in range(rk.length[rank]):
@@ -638,6 +662,13 @@ def after_chunk(ranks, t, rank, rk, tb, sc, text, pos, decode):
     h[H_ID3] = h[H_ID2]
     h[H_ID2] = h[H_ID1]
     h[H_ID1] = np.uint64(rank + 1)
+    return pos + rk.length[rank]
+
+
+@numba.njit(cache=True, inline="always")
+def follow_match(ranks, t, rank, tb, sc):
+    """The match model after chunk ``t``: follow the match, or look one up."""
+    h = sc.hist
     mt = sc.match
     if mt[M_LEN] > 0:
         if ranks[mt[M_PTR]] == rank:
@@ -656,7 +687,6 @@ def after_chunk(ranks, t, rank, rk, tb, sc, text, pos, decode):
                 mt[M_LEN] = k
         else:
             tb.mm_ht[np.int64(ids_hash & np.uint64(tb.mm_ht.size - 1))] = t + 1
-    return pos + rk.length[rank]
 
 
 @long_kernel
@@ -667,11 +697,13 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
     than the header's length), -4 (the decoder read past the payload's end), -5 (the encoder's
     parse is not the longest-match parse)."""
     pos = 0
+    hmask = np.uint64((tb.ht.size >> 4) - 1)
+    set_contexts(sc, tb.order, tb.follow)
+    prefetch_slots(tb, sc, 1, hmask)
+    run_lookup(tb, sc, ranks, 0)
     for t in range(ranks.size):
         if io.ac[5]:
             return -4
-        set_contexts(sc, tb.order, tb.follow)
-        run_lookup(tb, sc, ranks, t)
         expected = np.int64(ranks[sc.match[M_PTR]]) if sc.match[M_LEN] > 0 else -1
         rank = code_rank(decode, np.int64(ranks[t]) if not decode else 0, t, expected, rk, tb, sc, io)
         if rank < 0:
@@ -682,7 +714,13 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
             return -2
         ranks[t] = rank
         run_update(tb, sc, rank)
-        pos = after_chunk(ranks, t, rank, rk, tb, sc, text, pos, decode)
+        pos = after_chunk(t, rank, rk, tb, sc, text, pos, decode)
+        # the next chunk's contexts: their first slots are asked for before the match model's
+        # and the runs' lookups, so that all their misses overlap
+        set_contexts(sc, tb.order, tb.follow)
+        prefetch_slots(tb, sc, 1, hmask)
+        run_lookup(tb, sc, ranks, t + 1)
+        follow_match(ranks, t, rank, tb, sc)
         if (t & 4095) == 0:
             io.meter[0] = t
     io.meter[0] = ranks.size
