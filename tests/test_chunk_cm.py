@@ -1,5 +1,5 @@
 """The chunk-cm coder: one event per chunk, its coding trees, the exclusion table, the run model,
-hostile payloads, progress, and models 1 and 2 (chunk-cm-v1, -v2) writing the bytes they always wrote."""
+hostile payloads, progress, and older models (chunk-cm-v1 .. -v4) writing the bytes they always wrote."""
 
 import io
 import lzma
@@ -16,11 +16,11 @@ from chunkpress.format.expand import expand
 from chunkpress.format.leb128 import encode_varints
 from chunkpress.pipeline import Pipeline, decompress
 from chunkpress.plugins.coders.chunk_cm import (MODELS, ChunkCmCoder, ChunkCmParams, ChunkCmV1Coder, ChunkCmV1Params,
-                                                ChunkCmV2Coder, ChunkCmV2Params, ChunkCmV3Coder, RankedDictionary,
-                                                weight_classes)
+                                                ChunkCmV2Coder, ChunkCmV2Params, ChunkCmV3Coder, ChunkCmV4Coder,
+                                                RankedDictionary, model_sizes, weight_classes)
 from chunkpress.plugins.coders import cm_model as cmm
 from chunkpress.plugins.coders.chunk_cm_model import (CLASS_WEIGHT, EXCLUDE_MAX_LEN, MODEL1_ORDER, MODEL2_ORDER,
-                                                       MODEL3_ORDER, MODEL4_COUNT_LIMIT)
+                                                       MODEL3_ORDER, MODEL4_COUNT_LIMIT, PATH2_NODES, PATH3_NODES)
 from chunkpress.progress import coding_progress
 from support import mutated, read
 
@@ -104,7 +104,7 @@ def test_the_exclusions_save_coded_bits(alice_fit, monkeypatch):
 
 
 def _archive(payload: bytes, length: int) -> bytes:
-    return pack(Header(codec="chunkpress.chunk-cm.v4", params={"memory": 16, "contexts": len(MODEL3_ORDER)},
+    return pack(Header(codec="chunkpress.chunk-cm.v5", params={"memory": 16, "contexts": len(MODEL3_ORDER)},
                        length=length, blake2b=checksum(b"\0" * min(length, 1))), payload)
 
 
@@ -243,10 +243,11 @@ def test_model_4_is_smaller_than_model_3_on_the_same_parse(alice_fit):
     """The same contexts down the prefix-split tree, with flags for empty histories, longer
     bit histories and a second match lookup (alice29, 500 rules, 4 MB: 37,863 -> 37,546 B;
     en_mix_10MB at -9's dictionary, whole payloads, 1,920,650 -> 1,905,485 B), and it decodes."""
+    model4 = ChunkCmV4Coder(ChunkCmParams(memory=22))
     v3 = ChunkCmV3Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols)
-    v4 = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
+    v4 = model4.encode(alice_fit.rules, alice_fit.symbols)
     assert len(v4) < 0.993 * len(v3)
-    assert expand(*coder(memory=22).decode(v4)) == read("alice29.txt")
+    assert expand(*model4.decode(v4)) == read("alice29.txt")
 
 
 @pytest.mark.parametrize("piece", ["prefix_splits", "count_limit", "empty_flags", "long_match", "mixer_init"])
@@ -257,7 +258,21 @@ def test_each_of_model_4s_pieces_pays_on_text(alice_fit, piece):
     without = attrs.evolve(MODELS[4], **{piece: attrs.fields_dict(type(MODELS[4]))[piece].default})
     ablated = type("Ablated", (ChunkCmCoder,), {"model": without})(ChunkCmParams(memory=22))
     assert len(ablated.encode(alice_fit.rules, alice_fit.symbols)) > len(
-        coder(memory=22).encode(alice_fit.rules, alice_fit.symbols))
+        ChunkCmV4Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols))
+
+
+def test_model_5s_weight_sets_by_node_pay_on_the_same_parse(alice_fit):
+    """Model 5 is model 4 with the mixers' weight sets picked by the node near the root
+    (alice29, 500 rules, 4 MB: 37,546 -> 37,314 B; en_mix_10MB at -9's dictionary 1,905,485 ->
+    1,894,757 B), and it decodes; the mixers' tables are larger by the nodes they tell apart."""
+    assert attrs.evolve(MODELS[5], version=4, path_sets=False) == MODELS[4]
+    v4 = ChunkCmV4Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols)
+    v5 = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
+    assert len(v5) < 0.995 * len(v4)
+    assert expand(*coder(memory=22).decode(v5)) == read("alice29.txt")
+    sizes = [model_sizes(10**6, 4 * 10**5, 1256, MODELS[v], ChunkCmParams()) for v in (4, 5)]
+    assert [s["id_sets"] for s in sizes] == [2048, 2048 * PATH3_NODES]
+    assert [s["mix2_sets"] for s in sizes] == [2048 + 32 * 16, (PATH2_NODES + 32) * 16]
 
 
 def test_model_4s_bit_histories_keep_longer_runs():
@@ -304,10 +319,10 @@ def test_model_2_is_smaller_than_model_1_on_the_same_parse(alice_fit):
         assert expand(*v2.decode(payload)) == read("alice29.txt")
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 4])
 def test_older_models_write_the_bytes_they_always_wrote(registry, version):
-    """chunk-cm-v1 and -v2 re-create the golden archives written before the next model, byte
-    for byte: the kernel they share with model 3 runs them unchanged."""
+    """chunk-cm-v1, -v2 and -v4 re-create the golden archives written before the next model,
+    byte for byte: the kernel they share with model 5 runs them unchanged."""
     golden = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.v{version}.cpz"
     pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder=f"chunk-cm-v{version}")
     assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
@@ -327,9 +342,9 @@ def test_model_3s_new_params_default_to_the_model_its_archives_hold(registry):
 
 def test_light_mixing_and_fewer_runs_trade_a_little_size_and_decode(alice_fit):
     """One mixer and one APM (``light``), and the run model's runs one by one, on the same parse:
-    each a different model, a little larger (alice29, 500 rules, 4 MB: 37,863 B with everything,
-    38,470 light, 37,894 with two runs, 37,890 without; light with three contexts and no runs,
-    -6's model, 40,781), and each decodes."""
+    each a different model, a little larger (alice29, 500 rules, 4 MB: 37,314 B with everything,
+    38,026 light, 37,347 with two runs, 37,328 without; light with three contexts and no runs,
+    40,173), and each decodes."""
     full = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
     sizes = {}
     for params in ({"light": True}, {"runs": 0}, {"runs": 2}, {"light": True, "runs": 0, "contexts": 3}):
@@ -352,7 +367,7 @@ def test_each_model_refuses_more_contexts_than_it_has():
     for params, most in ((ChunkCmParams, 18), (ChunkCmV2Params, 20), (ChunkCmV1Params, 12)):
         with pytest.raises(ValueError):
             params(contexts=most + 1)
-    assert [m.codec_id for m in MODELS.values()] == [f"chunkpress.chunk-cm.v{v}" for v in (1, 2, 3, 4)]
+    assert [m.codec_id for m in MODELS.values()] == [f"chunkpress.chunk-cm.v{v}" for v in (1, 2, 3, 4, 5)]
 
 
 def test_the_run_model_pays_on_text_with_fewer_contexts(alice_fit):

@@ -6,16 +6,16 @@ by the compiled model in :mod:`chunkpress.plugins.coders.chunk_cm_model`, with c
 the previous ids and from the decoded text kept beside them. Decoding returns the rules and
 the longest-match parse of the text (as ``cm`` with ``parse = "longest"``).
 
-Payload (codec ``chunkpress.chunk-cm.v4``): LEB128 ``N T R L``, then ``L`` bytes of coded
+Payload (codec ``chunkpress.chunk-cm.v5``): LEB128 ``N T R L``, then ``L`` bytes of coded
 rules, then one arithmetic-coded stream: each rank's weight class (which shapes the tree),
 then the ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a function of
 ``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the archive
 header), so the decoder builds the same model. The model versions differ only as
-:data:`MODELS` says; older ones keep their coders (``chunk-cm-v3``, ``chunk-cm-v2``,
-``chunk-cm-v1``), so their archives keep decoding: v3 splits its tree at the weight's half and
-has cm's shorter bit histories, no flag inputs, one match lookup; v2 also has no run model and
-twenty contexts, v1 also no weight classes (each rank's bits down the complete trie, twelve
-contexts).
+:data:`MODELS` says; older ones keep their coders (``chunk-cm-v4`` .. ``chunk-cm-v1``), so
+their archives keep decoding: v4 picks its mixers' weight sets by bit position rather than by
+the node near the root; v3 also splits its tree at the weight's half and has cm's shorter bit
+histories, no flag inputs, one match lookup; v2 also has no run model and twenty contexts, v1
+also no weight classes (each rank's bits down the complete trie, twelve contexts).
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ class Model:
     long_match: int = 0
     #: every mixer weight's start (1/65536)
     mixer_init: int = 1 << 14
+    #: the mixers' weight sets picked by the node itself near the root (``ccm.PATH1_NODES``...)
+    path_sets: bool = False
 
     @property
     def codec_id(self) -> str:
@@ -89,6 +91,10 @@ MODELS = {
              run_contexts=ccm.MODEL3_RUN_CONTEXTS, run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14,
              count_limit=ccm.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=ccm.MODEL4_LONG_MATCH,
              mixer_init=1 << 13),
+    5: Model(version=5, orders=ccm.MODEL3_ORDER, weighted=True, prefix_splits=True,
+             run_contexts=ccm.MODEL3_RUN_CONTEXTS, run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14,
+             count_limit=ccm.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=ccm.MODEL4_LONG_MATCH,
+             mixer_init=1 << 13, path_sets=True),
 }
 
 
@@ -111,7 +117,7 @@ class _Params:
     (class constants here, so older models' archive headers stay as they were)."""
 
     memory: int = _int_field(28, 16, 32)
-    contexts: int = _contexts_field(MODELS[4])
+    contexts: int = _contexts_field(MODELS[5])
     runs = 0
     light = False
 
@@ -128,7 +134,7 @@ class ChunkCmParams(_Params):
     three APMs (a decision costs about a quarter less; larger archives: ``chunk_cm_model``'s
     docstring has the figures)."""
 
-    runs: int = _runs_field(MODELS[4])
+    runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
 
@@ -158,8 +164,11 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
     return {
         "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(32 * n))),
         "match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))),
-        "mix1_sets": ccm.MIX1_SETS if full else 1,
-        "id_sets": min(1 << 16, _pow2_at_least(ranks + 1)) if full else 1,
+        "mix1_sets": (ccm.MIX1_PATH_SETS if model.path_sets else ccm.MIX1_SETS) if full else 1,
+        "mix2_sets": ccm.MIX2_PATH_SETS if model.path_sets else ccm.MIX2_SETS,
+        # model 5: a set for each previous id and node of the first levels, 13 MB at most
+        "id_sets": (min(1 << 17, ccm.PATH3_NODES * min(1 << 16, _pow2_at_least(ranks + 1))) if model.path_sets
+                    else min(1 << 16, _pow2_at_least(ranks + 1))) if full else 1,
         "final_sets": 32 if full else 1,
         "apm1": min(1 << 16, _pow2_at_least(ranks)),
         "apm2": 1 << small if full else 1,
@@ -171,7 +180,8 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
 
 def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> int:
     s = model_sizes(n, chunks, ranks, model, params)
-    mixers = 4 * ccm.N_INPUTS * (s["mix1_sets"] + s["id_sets"]) + 4 * ccm.MIX2_INPUTS * ccm.MIX2_SETS + 16 * s["final_sets"]
+    mixers = (4 * ccm.N_INPUTS * (s["mix1_sets"] + s["id_sets"]) + 4 * ccm.MIX2_INPUTS * s["mix2_sets"]
+              + 16 * s["final_sets"])
     apms = 4 * cmm._APM_STEPS * (s["apm1"] + 2 * s["apm2"])
     maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS + ccm.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
@@ -206,7 +216,8 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         empty_flags=int(model.empty_flags),
         mm_p=np.full(ccm.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(ccm.MATCH_CONTEXTS, np.int32),
         mm_ht=np.zeros(s["match"], np.int32), long_ids=model.long_match, mm_long=np.zeros(s["long_match"], np.int32),
-        light=int(params.light), w1=mixer(s["mix1_sets"]), w2=mixer(ccm.MIX2_SETS, model.empty_flags), w3=mixer(s["id_sets"]),
+        light=int(params.light), path_sets=int(model.path_sets), w1=mixer(s["mix1_sets"]),
+        w2=mixer(s["mix2_sets"], model.empty_flags), w3=mixer(s["id_sets"]),
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
         a1=cmm.apm_table(s["apm1"]), a2=cmm.apm_table(s["apm2"]), a3=cmm.apm_table(s["apm2"]),
         follow=np.zeros(ranks + 2, np.int64),
@@ -321,7 +332,7 @@ def _run(decode: bool, ranks, text, rk: ccm.Ranks, tables, io) -> int:
 class ChunkCmCoder(Coder):
     """Context mixing over chunk ids; see the module docstring for the format."""
 
-    model = MODELS[4]
+    model = MODELS[5]
     codec_id = model.codec_id
     params_class: type[_Params] = ChunkCmParams
 
@@ -404,6 +415,14 @@ class ChunkCmCoder(Coder):
         return {"dictionary_bytes": len(payload) - len(coded), "string_bytes": len(coded)}
 
 
+class ChunkCmV4Coder(ChunkCmCoder):
+    """chunk-cm's fourth model (its mixers' weight sets picked by bit position, not by the node):
+    reads and writes its archives."""
+
+    model = MODELS[4]
+    codec_id = model.codec_id
+
+
 class ChunkCmV3Coder(ChunkCmCoder):
     """chunk-cm's third model (the tree split at the weight's half, one match lookup, no flags):
     reads and writes its archives."""
@@ -444,7 +463,11 @@ def register_coders():
             summary="chunk-cm's third model (its tree split at the weight's half): reads its archives",
         ),
         CoderInfo(
-            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="4",
+            name="chunk-cm-v4", factory=ChunkCmV4Coder, params=ChunkCmParams, version="4",
+            summary="chunk-cm's fourth model (weight sets by bit position): reads its archives",
+        ),
+        CoderInfo(
+            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="5",
             summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "
                      "text, word and id contexts, runs, match model)"),
         ),
