@@ -70,7 +70,7 @@ import numpy as np
 from ...engine.kernels import long_kernel
 from ...engine.prefetch import prefetch_item, prefetch_row
 from .cm_model import (_APM_STEPS, _B8, _K1, _K2, _K3, _M8, _Z, STRETCH, _adapt, _adapt_apm, _apm, _ctx,
-                       _slot, code_bit, coder_flush, coder_start, mix64, squash)
+                       _slot, code_bit, coder_flush, coder_start, mix64, slot_base, slot_hash, slot_mask, squash)
 
 # ---------------------------------------------------------------- layout
 
@@ -464,8 +464,7 @@ def learn(tb, sc, y):
 def prefetch_slots(tb, sc, c0, hmask):
     """Ask for the cache lines of each context's slot for the node whose path is ``c0``."""
     for m in range(tb.order.size):
-        hv = mix64(sc.ctx[m] + np.uint64(c0) * _K2)
-        prefetch_row(tb.ht, np.int64((hv >> np.uint64(32)) & hmask) << 4)
+        prefetch_row(tb.ht, slot_base(slot_hash(sc.ctx[m], c0), hmask))
 
 
 @numba.njit(cache=True, inline="always")
@@ -473,7 +472,7 @@ def find_slots(tb, sc, c0, hmask):
     """Each context's slot for the next 4 bits of the rank (its line asked for earlier:
     :func:`prefetch_slots`)."""
     for m in range(tb.order.size):
-        sc.ptr[m] = _slot(tb.ht, mix64(sc.ctx[m] + np.uint64(c0) * _K2), hmask)
+        sc.ptr[m] = _slot(tb.ht, slot_hash(sc.ctx[m], c0), hmask)
 
 
 # ---------------------------------------------------------------- run model
@@ -588,7 +587,7 @@ def code_rank(decode, rank, t, expected, rk, tb, sc, io):
     ex_a = rk.ex_start[id1 - 1] if t > 0 else 0
     ex_b = rk.ex_start[id1] if t > 0 else 0
     m_len = sc.match[M_LEN]
-    hmask = np.uint64((tb.ht.size >> 4) - 1)
+    hmask = slot_mask(tb.ht)
     coded = False
     c0 = 1
     node = 0
@@ -732,7 +731,7 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
     than the header's length), -4 (the decoder read past the payload's end), -5 (the encoder's
     parse is not the longest-match parse)."""
     pos = 0
-    hmask = np.uint64((tb.ht.size >> 4) - 1)
+    hmask = slot_mask(tb.ht)
     set_contexts(sc, tb.order, tb.follow)
     prefetch_slots(tb, sc, 1, hmask)
     run_lookup(tb, sc, ranks, 0)

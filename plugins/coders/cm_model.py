@@ -197,11 +197,30 @@ def _ctx(tag, a, b):
 
 
 @numba.njit(cache=True, inline="always")
+def slot_mask(ht):
+    """The hash table ``ht``'s 16-byte slots, less one: ``hv``'s bits picking a slot."""
+    return np.uint64((ht.size >> 4) - 1)
+
+
+@numba.njit(cache=True, inline="always")
+def slot_hash(ctx, c0):
+    """Context hash ``ctx`` at node ``c0`` (the bits coded so far after a leading 1, a slot's
+    worth at a time): the key of the slot for the next 4 bits."""
+    return mix64(ctx + np.uint64(c0) * _K2)
+
+
+@numba.njit(cache=True, inline="always")
+def slot_base(hv, mask):
+    """Offset of the first of hashed context ``hv``'s 3 candidate slots (one 64-byte line)."""
+    return np.int64((hv >> _S32) & mask) << 4
+
+
+@numba.njit(cache=True, inline="always")
 def _slot(ht, hv, mask):
     """Offset of the 16-byte slot for hashed context ``hv``: one of 3 slots in a 64-byte line,
     the one whose checksum matches, else the lowest-priority one, cleared."""
     chk = np.uint8((hv >> _S24) & _M8)
-    base = np.int64((hv >> _S32) & mask) << 4
+    base = slot_base(hv, mask)
     if ht[base] == chk:
         return base
     b1 = base ^ 16
@@ -536,13 +555,13 @@ def _code_byte(decode, byte, c1, expected, m_len, a3_ctx, chunk_state, ctx, acti
     model's expected byte, -1 once a bit disagreed)."""
     t = tables
     ptr, st, tx = work
-    hmask = np.uint64((t.ht.size >> 4) - 1)
+    hmask = slot_mask(t.ht)
     c0 = 1
     for j in range(7, -1, -1):
         if j == 7 or j == 3:
             for a in range(n_active):
                 m = active[a]
-                ptr[m] = _slot(t.ht, mix64(ctx[m] + np.uint64(c0) * _K2), hmask)
+                ptr[m] = _slot(t.ht, slot_hash(ctx[m], c0), hmask)
         nib = (1 << (3 - (j & 3))) | (c0 & ((1 << (3 - (j & 3))) - 1))
         # ---- predict
         i1 = (c1 << 8) | c0
