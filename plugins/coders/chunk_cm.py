@@ -91,11 +91,8 @@ MODELS = {
              run_contexts=ccm.MODEL3_RUN_CONTEXTS, run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14,
              count_limit=ccm.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=ccm.MODEL4_LONG_MATCH,
              mixer_init=1 << 13),
-    5: Model(version=5, orders=ccm.MODEL3_ORDER, weighted=True, prefix_splits=True,
-             run_contexts=ccm.MODEL3_RUN_CONTEXTS, run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14,
-             count_limit=ccm.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=ccm.MODEL4_LONG_MATCH,
-             mixer_init=1 << 13, path_sets=True),
 }
+MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True)
 
 
 def _int_field(default: int, least: int, most: int):
@@ -113,7 +110,7 @@ def _runs_field(model: Model):
 
 @attrs.frozen(kw_only=True)
 class _Params:
-    """What every model's params share; the run model and light mixing are models 3 and 4's
+    """What every model's params share; the run model and light mixing are models 3 to 5's
     (class constants here, so older models' archive headers stay as they were)."""
 
     memory: int = _int_field(28, 16, 32)
@@ -124,7 +121,7 @@ class _Params:
 
 @attrs.frozen(kw_only=True)
 class ChunkCmParams(_Params):
-    """Models 3 and 4's params (the same contexts and runs). ``memory``: log2 of the largest
+    """Models 3 to 5's params (the same contexts and runs). ``memory``: log2 of the largest
     hash table in bytes (smaller inputs get smaller tables; the model uses about 1.2x this at
     most). ``contexts``: how many of the model's hashed contexts are used, in mixer order
     (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id, order 2, word in progress, word with
@@ -159,6 +156,9 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
     function of the header's fields, its params and the rules only, so both sides agree. A
     piece the model does not use is one entry."""
     memory, full = params.memory, not params.light
+    id_sets = min(1 << 16, _pow2_at_least(ranks + 1))
+    if model.path_sets:  # a set for each previous id and node of the first levels, 13 MB at most
+        id_sets = min(1 << 17, ccm.PATH3_NODES * id_sets)
     # APMs of memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
     small = max(10, min(memory - 12, model.apm_bits, chunks.bit_length() - 2))
     return {
@@ -166,9 +166,7 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         "match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))),
         "mix1_sets": (ccm.MIX1_PATH_SETS if model.path_sets else ccm.MIX1_SETS) if full else 1,
         "mix2_sets": ccm.MIX2_PATH_SETS if model.path_sets else ccm.MIX2_SETS,
-        # model 5: a set for each previous id and node of the first levels, 13 MB at most
-        "id_sets": (min(1 << 17, ccm.PATH3_NODES * min(1 << 16, _pow2_at_least(ranks + 1))) if model.path_sets
-                    else min(1 << 16, _pow2_at_least(ranks + 1))) if full else 1,
+        "id_sets": id_sets if full else 1,
         "final_sets": 32 if full else 1,
         "apm1": min(1 << 16, _pow2_at_least(ranks)),
         "apm2": 1 << small if full else 1,
@@ -447,27 +445,22 @@ class ChunkCmV1Coder(ChunkCmCoder):
     params_class = ChunkCmV1Params
 
 
+def _reader(coder: type[ChunkCmCoder], summary: str) -> CoderInfo:
+    """An older model's coder: named and versioned by its model."""
+    version = coder.model.version
+    return CoderInfo(name=f"chunk-cm-v{version}", factory=coder, params=coder.params_class, version=str(version),
+                     summary=summary)
+
+
 @hookimpl
 def register_coders():
     return [
+        _reader(ChunkCmV1Coder, "chunk-cm's first model (each rank's bits down a complete trie): reads older archives"),
+        _reader(ChunkCmV2Coder, "chunk-cm's second model (no run model): reads its archives"),
+        _reader(ChunkCmV3Coder, "chunk-cm's third model (its tree split at the weight's half): reads its archives"),
+        _reader(ChunkCmV4Coder, "chunk-cm's fourth model (weight sets by bit position): reads its archives"),
         CoderInfo(
-            name="chunk-cm-v1", factory=ChunkCmV1Coder, params=ChunkCmV1Params, version="1",
-            summary="chunk-cm's first model (each rank's bits down a complete trie): reads older archives",
-        ),
-        CoderInfo(
-            name="chunk-cm-v2", factory=ChunkCmV2Coder, params=ChunkCmV2Params, version="2",
-            summary="chunk-cm's second model (no run model): reads its archives",
-        ),
-        CoderInfo(
-            name="chunk-cm-v3", factory=ChunkCmV3Coder, params=ChunkCmParams, version="3",
-            summary="chunk-cm's third model (its tree split at the weight's half): reads its archives",
-        ),
-        CoderInfo(
-            name="chunk-cm-v4", factory=ChunkCmV4Coder, params=ChunkCmParams, version="4",
-            summary="chunk-cm's fourth model (weight sets by bit position): reads its archives",
-        ),
-        CoderInfo(
-            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version="5",
+            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version=str(ChunkCmCoder.model.version),
             summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "
                      "text, word and id contexts, runs, match model)"),
         ),

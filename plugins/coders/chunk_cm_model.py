@@ -378,8 +378,9 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     jj = min(j, 31)
     s2, s3 = mixer_sets(tb, c0, jj, cls, id1)
     n_in = n_inputs(tb)  # the flags follow, for mixer 2 alone
+    n_in2 = mix2_inputs(tb)
     prefetch_knots(tb.a1, ac1)
-    prefetch_weights(tb.w2, s2, mix2_inputs(tb))
+    prefetch_weights(tb.w2, s2, n_in2)
     if not tb.light:
         prefetch_knots(tb.a2, ac2)
         prefetch_knots(tb.a3, ac3)
@@ -402,7 +403,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
         sc.tx[IN_EXPECTED] = 0
     sc.tx[IN_MATCH] = STRETCH[tb.mm_p[mctx] >> 10]
     sc.tx[IN_BIAS] = 256
-    d2 = mix_dot(sc.tx, tb.w2, s2, mix2_inputs(tb))
+    d2 = mix_dot(sc.tx, tb.w2, s2, n_in2)
     bit[B_S2], bit[B_D2], bit[B_MCTX], bit[B_JJ], bit[B_NIB] = s2, d2, mctx, jj, nib
     if tb.light:  # mixer 2 alone, then the first APM
         pm = squash(d2)
