@@ -46,14 +46,21 @@ def kernel_abandoned() -> bool:
     return not all(finished.is_set() for finished in _abandoned)
 
 
-def call_interruptibly(func, *args, meter=None):
+#: how long an interrupted call waits for its kernel to see the stop request and return
+STOP_WAIT_SECONDS = 1.0
+
+
+def call_interruptibly(func, *args, meter=None, stop=None):
     """``func(*args)`` for a long kernel compiled with ``nogil=True``, run on a helper thread
     while the main thread waits in short steps, so that Ctrl-C and SIGTERM act within a fraction
     of a second instead of when the kernel returns (a 20 s context-mixing pass held them 20 s).
-    The interrupt propagates from here; the abandoned kernel only touches arrays it holds, and
-    ends with the process. ``meter``, when given, is called at every step (progress: see
-    ``progress.coding_meter``). Off the main thread (a worker, a host's thread) it is a plain
-    call."""
+    On an interrupt ``stop()`` asks the kernel to return (it sets a flag the kernel polls) and
+    the call waits up to :data:`STOP_WAIT_SECONDS` for it, so no kernel goes on using a core and
+    its memory after the interrupt, in a program or in an interactive interpreter; then the
+    interrupt propagates from here. A kernel that does not stop in time is left to end with the
+    process (it only touches arrays it holds). ``meter``, when given, is called at every step
+    (progress: see ``progress.coding_meter``). Off the main thread (a worker, a host's thread)
+    it is a plain call."""
     if threading.current_thread() is not threading.main_thread():
         return func(*args)
     outcome: list = []
@@ -75,7 +82,11 @@ def call_interruptibly(func, *args, meter=None):
             if meter is not None:
                 meter()
     except BaseException:
-        _abandoned.append(finished)
+        if stop is not None:
+            stop()
+            finished.wait(STOP_WAIT_SECONDS)
+        if not finished.is_set():
+            _abandoned.append(finished)
         raise
     if meter is not None:
         meter()  # the last count, which the kernel may have reached between two steps
@@ -100,7 +111,15 @@ def _insertion_sort(a, lo, hi):
 def sort_in_place(a, n, tmp):
     """Sort ``a[:n]`` ascending with ``tmp`` (at least n long) as scratch: a bottom-up merge
     sort over insertion-sorted runs of 32, which skips a merge when its halves are already in
-    order (so nearly sorted input costs little). numba's own sort allocates."""
+    order (so nearly sorted input costs little); sorted input is left as it is, ``tmp``
+    untouched (so its pages need not be resident). numba's own sort allocates."""
+    ordered = True
+    for k in range(1, n):
+        if a[k - 1] > a[k]:
+            ordered = False
+            break
+    if ordered:
+        return
     run = 32
     for lo in range(0, n, run):
         _insertion_sort(a, lo, min(lo + run, n))

@@ -28,6 +28,7 @@ import numpy as np
 
 from ...engine.kernels import call_interruptibly
 from ...errors import FormatError
+from ...format.expand import _expand as expand_into
 from ...format.expand import expand
 from ...format.leb128 import decode_varints, encode_varints
 from ...format.limits import check_allocation
@@ -254,7 +255,12 @@ class RankedDictionary:
         total = int(lens.sum())
         if total > _max_prefixes(n):
             raise FormatError(f"the dictionary spells {total:,} bytes, more than chunk-cm allows for this text")
-        spellings = [expand(rules, np.array([s])) for s in range(lens.size)]
+        # every symbol spelled once, side by side, in one pass: linear in the bytes spelled
+        # (bounded above), whatever the number of rules or how many of them spell alike
+        ends = np.cumsum(lens)
+        every = bytearray(total)
+        expand_into(rules, np.arange(lens.size, dtype=np.int64), lens, np.frombuffer(every, dtype=np.uint8))
+        spellings = [bytes(every[e - n:e]) for e, n in zip(ends.tolist(), lens.tolist())]
         first: dict[bytes, int] = {}
         for s, w in enumerate(spellings):
             first.setdefault(w, s)
@@ -267,7 +273,7 @@ class RankedDictionary:
         spell = np.frombuffer(b"".join(spellings[s] for s in self.symbol_of), dtype=np.uint8)
         ex_start, ex_lo, ex_hi = self._exclusions(spell, start, length)
         self.ranks = ccm.Ranks(start=start, length=length, spell=spell, ex_start=ex_start, ex_lo=ex_lo, ex_hi=ex_hi,
-                               tree=ccm.new_tree(1))
+                               tree=ccm.new_tree(1), depth=np.zeros(length.size, np.int64))
 
     def _exclusions(self, spell, start, length):
         d = self.dictionary
@@ -290,24 +296,31 @@ class RankedDictionary:
         count = ccm.complete_tree(size, bits, tree)
         return ccm.Tree(*(a[:count] for a in tree))
 
+    def with_tree(self, tree: ccm.Tree) -> ccm.Ranks:
+        """The ranks coded down ``tree``."""
+        return self.ranks._replace(tree=tree, depth=ccm.leaf_depths(tree, self.ranks.length.size))
+
     def weighted_tree(self, classes: np.ndarray, prefix_splits: bool = False) -> ccm.Tree:
         """Model 2's tree: the used ranks (weight class above 0), frequent ones near the root
         (model 4's split where spellings part soonest). Fewer than two used ranks get neighbours,
-        so every chunk codes a bit; a tree too deep for the 64-bit path (never seen on real text)
-        is built with equal weights instead."""
+        so every chunk codes a bit. A tree too deep for the 64-bit path (never seen on real text)
+        is built with equal weights instead, and if the prefix splits still make it too deep, at
+        the halves: equal weights split at their half are at most 32 levels deep. Encoder and
+        decoder take the same steps, and each later step only runs where an earlier one failed,
+        so older archives build the trees they were written with."""
         used = np.flatnonzero(classes)
         if used.size < 2:
             spare = np.setdiff1d(np.arange(3), used)
             used = np.sort(np.concatenate([used, spare[: 2 - used.size]]))
         weights = np.maximum(ccm.CLASS_WEIGHT[classes[used]], 1)
         lcp = ccm.adjacent_prefixes(self.ranks, used) if prefix_splits else np.zeros(used.size + 1, np.int64)
-        for attempt in (weights, np.ones_like(weights)):
+        for attempt, by_prefix in ((weights, prefix_splits), (np.ones_like(weights), prefix_splits),
+                                   (np.ones_like(weights), False)):
             tree = ccm.new_tree(used.size - 1)
-            count, deepest = ccm.weighted_tree(used, np.concatenate([[0], np.cumsum(attempt)]), tree, lcp,
-                                               prefix_splits)
+            count, deepest = ccm.weighted_tree(used, np.concatenate([[0], np.cumsum(attempt)]), tree, lcp, by_prefix)
             if deepest <= ccm.MAX_DEPTH:
                 return tree
-        raise AssertionError("an even tree is shallow")
+        raise AssertionError("equal weights split at their half make a tree of at most 32 levels")
 
     def parse(self, text: np.ndarray) -> np.ndarray:
         """The ranks of the longest-match parse of ``text``."""
@@ -324,7 +337,8 @@ def weight_classes(counts: np.ndarray) -> np.ndarray:
 
 def _run(decode: bool, ranks, text, rk: ccm.Ranks, tables, io) -> int:
     return call_interruptibly(ccm.code_chunks, decode, ranks, text, rk, tables, ccm.new_scratch(), io,
-                              meter=coding_meter(io.meter, ranks.size, "decoding" if decode else "coding"))
+                              meter=coding_meter(io.control, ranks.size, "decoding" if decode else "coding"),
+                              stop=lambda: cmm.stop_coder(io.ac))
 
 
 class ChunkCmCoder(Coder):
@@ -346,7 +360,7 @@ class ChunkCmCoder(Coder):
         rule_stream = _code_rules(rules)
         classes = weight_classes(np.bincount(ranks, minlength=rd.ranks.length.size)) if self.model.weighted else None
         tree = rd.complete_tree() if classes is None else rd.weighted_tree(classes, self.model.prefix_splits)
-        rk = rd.ranks._replace(tree=tree)
+        rk = rd.with_tree(tree)
         capacity = text.size + text.size // 4 + 4096 + (rd.ranks.length.size if classes is not None else 0)
         while True:
             io = ccm.new_stream(False, capacity=capacity)
@@ -388,7 +402,7 @@ class ChunkCmCoder(Coder):
         rd = RankedDictionary(rules, n)
         text = np.zeros(n, dtype=np.uint8)
         ranks = np.zeros(t, dtype=np.int64)
-        io = ccm.new_stream(True, coded)
+        io = ccm.new_stream(True, coded, text_bytes=n)
         if self.model.weighted:
             classes = np.zeros(rd.ranks.length.size, dtype=np.int64)
             status = ccm.code_weights(True, classes, io)
@@ -397,9 +411,12 @@ class ChunkCmCoder(Coder):
             status, tree = 0, rd.complete_tree()
         if status == 0:
             tables = new_tables(n, t, rd.ranks.length.size, self.model, self.params)
-            status = _run(True, ranks, text, rd.ranks._replace(tree=tree), tables, io)
+            status = _run(True, ranks, text, rd.with_tree(tree), tables, io)
         if io.ac[5] or status == -4:
             raise FormatError("corrupt chunk-cm payload: the coded chunks end early")
+        if status == -6:
+            raise FormatError(f"corrupt chunk-cm payload: its chunks take more than {ccm.DECISIONS_PER_BYTE} "
+                              "coded decisions a byte")
         if status < 0:
             raise FormatError(f"corrupt chunk-cm payload: a decoded chunk does not fit (status {status})")
         if status != n:

@@ -167,8 +167,9 @@ Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm_p rm
                               "empty_flags mm_p mm_n mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
                               "follow")
 #: the dictionary as ranks: ``spell[start[r]:start[r] + length[r]]`` spells rank r; after rank r
-#: the ranks in ``ex_lo[k]:ex_hi[k]`` for k in ``ex_start[r]:ex_start[r + 1]`` are excluded
-Ranks = namedtuple("Ranks", "start length spell ex_start ex_lo ex_hi tree")
+#: the ranks in ``ex_lo[k]:ex_hi[k]`` for k in ``ex_start[r]:ex_start[r + 1]`` are excluded;
+#: ``depth[r]``: the levels of ``tree`` above rank r's leaf (at most that many decisions)
+Ranks = namedtuple("Ranks", "start length spell ex_start ex_lo ex_hi tree depth")
 #: the binary tree a rank is coded down, node 0 the root: node k splits ranks ``lo[k]:hi[k]``
 #: at ``mid[k]`` (bit 0: below it); ``child[k, bit]`` is the next node, or ``-1 - rank`` at a
 #: leaf; ``group[k]``: how many bits of the node's 16-byte slot are decided above it (0: the
@@ -177,8 +178,16 @@ Tree = namedtuple("Tree", "lo mid hi child group pos")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
 #: mixer inputs, the runs
 Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs")
-#: the arithmetic coder: state, output (encoder), input (decoder), and a progress meter
-Stream = namedtuple("Stream", "ac out inp meter")
+#: the arithmetic coder: state, output (encoder), input (decoder), and the loop's control record
+Stream = namedtuple("Stream", "ac out inp control")
+#: the control record, int64, shared with the calling thread: the chunks done (the loop writes
+#: it, a progress thread reads it) and the decisions the decoder may still take: a crafted tree
+#: could make every byte cost :data:`MAX_DEPTH` of them, where honest archives take 3 to 9
+#: (en_mix_1MB, alice29, udhr_cmn_hans, random bytes at -5, -6 and -9)
+C_DONE, C_BUDGET, N_CONTROL = range(3)
+#: the decoder's budget: this many decisions a byte of text, and a few to start with
+DECISIONS_PER_BYTE = 24
+DECISIONS_AT_LEAST = 1 << 16
 
 
 def new_scratch() -> Scratch:
@@ -189,10 +198,13 @@ def new_scratch() -> Scratch:
                    runs=np.zeros((MAX_RUNS, N_RUN_FIELDS), np.int64))
 
 
-def new_stream(decode: bool, payload: bytes | None = None, capacity: int = 0) -> Stream:
+def new_stream(decode: bool, payload: bytes | None = None, capacity: int = 0, text_bytes: int = 0) -> Stream:
+    """A coder's stream; the decoder's may take :data:`DECISIONS_PER_BYTE` for each of the
+    ``text_bytes`` its header promises (the encoder's is not bounded)."""
     inp = np.frombuffer(payload or b"", dtype=np.uint8)
-    return Stream(ac=coder_start(decode, inp), out=np.zeros(capacity, np.uint8), inp=inp,
-                  meter=np.zeros(2, np.int64))
+    control = np.zeros(N_CONTROL, np.int64)
+    control[C_BUDGET] = DECISIONS_PER_BYTE * text_bytes + DECISIONS_AT_LEAST if decode else 1 << 62
+    return Stream(ac=coder_start(decode, inp), out=np.zeros(capacity, np.uint8), inp=inp, control=control)
 
 
 @numba.njit(cache=True, inline="always")
@@ -727,11 +739,13 @@ def follow_match(ranks, t, rank, tb, sc):
 @long_kernel
 def code_chunks(decode, ranks, text, rk, tb, sc, io):
     """Code (encoder) or decode the ranks of ``ranks.size`` chunks; the decoder also fills
-    ``text``. ``io.meter[0]`` counts the chunks done (read by a progress thread). Returns the
-    number of text bytes, or -1 (a decoded rank past the dictionary), -2 (the chunks spell more
-    than the header's length), -4 (the decoder read past the payload's end), -5 (the encoder's
-    parse is not the longest-match parse)."""
+    ``text``. ``io.control[C_DONE]`` counts the chunks done (read by a progress thread). Returns
+    the number of text bytes, or -1 (a decoded rank past the dictionary), -2 (the chunks spell
+    more than the header's length), -4 (the decoder read past the payload's end, or the caller
+    stopped the loop: ``cm_model.stop_coder``), -5 (the encoder's parse is not the
+    longest-match parse), -6 (the chunks' decisions exceed ``io.control[C_BUDGET]``)."""
     pos = 0
+    budget = io.control[C_BUDGET]
     hmask = slot_mask(tb.ht)
     set_contexts(sc, tb.order, tb.follow)
     prefetch_slots(tb, sc, 1, hmask)
@@ -747,6 +761,9 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
             return -1
         if pos + rk.length[rank] > text.size:
             return -2
+        budget -= rk.depth[rank]
+        if budget < 0:
+            return -6
         ranks[t] = rank
         run_update(tb, sc, rank)
         pos = after_chunk(t, rank, rk, tb, sc, text, pos, decode)
@@ -757,8 +774,8 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
         run_lookup(tb, sc, ranks, t + 1)
         follow_match(ranks, t, rank, tb, sc)
         if (t & 4095) == 0:
-            io.meter[0] = t
-    io.meter[0] = ranks.size
+            io.control[C_DONE] = t
+    io.control[C_DONE] = ranks.size
     return pos
 
 
@@ -974,6 +991,22 @@ def adjacent_prefixes(rk, used):
             k += 1
         lcp[i] = k
     return lcp
+
+
+@numba.njit(cache=True)
+def leaf_depths(tree, n_ranks):
+    """How many levels lie above each rank's leaf (0 for a rank not in the tree): nodes come
+    after their parents."""
+    depth = np.zeros(n_ranks, np.int64)
+    node_depth = np.zeros(tree.lo.size, np.int64)
+    for k in range(tree.lo.size):
+        for side in range(2):
+            child = tree.child[k, side]
+            if child < 0:
+                depth[-1 - child] = node_depth[k] + 1
+            else:
+                node_depth[child] = node_depth[k] + 1
+    return depth
 
 
 def new_tree(nodes: int) -> Tree:

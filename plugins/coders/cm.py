@@ -206,8 +206,10 @@ class Dictionary:
         """The longest-match parse; FormatError where it would walk more than
         :func:`_parse_budget` bytes past its matches (the encoder refuses such a dictionary)."""
         symbols = np.zeros(text.size, dtype=np.int64)
-        count = call_interruptibly(cmm.greedy_parse, text, self.prefix_keys, self.prefix_used, self.keys, self.used, self.start,
-                                 self.ids, symbols, _parse_budget(text.size))
+        stop = np.zeros(1, dtype=np.int64)
+        count = call_interruptibly(cmm.greedy_parse, text, self.prefix_keys, self.prefix_used, self.keys, self.used,
+                                   self.start, self.ids, symbols, _parse_budget(text.size), stop,
+                                   stop=lambda: stop.__setitem__(0, 1))
         if count == -2:
             raise FormatError(f"the dictionary's prefixes run on far past its matches in this text: the "
                               f"longest-match parse would walk more than {_parse_budget(text.size):,} extra bytes "
@@ -269,7 +271,7 @@ class Model:
         tables = cmm.Tables(self.ht, self.t1, self.sm_p, self.sm_n, self.mm_p, self.mm_n, self.mm_ht, self.w1, self.w2,
                             self.a1, self.a2, self.a3, self.bd_p, self.bd_n, self.bw)
         return call_interruptibly(cmm.code_text, decode, text, starts, symbols, n_symbols, chunks, tables,
-                                  cmm.Stream(out, inp, ac), flags, coded_parse)
+                                  cmm.Stream(out, inp, ac), flags, coded_parse, stop=lambda: cmm.stop_coder(ac))
 
 
 _EMPTY = np.zeros(0, dtype=np.uint8)

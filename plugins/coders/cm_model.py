@@ -246,6 +246,12 @@ def _slot(ht, hv, mask):
 _X1, _X2, _X, _IN, _OUT, _BAD = 0, 1, 2, 3, 4, 5
 
 
+def stop_coder(ac) -> None:
+    """Stop a coding loop running on another thread: it checks the overrun flag at every byte
+    or chunk (and returns as if its input had run out)."""
+    ac[_BAD] = 1
+
+
 @numba.njit(cache=True)
 def coder_start(decode, inp):
     ac = np.zeros(6, dtype=np.int64)
@@ -748,17 +754,20 @@ def _close(decode, chunk, n_symbols, symbols, key, chunks, stream):
 
 
 @numba.njit(cache=True, nogil=True)
-def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_ids, symbols, budget):
+def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_ids, symbols, budget, stop):
     """The longest-match parse of ``text`` by the dictionary (the first id of each spelling):
     what the decoder returns when the parse was not coded. Returns the number of symbols, or -2
     when the bytes walked past each chosen match add up to more than ``budget``: a dictionary
     whose prefixes run on far beyond its matches (``a`` x N with the rules a^k b) would make
-    the parse quadratic, and the encoder refuses it the same way."""
+    the parse quadratic, and the encoder refuses it the same way; -3 when the calling thread set
+    ``stop[0]`` (an interrupt), which the parse checks every 4,096 symbols."""
     n = text.size
     count = 0
     i = 0
     overshoot = 0
     while i < n:
+        if (count & 4095) == 0 and stop[0]:
+            return -3
         h = np.uint64(0)
         best_slot = -1
         best_len = 0
