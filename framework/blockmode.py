@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from typing import BinaryIO, Callable, Iterator
 
-from .errors import ChunkpressError, ConfigError, FormatError
+from .errors import ChunkpressError, ConfigError, FormatError, UnverifiedWarning
 from .format import blocks
 from .parallel import ordered_map
 
@@ -164,12 +165,19 @@ def _learned_dictionary(pipe, sample: bytes) -> bytes:
                              learned_from="the first block").to_bytes()
 
 
+def unverified_order(version: int) -> str:
+    return (f"block archive version {version} records no block order (version 3 does): blocks dropped, repeated or "
+            "moved in it cannot be detected")
+
+
 def _read_start(stream: BinaryIO, head: bytes, rules):
     """(version, the shared dictionary's bytes or None, the rules every block uses: ``rules``
     if given, else the shared dictionary's, else None)."""
     from .format.rulesfile import RulesFile
 
     version, dictionary = blocks.read_start(stream, head)
+    if version < 3:
+        warnings.warn(UnverifiedWarning(unverified_order(version)), stacklevel=3)
     if dictionary is not None and rules is None:
         try:
             rules = RulesFile.from_bytes(dictionary).rules
@@ -225,10 +233,8 @@ def iter_members(stream: BinaryIO, head: bytes = b"", registry=None, rules=None,
                  progress: Callable[[int], None] | None = None,
                  limit: int | None = None) -> Iterator[bytes | bytearray]:
     """The decoded pieces of every archive in ``stream`` (a block at a time), in order: what
-    :func:`decompress_members` writes and ``chunkpress.open`` reads."""
-    import io
-
-    from .fileio import read_rest
+    :func:`decompress_members` writes and ``chunkpress.open`` reads. A single archive is read
+    up to its end and no further (at most ``limit`` bytes), so what follows it streams too."""
     from .format import container
     from .pipeline import decode_archive
 
@@ -238,17 +244,16 @@ def iter_members(stream: BinaryIO, head: bytes = b"", registry=None, rules=None,
         magic = head[: len(blocks.MAGIC)]
         if magic == blocks.MAGIC:
             yield from _iter_blocks(stream, head, registry, rules, progress)
+            head = b""
         elif magic == container.MAGIC:
-            data = read_rest(stream, "a single archive", head, limit)
-            end = container.first_archive_length(data, blocks.MAGIC)
-            yield bytes(decode_archive(data[:end], registry, rules).data())
-            stream = io.BytesIO(data[end:])  # the archives after it, already read
+            archive, head = container.read_archive(stream, head, limit, (blocks.MAGIC,))
+            yield decode_archive(archive, registry, rules).data()
         elif first:
             raise FormatError("not a chunkpress archive (bad magic bytes)")
         else:
             raise FormatError("bytes that are not an archive follow the last archive")
         first = False
-        head = stream.read(len(blocks.MAGIC) + 1)
+        head += stream.read(max(0, len(blocks.MAGIC) + 1 - len(head)))
 
 
 class BlockWriter:
@@ -296,6 +301,7 @@ def describe_stream(stream: BinaryIO, head: bytes = b"", registry=None, rules=No
     size = stream.tell() if stream.seekable() else None
     summary = {
         "format": f"block archive (version {version})",
+        "block_order": "recorded" if version >= 3 else "not recorded (cannot be verified)",
         "blocks": len(per_block),
         "codecs": ", ".join(sorted({b["codec"] for b in per_block})) or "-",
         "original_bytes": original,

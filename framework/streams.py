@@ -16,7 +16,7 @@ import os
 
 from .blockmode import STREAM_BLOCK_SIZE, BlockWriter, iter_members
 from .errors import ConfigError
-from .format.limits import bounded_memory
+from .format.limits import bounded_memory, memory_limit
 
 _MODES = {"r": "rb", "rb": "rb", "rt": "rb", "w": "wb", "wb": "wb", "wt": "wb", "x": "xb", "xb": "xb", "xt": "xb",
           "a": "ab", "ab": "ab", "at": "ab"}
@@ -46,7 +46,8 @@ class _Reader(_Raw):
 
     def __init__(self, fileobj, owned: bool, max_memory: int | None):
         super().__init__(fileobj, owned)
-        self._pieces = iter_members(fileobj)
+        with bounded_memory(max_memory):  # a single archive is read whole: at most the limit
+            self._pieces = iter_members(fileobj, limit=memory_limit())
         self._max_memory = max_memory
         self._piece = memoryview(b"")
 

@@ -20,6 +20,7 @@ appended byte before a decoder runs.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 
 import attrs
@@ -87,22 +88,52 @@ def pack(header: Header, payload: bytes) -> bytes:
     return body + check_bytes(body)
 
 
+#: how much of a stream :func:`read_archive` takes at a time
+_READ_PIECE = 1 << 20
+
+
+def read_archive(stream, head: bytes = b"", limit: int | None = None, magics: tuple[bytes, ...] = ()) -> tuple[bytes, bytes]:
+    """(the single archive at the start of ``stream``, the bytes read past its end): an
+    archive does not record its length, so it ends at the first place where another archive
+    (``MAGIC`` or one of ``magics``) starts and whose check bytes verify the bytes before it,
+    else at the stream's end (``compress --stdout a b``, ``cat a.cpz b.cpz``; a false split has
+    odds of 2^-32 per magic inside a payload, and the content checksum would still refuse it).
+    Linear in the bytes read: one running hash, copied at each place a magic starts, so bytes
+    full of magics cost no more than others. Reads a piece at a time and stops at the archive's
+    end; ``head``: bytes already read from the stream. FormatError once the archive is longer
+    than ``limit`` bytes (the memory it may take)."""
+    starts = (MAGIC, *magics)
+    digest = hashlib.blake2b(digest_size=CHECK_BYTES)
+    buf = bytearray(head)
+    hashed = 0  # buf[:hashed] is in digest
+    scan = len(MAGIC) + 1 + CHECK_BYTES  # the earliest place another archive may start
+    while True:
+        ends = sorted(pos for magic in starts for pos in _finds(buf, magic, scan))
+        for end in ends:
+            digest.update(memoryview(buf)[hashed: end - CHECK_BYTES])
+            hashed = end - CHECK_BYTES
+            if digest.copy().digest() == buf[hashed:end]:
+                return bytes(buf[:end]), bytes(buf[end:])
+        scan = max(scan, len(buf) - len(MAGIC) + 1)  # a magic may straddle the next piece
+        if limit is not None and len(buf) > limit:
+            raise FormatError(f"a single archive longer than {limit:,} bytes, the memory limit "
+                              "(max_memory, or set CHUNKPRESS_MAX_MEMORY to raise it)")
+        piece = stream.read(_READ_PIECE if limit is None else max(1, min(_READ_PIECE, limit + 1 - len(buf))))
+        if not piece:
+            return bytes(buf), b""
+        buf += piece
+
+
+def _finds(data, magic: bytes, start: int):
+    pos = data.find(magic, start)
+    while pos >= 0:
+        yield pos
+        pos = data.find(magic, pos + 1)
+
+
 def first_archive_length(data: bytes, *magics: bytes) -> int:
-    """Length of the single archive at the start of ``data``, which may go on with other
-    archives (``compress --stdout a b``, ``cat a.cpz b.cpz``): the shortest prefix ending where
-    an archive (``MAGIC`` or one of ``magics``) starts, or at the end, whose check bytes verify.
-    An archive does not record its length; the check bytes find it (a false split has odds of
-    2^-32 per magic inside a payload, and the content checksum would still refuse it)."""
-    starts = []
-    for magic in (MAGIC, *magics):
-        pos = data.find(magic, len(MAGIC) + 1 + CHECK_BYTES)
-        while pos >= 0:
-            starts.append(pos)
-            pos = data.find(magic, pos + 1)
-    for end in sorted(starts):
-        if check_bytes(data[: end - CHECK_BYTES]) == data[end - CHECK_BYTES : end]:
-            return end
-    return len(data)
+    """Length of the single archive at the start of ``data`` (see :func:`read_archive`)."""
+    return len(read_archive(io.BytesIO(data), magics=magics)[0])
 
 
 def unpack(archive: bytes) -> tuple[Header, bytes, int]:
