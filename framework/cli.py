@@ -12,9 +12,10 @@ import os
 import signal
 import sys
 import time
+import warnings
 
 from . import __version__, __doc__ as PACKAGE_DOC
-from .errors import ChunkpressError, ConfigError, FormatError, InputError
+from .errors import ChunkpressError, ConfigError, FormatError, InputError, UnverifiedWarning
 from .fileio import check_writable, read_input, read_rest, write_output
 from .format.idfile import FORMATS
 from .format.limits import memory_limit
@@ -128,7 +129,8 @@ def _each_input(args, one) -> int:
     status = 0
     for path in args.inputs:
         try:
-            one(path)
+            with _warnings_about(path):
+                one(path)
         except ChunkpressError as exc:
             if getattr(args, "debug", False):
                 raise
@@ -138,6 +140,19 @@ def _each_input(args, one) -> int:
             print(f"chunkpress: error: {named}", file=sys.stderr)
             status = status or exc.exit_code
     return status
+
+
+@contextlib.contextmanager
+def _warnings_about(path: str):
+    """What a file's decoding could not verify (``UnverifiedWarning``), printed once as a line
+    naming the file, even when the file then fails."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnverifiedWarning)
+        try:
+            yield
+        finally:
+            for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UnverifiedWarning)):
+                print(f"chunkpress: warning: {_shown(path)}: {message}", file=sys.stderr)
 
 
 def _shown(path: str) -> str:
@@ -600,7 +615,8 @@ def cmd_inspect(args) -> int:
     infos = []
     for path in inputs:
         try:
-            infos.append(_describe(path, args.json))
+            with _warnings_about(path):
+                infos.append(_describe(path, args.json))
         except ChunkpressError as exc:
             raise _naming(exc, path) from None
     if args.json:

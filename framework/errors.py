@@ -35,3 +35,9 @@ class ClusterError(ChunkpressError):
     """The Dask scheduler named cannot be reached or does not answer in time."""
 
     exit_code = 6
+
+
+class UnverifiedWarning(UserWarning):
+    """Data decoded but not fully verified: a block archive of version 1 or 2 records no block
+    order, so blocks rearranged in it decode without an error. The command line prints it as
+    one line naming the file; a Python caller sees a warning."""
