@@ -22,6 +22,7 @@ from .format.expand import expand, symbol_lengths
 from .engine.learner import FitResult, fit
 from .format.limits import BYTES_PER_SYMBOL, bounded_memory, check_allocation, decoding_memory_cap
 from .text.pretokenize import pretoken_breaks
+from .text.wordcounts import DistinctWords
 from .plugin.registry import ROLES, Registry, default_registry
 from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
 
@@ -66,18 +67,19 @@ class Pipeline:
         if breaks is None:
             breaks = pretoken_breaks(arr, self.config.pretokenizer)
             if breaks is not None and rewriter.supports_weights:
-                return self._fit_distinct_words(arr, breaks, rewriter, trace, progress)
+                # train on each distinct pre-token once, weighted by its count: no pair crosses
+                # a pre-token, so the counts, rules and trace are those of the whole text (as HF
+                # tokenizers trains BPE), at the cost of the distinct words only
+                words = DistinctWords(arr, breaks)
+                breaks = None  # a byte a position: the words hold their own
+                result = self.fit_words(words, trace, progress, rewriter)
+                del rewriter  # its string, about 40 bytes a word byte, is not needed any more
+                return self._assembled(words, result)
         return fit(arr, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace, progress=progress)
 
-    def _fit_distinct_words(self, arr, breaks, rewriter, trace, progress) -> FitResult:
-        """Train on each distinct pre-token once, weighted by its count: no pair crosses a
-        pre-token, so the counts, rules and trace are those of the whole text (as HF tokenizers
-        trains BPE), at the cost of the distinct words only."""
-        from .format.expand import symbol_lengths
-        from .text.wordcounts import DistinctWords
-
-        words = DistinctWords(arr, breaks)
-        result = self.fit_words(words, trace, progress, rewriter)
+    @staticmethod
+    def _assembled(words: DistinctWords, result: FitResult) -> FitResult:
+        """``result`` of training on ``words`` with the symbols of the whole text."""
         # symbols never cross a word, so their byte offsets land on every word start
         ends = np.cumsum(symbol_lengths(result.rules)[result.symbols])
         seg_start = np.searchsorted(ends, words.offsets[:-1], side="right")
@@ -91,8 +93,11 @@ class Pipeline:
         rewriter = rewriter or self._build("rewriter")
         if not rewriter.supports_weights:
             raise ConfigError(f"rewriter {self.config.rewriter.name!r} cannot train on word counts (no weights)")
+        # every word seen once (one long pre-token, as in periodic text): no weights, whose 8
+        # bytes a position are then the largest array of the run
+        weights = words.position_weights() if words.counts.size and int(words.counts.max()) > 1 else None
         return fit(words.buf, self._scorer(), rewriter, self.config.limits, breaks=words.breaks,
-                   trace=trace, progress=progress, weights=words.position_weights())
+                   trace=trace, progress=progress, weights=weights)
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""

@@ -34,7 +34,7 @@ class IndexArrays(NamedTuple):
     rec: np.ndarray  # one record per pair: parts, k01, loss_b, heap and list links
     groot: np.ndarray  # per k01 group: root of its heap of loss_b
     gsize: np.ndarray  # per group: pairs in its heap
-    gactive: np.ndarray  # the k01 values that have a group
+    gactive: np.ndarray  # the k01 values that have a group (at most one a pair: sized like rec)
     gpos: np.ndarray  # per k01: its position in gactive
     lhead: np.ndarray  # per symbol: first pair with it on the left
     rhead: np.ndarray  # per symbol: first pair with it on the right
@@ -426,7 +426,7 @@ class PairIndex:
         self.scratch = np.full(cap, _EMPTY, dtype=np.int32)
         self.groot = np.full(16, _EMPTY, dtype=np.int32)
         self.gsize = np.zeros(16, dtype=np.int32)  # pairs per group: fewer than 2^31
-        self.gactive = np.zeros(16, dtype=np.int64)
+        self.gactive = np.zeros(cap, dtype=np.int64)
         self.gpos = np.full(16, _EMPTY, dtype=np.int32)
         self.lhead = np.full(512, _EMPTY, dtype=np.int32)
         self.rhead = np.full(512, _EMPTY, dtype=np.int32)
@@ -447,6 +447,7 @@ class PairIndex:
             grow(self, "rec", new_cap, None)
             grow(self, "scratch", new_cap, None)
             grow(self, "_out", new_cap, None)
+            grow(self, "gactive", new_cap, None)  # a group has a pair: never more groups than slots
         table = None
         if table_rows is not None:
             if table_rows > self.table.shape[0]:
@@ -460,7 +461,6 @@ class PairIndex:
             size = max(max_k + 1, 2 * self.groot.size)
             grow(self, "groot", size, _EMPTY)
             grow(self, "gsize", size, 0)
-            grow(self, "gactive", size, 0)
             grow(self, "gpos", size, _EMPTY)
         if max_sym >= self.lhead.size:
             size = max(max_sym + 1, 2 * self.lhead.size)

@@ -65,6 +65,7 @@ def fit(
     candidate that stops the run), and every step of other rewriters, runs here."""
     run = _Run(scorer, rewriter, limits, trace, progress)
     run.load(data, breaks, weights)
+    del data, breaks, weights  # the rewriter holds what it needs: the caller's copies may go
     string = rewriter.linked_string()
     if string is not None:
         run.fused_batches(string)

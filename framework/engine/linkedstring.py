@@ -432,7 +432,8 @@ class LinkedString:
         cuts = np.zeros(0, dtype=np.bool_) if breaks is None else np.asarray(breaks, dtype=np.bool_)
         load_nodes(np.asarray(data), cuts, node)
         self.node = node
-        self.sites = np.zeros((2, n // 2 + 1), dtype=np.int32)  # a merge's sites, sort scratch
+        # a merge's sites, sort scratch: as much is touched (made resident) as the largest merge uses
+        self.sites = np.empty((2, n // 2 + 1), dtype=np.int32)
         if weights is None:
             self.weight = np.zeros(0, dtype=np.int64)
             self.counts = np.bincount(node[:, SYM], minlength=BYTE_SYMBOLS).astype(np.int64)
