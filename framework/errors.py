@@ -37,7 +37,12 @@ class ClusterError(ChunkpressError):
     exit_code = 6
 
 
-class UnverifiedWarning(UserWarning):
+class ChunkpressWarning(UserWarning):
+    """Something a user should know that is not an error; the command line prints it as one
+    line (``chunkpress: warning: ...``)."""
+
+
+class UnverifiedWarning(ChunkpressWarning):
     """Data decoded but not fully verified: a block archive of version 1 or 2 records no block
     order, so blocks rearranged in it decode without an error. The command line prints it as
     one line naming the file; a Python caller sees a warning."""

@@ -4,7 +4,6 @@ import csv
 import json
 
 import pytest
-
 from chunkpress import ConfigError
 from chunkpress.cli import main
 from chunkpress.study.runner import load_study, run_study
@@ -131,8 +130,8 @@ def test_trace_plots(tmp_path, registry):
 
 
 def test_study_variant_reuses_a_rules_file(tmp_path, registry):
-    from chunkpress.pipeline import Pipeline
     from chunkpress.format.rulesfile import dump_rules
+    from chunkpress.pipeline import Pipeline
 
     pipe = Pipeline.from_config(registry=registry, scorer="repair", limits={"max_rules": 300})
     result = pipe.fit((DATA / "alice29.txt").read_bytes())
@@ -286,19 +285,27 @@ def test_a_study_on_two_dask_workers_resumes_and_matches(tmp_path, registry):
     b'{"dataset": "arabic", "variant": "v", "repeat": 1e400, "config_hash": "h"}',
     b'{"dataset": "arabic", "variant": "v", "repeat": 0}',    # a column missing
 ])
-def test_a_resume_over_lines_that_are_not_rows_runs_the_study(tmp_path, registry, line):
-    """A results.jsonl is data from elsewhere: lines that are not rows are skipped on resume
-    (the study runs and exits 0) and by report, never a traceback."""
+def test_a_resume_over_lines_that_are_not_rows_keeps_them(tmp_path, registry, line, capsys):
+    """A results.jsonl is data from elsewhere: a line that is not a row is skipped on resume
+    (the study runs and exits 0) and by report, never a traceback; and it is never lost: it
+    stays in the file, a warning names it, and results.unread.jsonl holds a copy. A line cut
+    short (no newline at the end) is not joined to the next row."""
     path = tmp_path / "study.toml"
     path.write_text(STUDY.replace("repeats = 2", "repeats = 1").replace('"pretokenizer.name" = ["none", "gpt2"]',
                                                                         '"pretokenizer.name" = ["none"]'))
     out = tmp_path / "out"
     out.mkdir()
-    (out / "results.jsonl").write_bytes(line + b"\n")
+    (out / "results.jsonl").write_bytes(line)
     assert main(["study", str(path), "--out", str(out), "-q"]) == 0
-    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert "results.jsonl: line 1 is not a result row" in capsys.readouterr().err
+    lines = (out / "results.jsonl").read_bytes().splitlines()
+    assert lines[0] == line and (out / "results.unread.jsonl").read_bytes() == line + b"\n"
+    rows = [json.loads(x) for x in lines[1:]]
     assert len(rows) == 6 and all(r["verified"] is True for r in rows)
     assert main(["study", "report", str(out / "results.jsonl"), "--out", str(tmp_path / "merged")]) == 0
+    assert main(["study", str(path), "--out", str(out), "-q"]) == 0  # resumed again: still there, once
+    assert (out / "results.jsonl").read_bytes().splitlines()[0] == line
+    assert (out / "results.jsonl").read_bytes().splitlines().count(line) == 1
 
 
 _TEXT = b"some words, some more words\n" * 20

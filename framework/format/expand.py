@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import FormatError
-from .limits import check_allocation
 from ..plugin.base import BYTE_SYMBOLS
+from .limits import check_allocation
 
 #: No symbol may stand for more bytes than this (2^48: far past any real input).
 MAX_EXPANSION = 1 << 48
@@ -37,7 +37,7 @@ def _lengths(rules):
 
 
 @numba.njit(cache=True)
-def _expand(rules, symbols, lens, out):
+def expand_into(rules, symbols, lens, out):
     stack = np.empty(rules.shape[0] + 2, dtype=np.int64)
     pos = 0
     for i in range(symbols.size):
@@ -55,6 +55,55 @@ def _expand(rules, symbols, lens, out):
             out[pos] = s
             pos += 1
     return pos
+
+
+@numba.njit(cache=True)
+def _expand_with_extras(rules, symbols, lens, extra_bytes, extra_start, out):
+    """As :func:`expand_into`, where a symbol ``-1 - k`` stands for the bytes
+    ``extra_bytes[extra_start[k]:extra_start[k + 1]]`` (an added token's text)."""
+    stack = np.empty(rules.shape[0] + 2, dtype=np.int64)
+    pos = 0
+    for i in range(symbols.size):
+        s = symbols[i]
+        if s < 0:
+            k = -1 - s
+            for j in range(extra_start[k], extra_start[k + 1]):
+                out[pos] = extra_bytes[j]
+                pos += 1
+            continue
+        stack[0] = s
+        top = 1
+        while top > 0:
+            top -= 1
+            s = stack[top]
+            while s >= BYTE_SYMBOLS:
+                stack[top] = rules[s - BYTE_SYMBOLS, 1]
+                top += 1
+                s = rules[s - BYTE_SYMBOLS, 0]
+            out[pos] = s
+            pos += 1
+    return pos
+
+
+def expand_with_extras(rules: np.ndarray, symbols: np.ndarray, extras: list[bytes]) -> bytes:
+    """The bytes of ``symbols`` under ``rules``, a symbol ``-1 - k`` standing for ``extras[k]``
+    (HF's added tokens): one compiled pass, its output's size checked against the memory limit
+    before it is allocated."""
+    rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
+    symbols = np.ascontiguousarray(symbols, dtype=np.int64)
+    lens = symbol_lengths(rules)
+    extra_len = np.array([len(e) for e in extras], dtype=np.int64)
+    if symbols.size and (symbols.max() >= lens.size or symbols.min() < -len(extras)):
+        raise FormatError("the string uses a symbol that no rule defines")
+    used = np.where(symbols >= 0, lens[np.maximum(symbols, 0)], extra_len[np.maximum(-1 - symbols, 0)] if extras
+                    else 0)
+    total = float(used.astype(np.float64).sum())  # no int64 wrap on crafted lengths
+    check_allocation(f"{symbols.size:,} tokens that spell {total:,.0f} bytes", int(min(2 * total, 2.0**62)))
+    out = bytearray(int(total))
+    extra_start = np.concatenate([[0], np.cumsum(extra_len)]).astype(np.int64)
+    _expand_with_extras(rules, symbols, lens, np.frombuffer(b"".join(extras) or b"\0", dtype=np.uint8), extra_start,
+                        np.frombuffer(out, dtype=np.uint8))
+    return bytes(out)
 
 
 def symbol_lengths(rules: np.ndarray) -> np.ndarray:
@@ -94,7 +143,7 @@ def expand(rules: np.ndarray, symbols: ArrayLike, max_length: int | None = None,
     used = lens[symbols] if symbols.size else lens[:0]
     if used.size and int(used.max()) * used.size >= 1 << 62:
         values, counts = np.unique(used, return_counts=True)
-        total = sum(int(v) * int(c) for v, c in zip(values, counts))
+        total = sum(int(v) * int(c) for v, c in zip(values, counts, strict=False))
     else:
         total = int(used.sum())
     if max_length is not None and total != max_length:
@@ -102,5 +151,5 @@ def expand(rules: np.ndarray, symbols: ArrayLike, max_length: int | None = None,
     # the output (twice for bytes), beside the 8-byte symbols already held
     check_allocation(f"{symbols.size:,} symbols that spell {total:,} bytes", (1 if buffer else 2) * total + 8 * symbols.size)
     out = bytearray(total)
-    _expand(rules, symbols, lens, np.frombuffer(out, dtype=np.uint8))
+    expand_into(rules, symbols, lens, np.frombuffer(out, dtype=np.uint8))
     return out if buffer else bytes(out)

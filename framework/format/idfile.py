@@ -34,5 +34,20 @@ def read_ids(raw: bytes, fmt: str, name: str = "input") -> np.ndarray:
 
 def write_ids(ids: np.ndarray, fmt: str) -> bytes:
     if fmt == "text":
-        return (" ".join(map(str, ids.tolist())) + "\n").encode()
+        return (" ".join(map(str, np.asarray(ids).tolist())) + "\n").encode()
     return np.asarray(ids).astype("<u4").tobytes()
+
+
+def write_id_pieces(pieces, fmt: str, write) -> None:
+    """The ids of ``pieces`` (arrays, one after the other) to ``write``, as :func:`write_ids`
+    writes their concatenation."""
+    first = True
+    for ids in pieces:
+        if fmt == "text":
+            if len(ids):
+                write(((" " if not first else "") + " ".join(map(str, np.asarray(ids).tolist()))).encode())
+                first = False
+        else:
+            write(np.asarray(ids).astype("<u4").tobytes())
+    if fmt == "text":
+        write(b"\n")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 
 from ..errors import ConfigError, FormatError
@@ -43,13 +44,18 @@ def bounded_memory(max_memory: int | None):
     if max_memory is None:
         yield
         return
-    if isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory <= 0:
-        raise ConfigError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
+    check_max_memory(max_memory)
     token = _CALL_LIMIT.set(max_memory)
     try:
         yield
     finally:
         _CALL_LIMIT.reset(token)
+
+
+def check_max_memory(max_memory) -> None:
+    """ConfigError unless ``max_memory`` is None or a positive number of bytes."""
+    if max_memory is not None and (isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory <= 0):
+        raise ConfigError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
 
 
 @contextlib.contextmanager
@@ -73,10 +79,34 @@ def memory_limit() -> int:
             return int(value)
         except ValueError:
             raise FormatError(f"{MEMORY_ENV} must be a number of bytes, got {value!r}") from None
+    return _half_the_memory()
+
+
+@functools.cache
+def _half_the_memory() -> int:
+    """Half of the machine's physical memory (8 GiB where it cannot be read), asked once."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
     except (ValueError, OSError, AttributeError):
         return 8 << 30
+
+
+#: What a job holds per input byte at most, measured on periodic text and on one long word
+#: (the worst cases): learning (word-level BPE on ab x 5e6: 44 bytes beyond the interpreter),
+#: encoding with a dictionary (one 10 MB word: 45), counting words (a shard's token starts,
+#: ends, hashes and ids: up to 48), and reading a rules file (each one-byte varint becomes an
+#: int64, the symbols' lengths another) or a tokenizer.json (parsed JSON objects). An input is
+#: refused, or cut into pieces, past :func:`work_limit` of these.
+FIT_BYTES_PER_BYTE = 64
+ENCODE_BYTES_PER_BYTE = 64
+COUNT_BYTES_PER_BYTE = 64
+READ_BYTES_PER_BYTE = 32
+
+
+def work_limit(bytes_per_byte: int) -> int:
+    """The most input bytes a job may take at once when it holds ``bytes_per_byte`` for each of
+    them: what fits the memory limit (at least 64 KiB)."""
+    return max(1 << 16, memory_limit() // bytes_per_byte)
 
 
 def check_allocation(what: str, n_bytes: int) -> None:
@@ -101,7 +131,7 @@ def decoding_memory_cap():
         yield
         return
     try:
-        import resource
+        import resource  # POSIX only: elsewhere the cap is a no-op
 
         with open("/proc/self/statm") as f:
             in_use = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

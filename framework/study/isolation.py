@@ -16,7 +16,8 @@ import resource
 import signal
 import sys
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import ChunkpressError
 

@@ -9,8 +9,8 @@ import platform
 import subprocess
 from importlib.metadata import PackageNotFoundError, version
 
-from .. import __version__
 from ..plugin.registry import ROLES, Registry
+from ..version import __version__
 
 #: the libraries whose versions change what a row measures
 LIBRARIES = ("numpy", "numba", "zstandard")

@@ -16,10 +16,10 @@ _LABELS = {"m_bits": "dictionary size", "rules_bits": "rules", "n_bits": "string
 
 
 def _pyplot():
-    import matplotlib
+    import matplotlib  # optional: pip install 'chunkpress[plots]'
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # after the backend is chosen
 
     return plt
 
@@ -108,7 +108,7 @@ def _label(text, width: int = 60) -> str:
 
 def _cell_styles(all_cells) -> dict:
     labels = list(dict.fromkeys(c.label for c in all_cells))
-    return dict(zip(labels, styles(len(labels))))
+    return dict(zip(labels, styles(len(labels)), strict=False))
 
 
 def plot_factors(rows: list[dict], path: Path) -> list[Path]:
@@ -148,7 +148,7 @@ def plot_size_against_time(rows: list[dict], path: Path) -> list[Path]:
     lines = -(-len(datasets) // columns)
     fig, axes = plt.subplots(lines, columns, figsize=(4.5 * columns + 3, 3.6 * lines), squeeze=False,
                              layout="constrained")
-    for ax, dataset in zip(axes.flat, datasets):
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
         for cell in (c for c in found if c.dataset == dataset):
             style = drawn[cell.label]
             ax.scatter([max(cell.compress_seconds() or 0.0, 1e-4)], [cell.median("archive_bytes")], color=style.color,

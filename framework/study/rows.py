@@ -11,8 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import InputError
 
@@ -86,7 +86,22 @@ def row_key(row: dict) -> tuple:
 def read_rows(path: Path) -> Iterator[tuple[tuple, dict]]:
     """(key, row) for every readable row of a results.jsonl. A line that is not a row (cut short
     by an interrupted run, not UTF-8, not an object, nested past reason, missing a column) is
-    skipped: a results file is data from elsewhere, never a reason for a traceback."""
+    skipped here (:func:`unreadable_lines` lists them): a results file is data from elsewhere,
+    never a reason for a traceback."""
+    for _, row in _parsed_lines(path):
+        if row is not None:
+            yield row_key(row), row
+
+
+def unreadable_lines(path: Path) -> list[tuple[int, bytes]]:
+    """(line number from 1, the line) of every non-blank line of a results.jsonl that is not a
+    row: what a rewrite of the file must keep."""
+    return [(number, line) for number, (line, row) in enumerate(_parsed_lines(path), 1)
+            if row is None and line.strip()]
+
+
+def _parsed_lines(path: Path) -> Iterator[tuple[bytes, dict | None]]:
+    """Each line of ``path`` with its row (None: not a row)."""
     try:
         raw = path.read_bytes()
     except IsADirectoryError:
@@ -94,18 +109,22 @@ def read_rows(path: Path) -> Iterator[tuple[tuple, dict]]:
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     for line in raw.splitlines():
-        try:
-            found = json.loads(line.decode("utf-8"))
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(found, dict) or not all(isinstance(found.get(c), str) for c in ("dataset", "variant")):
-            continue
-        if "versions" in found and found["versions"] not in ("", None) and _object(found["versions"]) is None:
-            continue  # versions that are not an object: not one of our rows
-        row = normalized(found)
-        if row["repeat"] is None or not row["config_hash"]:
-            continue
-        yield row_key(row), row
+        yield line, _row(line)
+
+
+def _row(line: bytes) -> dict | None:
+    try:
+        found = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(found, dict) or not all(isinstance(found.get(c), str) for c in ("dataset", "variant")):
+        return None
+    if "versions" in found and found["versions"] not in ("", None) and _object(found["versions"]) is None:
+        return None  # versions that are not an object: not one of our rows
+    row = normalized(found)
+    if row["repeat"] is None or not row["config_hash"]:
+        return None
+    return row
 
 
 def to_json_line(row: dict) -> str:

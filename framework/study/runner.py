@@ -12,20 +12,26 @@ them. The study file itself is read by ``studyfile``.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
-from .. import __version__
-from ..errors import FormatError, InputError
+from ..errors import ChunkpressWarning, FormatError, InputError
 from ..format.container import checksum
+from ..parallel import dask_client
+from ..pipeline import Pipeline, decode_archive
 from ..plugin.registry import Registry, default_registry
+from ..progress import Progress
+from ..text.tokenizer import Tokenizer
+from ..version import __version__
 from .isolation import run_isolated
 from .machine import machine, versions
 from .plots import plot_factors, plot_size_against_time
-from .rows import COLUMNS, new_row, read_rows, row_key, to_csv, to_json_line
+from .rows import COLUMNS, new_row, read_rows, row_key, to_csv, to_json_line, unreadable_lines
 from .studyfile import Study, Variant, check_study, load_study, variant_config
 from .tables import latex_table, markdown_table
 
@@ -54,14 +60,10 @@ def config_hash(config) -> str:
 def measure(config, rules_path, data: bytes, registry: Registry, fitted=None) -> tuple[dict, tuple | None]:
     """Learn (or reuse ``fitted``: (rules, symbols, learn seconds)), encode, decode and verify
     ``data``: (the row's measured columns, what was fitted for variants to share)."""
-    from ..pipeline import Pipeline, decode_archive
-
     pipe = Pipeline(config, registry)
     if fitted is None:
         t = time.perf_counter()
         if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
-            from ..text.tokenizer import Tokenizer
-
             tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes())
             rules, symbols = tokenizer.rules, tokenizer.symbols(data)
         else:
@@ -193,8 +195,6 @@ def _exclusive(out_dir: Path):
     """Hold ``out_dir/.lock`` while a study writes there: a second run on the same folder is
     refused in one line (two would interleave and rewrite each other's results, losing rows).
     The lock goes with the process, so a killed run leaves none behind."""
-    import fcntl
-
     with open(out_dir / ".lock", "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -209,7 +209,7 @@ def _run_study_here(study: Study, out_dir: Path, registry: Registry, progress, r
     rows = []
     skipped = 0
     total = len(study.datasets) * len(study.variants) * study.repeats
-    with open(jsonl, "a") as log, _rows_progress(progress, total) as bar:
+    with _appending(jsonl) as log, _rows_progress(progress, total) as bar:
         for dataset, path in study.datasets.items():
             data = path.read_bytes()
             hashed = checksum(data)
@@ -231,6 +231,15 @@ def _run_study_here(study: Study, out_dir: Path, registry: Registry, progress, r
     return rows
 
 
+def _appending(jsonl: Path):
+    """results.jsonl open for appending rows, each on a line of its own: a line cut short by an
+    interrupted run is ended first, never joined to the next row."""
+    log = open(jsonl, "a")
+    if log.tell() and not jsonl.read_bytes().endswith(b"\n"):
+        log.write("\n")
+    return log
+
+
 def _say_reused(progress, skipped: int, total: int, jsonl: Path) -> None:
     if progress is not None and skipped:
         print(f"{skipped} of {total} rows were already in {jsonl} and were not run again (--rerun runs them)",
@@ -243,7 +252,6 @@ def _row_task(study: Study, dataset: str, path: str, variant: Variant, repeat: i
 
 
 def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers, scheduler) -> list[dict]:
-    from ..parallel import dask_client
 
     jsonl = out_dir / "results.jsonl"
     done = {} if rerun else _done_rows(jsonl)
@@ -260,7 +268,7 @@ def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers,
 
         futures = {client.submit(_row_task, study, d, str(p), v, r, hashes[d], pure=False): i
                    for i, (d, p, v, r) in enumerate(cells) if i not in rows}
-        with open(jsonl, "a") as log, _rows_progress(progress, len(cells)) as bar:
+        with _appending(jsonl) as log, _rows_progress(progress, len(cells)) as bar:
             bar.update(skipped)
             for future in as_completed(futures):
                 i = futures[future]
@@ -276,7 +284,6 @@ def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers,
 
 def _rows_progress(stream, total: int):
     """A bar over the study's rows (percentage and ETA) on ``stream``; None: silent."""
-    from ..progress import Progress
 
     return Progress("study", total, unit="rows", quiet=stream is None, stream=stream)
 
@@ -302,8 +309,20 @@ def _reused(done: dict, dataset: str, variant: Variant, repeat: int, hashed: str
 
 
 def write_results(rows: list[dict], out_dir: Path, title: str = "") -> None:
-    """results.jsonl, .csv, .md and .tex, and the plots (PNG, SVG, PDF) from ``rows``."""
-    (out_dir / "results.jsonl").write_text("".join(map(to_json_line, rows)))
+    """results.jsonl, .csv, .md and .tex, and the plots (PNG, SVG, PDF) from ``rows``. Lines of
+    an existing results.jsonl that are not rows (a user's notes, a line cut short) are kept in
+    it, first, and set aside in results.unread.jsonl, each named in a warning."""
+    jsonl = out_dir / "results.jsonl"
+    kept = unreadable_lines(jsonl) if jsonl.exists() else []
+    if kept:
+        aside = out_dir / "results.unread.jsonl"
+        aside.write_bytes(b"".join(line + b"\n" for _, line in kept))
+        numbers = ", ".join(str(n) for n, _ in kept[:10]) + (", ..." if len(kept) > 10 else "")
+        warnings.warn(ChunkpressWarning(f"{jsonl}: line{'s' if len(kept) > 1 else ''} {numbers} "
+                                        f"{'are' if len(kept) > 1 else 'is'} not a result row: kept as "
+                                        f"{'they are' if len(kept) > 1 else 'it is'}, and copied to {aside}"),
+                      stacklevel=2)
+    jsonl.write_bytes(b"".join(line + b"\n" for _, line in kept) + "".join(map(to_json_line, rows)).encode())
     (out_dir / "results.csv").write_text(to_csv(rows))
     (out_dir / "results.md").write_text(markdown_table(rows))
     (out_dir / "results.tex").write_text(latex_table(rows, caption=title or _title(rows)))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import tomllib
 from pathlib import Path
@@ -124,13 +125,22 @@ def _data_root(path: Path, head: dict, data_root: str | Path | None) -> tuple[Pa
     return None, ""
 
 
+#: a study has at most this many variants: each is a row per dataset and repeat, and a grid of a
+#: few lists multiplies out fast (ten lists of ten values are 10^10 rows that no study can run)
+MAX_VARIANTS = 100_000
+
+
 def _variants(path: Path, base: dict, grid: dict, listed: list) -> list[Variant]:
     variants = []
     keys = list(grid)
+    count = math.prod(len(grid[k]) for k in keys) + len(listed)
+    if count > MAX_VARIANTS:
+        raise ConfigError(f"{path}: the grid and variants make {count:,} variants, more than {MAX_VARIANTS:,}; "
+                          "split the study")
     # without a grid, the base alone is a variant only when no variants are listed
     combos = itertools.product(*(grid[k] for k in keys)) if keys else ([()] if not listed else [])
     for combo in combos:
-        overrides = dict(zip(keys, combo))
+        overrides = dict(zip(keys, combo, strict=False))
         variants.append(Variant(name=_label(overrides, base), config=_merge(base, overrides)))
     for extra in listed:
         extra = dict(extra)

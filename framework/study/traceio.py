@@ -6,6 +6,7 @@ import io
 
 import numpy as np
 
+
 def trace_to_csv(trace: np.ndarray) -> str:
     """CSV text: the reference columns (loss to 2 decimals) then N and seconds."""
     out = io.StringIO()
@@ -13,7 +14,7 @@ def trace_to_csv(trace: np.ndarray) -> str:
     out.write(",".join(names) + "\n")
     for row in trace.tolist():
         cells = []
-        for name, value in zip(names, row):
+        for name, value in zip(names, row, strict=False):
             if name == "loss":
                 cells.append("nan" if value != value else f"{value:.2f}")
             elif name == "seconds":

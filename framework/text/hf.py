@@ -30,7 +30,7 @@ import attrs
 import numpy as np
 
 from ..errors import FormatError
-from ..format.expand import expand, symbol_lengths
+from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
 from ..plugin.base import BYTE_SYMBOLS
 
@@ -49,7 +49,7 @@ def byte_to_unicode() -> dict[int, str]:
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    return dict(zip(bs, map(chr, cs)))
+    return dict(zip(bs, map(chr, cs), strict=False))
 
 
 def _is_int(value) -> bool:
@@ -68,13 +68,26 @@ class HFVocab:
     add_prefix_space: bool = False
 
     def __attrs_post_init__(self):
-        used = self.ids[self.ids >= 0].tolist() + [i for _, i in self.special]
-        if len(set(used)) != len(used):
+        model = self.ids[self.ids >= 0].tolist()
+        added = [i for _, i in self.special]
+        used = model + added
+        # an added token may have the id of the model's token of the same text (HF gives "Alice"
+        # that id when BPE learned it too): :meth:`check_spellings` checks the text
+        if len(set(model)) != len(model) or len(set(added)) != len(added):
             raise FormatError("HF vocabulary: two tokens share an id")
         if any(i < 0 or i > MAX_HF_ID for i in used) or (self.ids < -1).any() or (self.ids[BYTE_SYMBOLS:] < 0).any():
             raise FormatError(f"HF vocabulary: ids must lie in [0, {MAX_HF_ID}]")
         if any(not content for content, _ in self.special):
             raise FormatError("HF vocabulary: an added token is empty")
+
+    def check_spellings(self, rules: np.ndarray) -> None:
+        """FormatError unless every added token that shares its id with a token of the model
+        spells the same bytes (so either decodes the id alike)."""
+        by_id = {int(i): s for s, i in enumerate(self.ids.tolist()) if i >= 0}
+        for content, i in self.special:
+            if i in by_id and expand(rules, [by_id[i]]) != content.encode():
+                raise FormatError(f"HF vocabulary: added token {content!r} has id {i}, which the model gives to "
+                                  f"{expand(rules, [by_id[i]])!r}")
 
     @property
     def size(self) -> int:
@@ -87,7 +100,7 @@ class HFVocab:
                 "add_prefix_space": self.add_prefix_space}
 
     @classmethod
-    def from_meta(cls, meta, n_symbols: int) -> "HFVocab":
+    def from_meta(cls, meta, n_symbols: int) -> HFVocab:
         """Read back ``to_meta``'s dict, checking every type (the rules file is untrusted)."""
         ok = isinstance(meta, dict) and isinstance(meta.get("ids"), list) and isinstance(meta.get("special"), list)
         ok = ok and isinstance(meta.get("add_prefix_space"), bool) and len(meta["ids"]) == n_symbols
@@ -113,7 +126,7 @@ class HFVocab:
             pattern = re.compile(b"|".join(re.escape(c) for c in sorted(by_content, key=len, reverse=True)))
             cuts += [(m.start(), m.end(), by_content[m.group()]) for m in pattern.finditer(data)]
         cuts.append((len(data), len(data), -1))
-        for (_, start, special), (end, _, _) in zip(cuts, cuts[1:]):
+        for (_, start, special), (end, _, _) in zip(cuts, cuts[1:], strict=False):
             if special >= 0:
                 where.append(len(texts))
                 found.append(special)
@@ -145,13 +158,12 @@ class HFVocab:
         symbols = self.symbols_of(ids)
         if (symbols == -1).any():
             raise FormatError(f"id {int(ids[np.argmax(symbols == -1)])} is in no token of this vocabulary")
-        content = dict((i, c.encode()) for c, i in self.special)
-        parts, prev = [], 0
-        for at in np.flatnonzero(symbols == -2).tolist():
-            parts += [expand(rules, symbols[prev:at]), content[int(ids[at])]]
-            prev = at + 1
-        parts.append(expand(rules, symbols[prev:]))
-        return b"".join(parts)
+        added = symbols == -2
+        if added.any():  # added token k stands as -1 - k
+            order = np.argsort([i for _, i in self.special], kind="stable")
+            added_ids = np.array([self.special[k][1] for k in order], dtype=np.int64)
+            symbols[added] = -1 - order[np.searchsorted(added_ids, ids[added])]
+        return expand_with_extras(rules, symbols, [c.encode() for c, _ in self.special])
 
 
 def _pre_tokenizer(name: str, add_prefix_space: bool = False) -> dict:
@@ -202,7 +214,7 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
     model = {
         "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
         "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-        "vocab": {**{c: i for c, i in special}, **{t: i for t, i in zip(tokens, ids) if i >= 0}},
+        "vocab": {**{c: i for c, i in special}, **{t: i for t, i in zip(tokens, ids, strict=False) if i >= 0}},
         "merges": [f"{tokens[a]} {tokens[b]}" for a, b in rules.tolist()],
     }
     doc = {
@@ -284,4 +296,6 @@ def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
     if not all(_is_int(i) and -1 <= i <= MAX_HF_ID for i in ids):
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     hf = HFVocab(ids=np.array(ids, dtype=np.int64), special=special, add_prefix_space=add_prefix_space)
-    return np.array(rules, dtype=np.int64).reshape(-1, 2), pre, hf
+    rules_array = np.array(rules, dtype=np.int64).reshape(-1, 2)
+    hf.check_spellings(rules_array)
+    return rules_array, pre, hf

@@ -12,11 +12,15 @@ newline is not safe: ``\s+(?!\S)`` splits ``"\n\n\nWord"`` differently from its 
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Protocol
+import re
+from collections.abc import Callable, Iterator
 
 import numba
 import numpy as np
 
+from ..errors import InputError
+from ..fileio import Readable
+from ..format.limits import COUNT_BYTES_PER_BYTE, work_limit
 from ..parallel import ordered_map
 from .pretokenize import pretoken_breaks
 
@@ -131,15 +135,15 @@ class WordCounts:
         return np.repeat(self.counts, np.diff(self.offsets))
 
     @classmethod
-    def merge(cls, parts: list["WordCounts"]) -> "WordCounts":
+    def merge(cls, parts: list[WordCounts]) -> WordCounts:
         """One table of the words of all ``parts``, their counts summed (exactly, in int64)."""
         parts = [p for p in parts if p.counts.size]
         if len(parts) <= 1:
             return parts[0] if parts else cls(np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(0, np.int64))
         buf = np.concatenate([p.buf for p in parts])
         shifts = np.cumsum([0] + [p.buf.size for p in parts[:-1]])
-        starts = np.concatenate([p.offsets[:-1] + s for p, s in zip(parts, shifts)])
-        ends = np.concatenate([p.offsets[1:] + s for p, s in zip(parts, shifts)])
+        starts = np.concatenate([p.offsets[:-1] + s for p, s in zip(parts, shifts, strict=False)])
+        ends = np.concatenate([p.offsets[1:] + s for p, s in zip(parts, shifts, strict=False)])
         ids, first = _distinct_tokens(buf, starts, ends)
         counts = np.zeros(first.size, dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
@@ -171,8 +175,6 @@ def cut_special(text: bytes, special: tuple[bytes, ...] = ()) -> tuple[bytes, np
     pre-tokenized on its own and no pair crosses a cut."""
     if not special:
         return text, np.zeros(0, dtype=np.int64)
-    import re
-
     pattern = re.compile(b"|".join(re.escape(s) for s in sorted(special, key=len, reverse=True)))
     kept, cuts, at, size = [], [], 0, 0
     for match in pattern.finditer(text):
@@ -199,22 +201,40 @@ def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tu
     return WordCounts(words.buf, words.offsets, words.counts)  # without the per-token ids
 
 
+#: Unicode's white space beyond ASCII (U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029,
+#: U+202F, U+205F, U+3000): a character before a cut must not be one of these
+_WIDE_SPACES = frozenset([0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000])
+
+
+def _ends_in_text(arr: np.ndarray, cut: int) -> bool:
+    """Whether the character before ``cut`` is white space of no kind: ASCII printable, or a
+    whole UTF-8 character that is not Unicode white space (CJK text has few ASCII bytes)."""
+    last = int(arr[cut - 1])
+    if last < 0x80:
+        return 0x21 <= last <= 0x7E
+    lead = cut - 1
+    while lead > max(0, cut - 4) and 0x80 <= arr[lead] <= 0xBF:
+        lead -= 1
+    try:
+        char = bytes(arr[lead:cut]).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return len(char) == 1 and ord(char) not in _WIDE_SPACES
+
+
 def _last_safe_cut(data: bytes) -> int:
     """The last offset before which a shard may end (see the module docstring), or 0."""
     arr = np.frombuffer(data, dtype=np.uint8)
     for tail in (1 << 20, arr.size):  # almost always found near the end
         window = arr[max(0, arr.size - tail):]
         space = (window[1:] == 32) | (window[1:] == 10) | (window[1:] == 9) | (window[1:] == 13)
-        ok = np.flatnonzero(space & (window[:-1] >= 0x21) & (window[:-1] <= 0x7E))
-        if ok.size:
-            return arr.size - window.size + int(ok[-1]) + 1
+        before = window[:-1]
+        maybe = ((before >= 0x21) & (before <= 0x7E)) | ((before >= 0x80) & (before <= 0xBF))
+        for at in np.flatnonzero(space & maybe)[::-1].tolist():
+            cut = arr.size - window.size + at + 1
+            if _ends_in_text(arr, cut):
+                return cut
     return 0
-
-
-class Readable(Protocol):
-    """What the counting reads from: a binary stream, or anything with ``read(n)``."""
-
-    def read(self, n: int, /) -> bytes: ...
 
 
 def _outside_special(data: bytes, cut: int, special: tuple[bytes, ...]) -> int:
@@ -229,24 +249,31 @@ def _outside_special(data: bytes, cut: int, special: tuple[bytes, ...]) -> int:
     return cut
 
 
-def shards(stream: Readable, size: int, special: tuple[bytes, ...] = ()) -> Iterator[bytes]:
+def shards(stream: Readable, size: int, special: tuple[bytes, ...] = (), limit: int | None = None) -> Iterator[bytes]:
     """Pieces of ``stream`` of about ``size`` bytes, each ending at a safe cut (never inside an
-    added token of ``special``). A stretch with no safe cut (no ASCII text) stays in one piece,
-    however long."""
-    carry = b""
+    added token of ``special``). A stretch with no safe cut (a single word, text with no white
+    space) stays in one piece, up to ``limit`` bytes: an InputError past it (/dev/zero has no
+    cut, and one word must be learned or encoded whole)."""
+    pieces: list[bytes] = []
+    held = 0
     while True:
         chunk = stream.read(size)
-        data = carry + chunk
+        if chunk:
+            pieces.append(chunk)
+            held += len(chunk)
+        if not chunk or held >= size:
+            data = b"".join(pieces)
+            cut = _outside_special(data, _last_safe_cut(data), special) if chunk else len(data)
+            if cut > 0:
+                yield data[:cut]
+                data = data[cut:]
+            pieces, held = ([data], len(data)) if data else ([], 0)
+            if limit is not None and held > limit:
+                raise InputError(f"more than {limit:,} bytes with no place to cut between words (a single word, or "
+                                 "no white space after text), as much as fits the memory limit (set "
+                                 "CHUNKPRESS_MAX_MEMORY to raise it)")
         if not chunk:
-            if data:
-                yield data
             return
-        cut = _outside_special(data, _last_safe_cut(data), special) if len(data) >= size else 0
-        if cut <= 0:
-            carry = data
-            continue
-        yield data[:cut]
-        carry = data[cut:]
 
 
 def count_stream(stream: Readable, pretokenizer: str, shard_size: int = DEFAULT_SHARD_SIZE,
@@ -255,9 +282,12 @@ def count_stream(stream: Readable, pretokenizer: str, shard_size: int = DEFAULT_
                  special: tuple[bytes, ...] = ()) -> WordCounts:
     """The word counts of everything ``stream`` holds, counted shard by shard (in parallel on
     Dask workers or a cluster when asked) and merged; ``progress`` hears the bytes counted.
-    ``lines`` and ``special`` as in :func:`count_words`."""
+    ``lines`` and ``special`` as in :func:`count_words`. A stretch with no place to cut may
+    take what counting it needs within the memory limit (:func:`shards`)."""
     total, pending, done = WordCounts.merge([]), [], 0
-    for shard, words in ordered_map(count_words, shards(stream, shard_size, special), pretokenizer, lines, special,
+    limit = work_limit(COUNT_BYTES_PER_BYTE)
+    pieces = shards(stream, min(shard_size, limit), special, limit)
+    for shard, words in ordered_map(count_words, pieces, pretokenizer, lines, special,
                                     workers=workers, scheduler=scheduler):
         pending.append(words)
         done += len(shard)

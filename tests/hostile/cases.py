@@ -95,6 +95,7 @@ def cases() -> dict:
                                  ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 4)
     out["compress-missing-input"] = ({}, ["compress", "missing.txt", "-o", "out"], 5)
     out.update(second_round())
+    out.update(third_round())
     return out
 
 
@@ -149,3 +150,43 @@ def write(folder: Path) -> None:
 
 if __name__ == "__main__":
     write(Path(sys.argv[1]))
+
+
+def third_round() -> dict:
+    """The third review's refusals: reads with no end outside compress and decompress, a CPU
+    bomb in finding where an archive ends, a study grid too large to hold, added tokens that
+    spell gigabytes. Each is refused at the limit, in a line, in seconds."""
+    import numpy as np
+    from chunkpress.format.rulesfile import dump_rules
+
+    out = {}
+    rules = dump_rules(np.array([[97, 98]]), {"config": {"pretokenizer": {"name": "gpt2"}}, "unicode": _unicode()})
+    for name, command in (
+            ("encode-dev-zero", ["encode", "/dev/zero", "--rules", "r.rules", "-o", "out"]),
+            ("encode-a-100MB-run-of-one-letter", ["encode", "a.txt", "--rules", "r.rules", "-o", "out"]),
+            ("train-dev-zero", ["train", "/dev/zero", "--max-rules", "5", "--rules", "out"]),
+            ("train-dev-zero-pretokenized", ["train", "/dev/zero", "--pretokenizer", "gpt2", "--vocab-size", "300",
+                                             "--rules", "out"]),
+            ("import-hf-dev-zero", ["import-hf", "/dev/zero", "-o", "out"]),
+            ("compress-rules-dev-zero", ["compress", "in.txt", "--rules", "/dev/zero", "-o", "out"]),
+            ("config-dev-zero", ["compress", "in.txt", "--config", "/dev/zero", "-o", "out"])):
+        files = {"r.rules": rules, "in.txt": b"some words\n"}
+        if "100MB" in name:
+            files["a.txt"] = b"a" * 100_000_000
+        out[name] = (files, command, 2 if name.startswith("config") else 5)
+    out["repeated-magic-4MB"] = ({"a.cpz": b"CHKP\x01" + b"CHKP" * (1 << 20)}, ["decompress", "a.cpz", "-o", "out"], 4)
+    keys = ("limits.min_count", "limits.max_rules", "coder.params.level", "scorer.name", "pretokenizer.name")
+    grid = "\n".join(f'"{key}" = {list(range(2, 52))}' for key in keys)
+    out["study-grid-of-312M-variants"] = ({"s.toml": f'[datasets]\na = "in.txt"\n[grid]\n{grid}\n'.encode(),
+                                            "in.txt": b"words"}, ["study", "s.toml", "--out", "out"], 2)
+    added = json.dumps({"hf": {"ids": list(range(257)), "special": [["x" * (1 << 20), 257]],
+                               "add_prefix_space": False}}).encode()
+    out["decode-added-tokens-of-2GB"] = ({"r.rules": _rules_file(added, [97, 98]), "ids.txt": b"257 " * 2000},
+                                         ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"], 5)
+    return out
+
+
+def _unicode() -> str:
+    from chunkpress.text.unicodeclasses import unicode_version
+
+    return unicode_version()

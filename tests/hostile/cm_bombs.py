@@ -16,9 +16,9 @@ from unittest import mock
 
 import numba
 import numpy as np
-
 from chunkpress.pipeline import Pipeline
-from chunkpress.plugins.coders import cm, cm_model as cmm
+from chunkpress.plugins.coders import dictionary
+from chunkpress.plugins.coders.mixing.hashing import CHUNK_BASE, chunk_key
 
 #: the -9 preset's coder: parse = "longest"
 CODER = {"name": "cm", "params": {"memory": 22, "parse": "longest"}}
@@ -35,7 +35,7 @@ def _flood_rules(count, low_bits, base):
     lens = np.ones(256 + total, dtype=np.int64)
     pows = np.ones(64, dtype=np.uint64)
     for j in range(1, 64):
-        pows[j] = pows[j - 1] * cmm.CHUNK_BASE
+        pows[j] = pows[j - 1] * CHUNK_BASE
     for b in range(256):
         h[b] = np.uint64(b + 1)
     rules = np.zeros((total, 2), dtype=np.int64)
@@ -48,7 +48,7 @@ def _flood_rules(count, low_bits, base):
                 if k >= total or lens[a] + lens[b] > 24 or (a < 256 and a > 122) or (b < 256 and b > 122):
                     continue
                 hh = h[a] * pows[lens[b]] + h[b]
-                if k >= base and cmm.chunk_key(hh, lens[a] + lens[b]) & mask:
+                if k >= base and chunk_key(hh, lens[a] + lens[b]) & mask:
                     continue
                 rules[k, 0], rules[k, 1] = a, b
                 h[256 + k] = hh
@@ -93,7 +93,7 @@ def parse_bomb_archive(n: int) -> bytes:
     k = _chain_length(n)
     chain = [[97, 98]] + [[97, 256 + j] for j in range(k - 1)]
     # the encoder refuses such a dictionary now: craft it past that check
-    with mock.patch.object(cm, "_parse_budget", lambda n: 1 << 62, create=True):
+    with mock.patch.object(dictionary, "parse_budget", lambda n: 1 << 62):
         return _archive(np.array(chain, dtype=np.int64), b"a" * n)
 
 
@@ -111,7 +111,7 @@ def parse_bomb(n: int = 200_000) -> tuple[bytes, bytes]:
 if __name__ == "__main__":
     import time
 
-    from chunkpress.pipeline import decompress
+    from chunkpress import decompress
 
     for name, make in (("hash flood", hash_flood), ("parse bomb", parse_bomb)):
         t0 = time.perf_counter()
