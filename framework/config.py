@@ -34,15 +34,17 @@ from typing import Any
 
 import attrs
 
-from .errors import ConfigError, PluginError
 from .engine.stops import Limits
-from .text.pretokenize import check_name
+from .errors import ConfigError, PluginError
 from .plugin.registry import ROLES, Registry, default_registry
+from .text.pretokenize import check_name
 
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.
 DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial"}
 _SECTIONS = (*ROLES, "limits", "pretokenizer")
+#: a config file is a few lines; a larger one is refused before it is read whole
+MAX_CONFIG_BYTES = 1 << 20
 
 
 @attrs.frozen(kw_only=True)
@@ -162,7 +164,10 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
         where = str(path)
         try:
             with open(path, "rb") as fh:
-                raw = tomllib.load(fh)
+                text = fh.read(MAX_CONFIG_BYTES + 1)  # /dev/zero named as a config is refused, not read
+            if len(text) > MAX_CONFIG_BYTES:
+                raise ConfigError(f"{path}: more than {MAX_CONFIG_BYTES:,} bytes: not a config file")
+            raw = tomllib.loads(text.decode("utf-8"))
         except OSError as exc:
             raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
         except tomllib.TOMLDecodeError as exc:
@@ -184,6 +189,30 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
     if overrides:
         where = f"{where} with overrides ({', '.join(overrides)})"
     return config_from_dict(raw, registry, where)
+
+
+def pipeline_overrides(scorer: str | None = None, rewriter: str | None = None, coder: str | None = None,
+                       pretokenizer: str | None = None, max_rules: int | None = None, vocab_size: int | None = None,
+                       min_count: int | None = None, reserved: int = 0) -> dict:
+    """Overrides of a config (for :func:`load_config`, a Pipeline or a Compressor) from the
+    settings given; ``vocab_size`` counts tokens as HF does (the 256 bytes, the rules and the
+    ``reserved`` added tokens), so it stands for ``max_rules = vocab_size - 256 - reserved``."""
+    out: dict = {key: value for key, value in (("scorer", scorer), ("rewriter", rewriter), ("coder", coder),
+                                               ("pretokenizer", pretokenizer)) if value}
+    limits = {}
+    if vocab_size is not None:
+        if max_rules is not None:
+            raise ConfigError("vocab_size (--vocab-size) and max_rules (--max-rules) say the same thing; give one")
+        if vocab_size <= 256 + reserved:
+            raise ConfigError(f"vocab_size (--vocab-size) {vocab_size}: the 256 byte tokens"
+                              f"{f' and {reserved} added tokens' if reserved else ''} come first, so it must exceed "
+                              f"{256 + reserved}")
+        limits["max_rules"] = vocab_size - 256 - reserved
+    limits.update({key: value for key, value in (("max_rules", max_rules), ("min_count", min_count))
+                   if value is not None})
+    if limits:
+        out["limits"] = limits
+    return out
 
 
 def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, **params):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import threading
 
 from .errors import ClusterError, ConfigError
 
@@ -33,9 +34,7 @@ def _connect(scheduler: str):
     reached or does not answer within :func:`connect_timeout`. Dask's own timeout does not cover
     a peer that accepts the connection and never answers, so the client is made in a thread
     that is given up on after that time."""
-    import threading
-
-    from distributed import Client
+    from distributed import Client  # optional: block mode and studies on Dask only
 
     timeout = connect_timeout()
     outcome: list = []
@@ -66,7 +65,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
     """A client of the scheduler at ``scheduler``, or of ``workers`` local single-threaded
     worker processes started (and stopped) here."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster  # optional: pip install 'chunkpress[dask]'
     except ImportError:
         raise ConfigError("--workers and --scheduler need Dask distributed: pip install 'chunkpress[dask]'") from None
     if scheduler:

@@ -4,27 +4,27 @@
     >>> pipe = cp.Pipeline.from_config()                     # mdl + linked + combinatorial
     >>> result = pipe.fit(open("alice29.txt", "rb").read())  # rules, symbols, trace
     >>> archive = pipe.compress(open("alice29.txt", "rb").read())
-    >>> cp.decompress(archive) == open("alice29.txt", "rb").read()
+    >>> cp.decode_archive(archive).data() == open("alice29.txt", "rb").read()
     True
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
 import numpy as np
 
-from .format import container
 from .config import PipelineConfig, build_params, default_config, load_config
-from .errors import ChunkpressError, ConfigError, FormatError
-from .format.expand import expand, symbol_lengths
 from .engine.learner import FitResult, fit
+from .errors import ChunkpressError, ConfigError, FormatError
+from .format import container
+from .format.expand import expand, symbol_lengths
 from .format.limits import BYTES_PER_SYMBOL, bounded_memory, check_allocation, decoding_memory_cap
+from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
+from .plugin.registry import ROLES, Registry, default_registry
 from .text.pretokenize import pretoken_breaks
 from .text.wordcounts import DistinctWords
-from .plugin.registry import ROLES, Registry, default_registry
-from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
 
 
 class Pipeline:
@@ -36,7 +36,7 @@ class Pipeline:
         self._infos = {role: self.registry.get(role, getattr(config, role).name) for role in ROLES}
 
     @classmethod
-    def from_config(cls, path=None, registry: Registry | None = None, level: int | None = None, **overrides) -> "Pipeline":
+    def from_config(cls, path=None, registry: Registry | None = None, level: int | None = None, **overrides) -> Pipeline:
         """From a TOML file (None: built-in defaults) or a compression ``level`` (1 fastest to 9
         smallest), with overrides such as ``scorer="repair", limits={"max_rules": 4096}``."""
         registry = registry or default_registry()
@@ -44,6 +44,14 @@ class Pipeline:
 
     def _build(self, role: str):
         return self._infos[role].build(getattr(self.config, role).params)
+
+    def build_coder(self) -> Coder:
+        """The configured coder (an optional package it needs is reported here)."""
+        return self._build("coder")
+
+    def coder_bytes_per_byte(self) -> int:
+        """What the coder holds per input byte at most while it codes (its tables)."""
+        return int(getattr(self._infos["coder"].factory, "working_bytes_per_byte", 0))
 
     def _scorer(self):
         """The configured scorer; a ConfigError when nothing would stop the run: a scorer with
@@ -236,20 +244,6 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
     )
 
 
-def decompress(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
-               max_memory: int | None = None) -> bytes:
-    """The original bytes of an archive, of a block archive (what the command line writes for
-    streams and large inputs), or of archives one after another (their concatenation);
-    FormatError if anything does not verify. ``rules``: the
-    dictionary, for archives that reference one; ``max_memory``: this call's bound."""
-    import io
-
-    from .blockmode import iter_members
-
-    with bounded_memory(max_memory):
-        return b"".join(iter_members(io.BytesIO(archive), registry=registry, rules=rules))
-
-
 def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
             max_memory: int | None = None) -> dict:
     """Header fields, rule and symbol counts, and sizes by part. An archive that references a
@@ -264,4 +258,4 @@ def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray 
         return _decode(unpacked, len(archive), registry or default_registry(), rules).describe()
 
 
-__all__ = ["Pipeline", "FitResult", "DecodedArchive", "decompress", "inspect", "decode_archive", "default_config"]
+__all__ = ["Pipeline", "FitResult", "DecodedArchive", "inspect", "decode_archive", "default_config"]

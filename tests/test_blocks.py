@@ -3,10 +3,12 @@
 import io
 
 import pytest
-
 from chunkpress.blockmode import split_blocks
 from chunkpress.cli import main
-from support import read
+from support import ROOT, read
+
+#: the paper's pipeline (mdl + linked + combinatorial), what Pipeline.from_config() builds
+MDL = ROOT / "examples" / "paper" / "mdl.toml"
 
 
 @pytest.fixture
@@ -196,8 +198,7 @@ def test_a_cluster_losing_a_worker_mid_run_still_writes_the_same_archive(tmp_pat
     import sys
     import time
 
-    from chunkpress.blockmode import compress_stream
-    from chunkpress.pipeline import Pipeline
+    from chunkpress import Compressor
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -216,10 +217,9 @@ def test_a_cluster_losing_a_worker_mid_run_still_writes_the_same_archive(tmp_pat
 
         with Client(address, timeout=60) as client:
             client.wait_for_workers(2, timeout=60)
-        pipe = Pipeline.from_config(None, scorer="repair", limits={"max_rules": 200})
         data = text.read_bytes()
-        serial, remote = io.BytesIO(), io.BytesIO()
-        compress_stream(pipe, io.BytesIO(data), serial, 8 << 10)
+        serial = Compressor(config=MDL, scorer="repair", max_rules=200, block_size=8 << 10).compress(data)
+        remote = io.BytesIO()
         killed = []
 
         def kill_after_three(count, total):
@@ -227,9 +227,10 @@ def test_a_cluster_losing_a_worker_mid_run_still_writes_the_same_archive(tmp_pat
                 os.kill(workers[0].pid, signal.SIGKILL)
                 killed.append(time.time())
 
-        compress_stream(pipe, io.BytesIO(data), remote, 8 << 10, scheduler=address, progress=kill_after_three)
+        cluster = Compressor(config=MDL, scorer="repair", max_rules=200, block_size=8 << 10, scheduler=address)
+        cluster.copy_stream(io.BytesIO(data), remote, size=len(data), blocks_progress=kill_after_three)
         assert killed and workers[0].wait(10) == -signal.SIGKILL
-        assert remote.getvalue() == serial.getvalue()
+        assert remote.getvalue() == serial
     finally:
         for p in [*workers, scheduler]:
             p.kill()

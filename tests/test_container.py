@@ -3,11 +3,10 @@
 import json
 
 import pytest
-
 from chunkpress import FormatError
 from chunkpress.format.container import MAGIC, Header, pack, unpack
-from chunkpress.pipeline import Pipeline, decompress
-from support import GOLDEN, read
+from chunkpress.pipeline import Pipeline
+from support import GOLDEN, decompress, read
 
 GOLDEN_FILES = sorted(GOLDEN.glob("*.cpz"))
 
@@ -75,8 +74,8 @@ def test_wrong_length_or_checksum(registry, archive):
 
 
 def test_future_version_refused(registry, archive):
-    with pytest.raises(FormatError, match="unsupported container version 2"):
-        decompress(MAGIC + b"\x02" + archive[5:], registry)
+    with pytest.raises(FormatError, match="unsupported container version 3"):
+        decompress(MAGIC + b"\x03" + archive[5:], registry)
 
 
 def test_every_single_byte_flip_is_caught(registry, archive):

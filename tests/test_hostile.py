@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from hostile.cases import cases, write
 
 CASES = cases()
@@ -74,7 +73,6 @@ def test_an_archive_just_inside_the_limit_decodes_within_it(tmp_path, coder):
     decoder's peak RSS stays under the limit plus 200 MB (raw bytes are not widened to 8-byte
     symbols; the output is not copied)."""
     import numpy as np
-
     from chunkpress.pipeline import Pipeline
 
     n = 60_000_000
@@ -89,8 +87,8 @@ def test_an_archive_just_inside_the_limit_decodes_within_it(tmp_path, coder):
 
 
 def test_an_id_file_beyond_the_limit_is_refused_before_parsing(tmp_path):
-    from chunkpress.format.rulesfile import dump_rules
     import numpy as np
+    from chunkpress.format.rulesfile import dump_rules
 
     (tmp_path / "r.rules").write_bytes(dump_rules(np.array([[97, 98]]), {}))
     (tmp_path / "ids.txt").write_bytes(b"256 97")

@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pytest
-
 from support import read
 
 numcodecs = pytest.importorskip("numcodecs")
@@ -84,3 +83,33 @@ def test_a_zarr_3_array_round_trips_and_reopens_in_another_process(tmp_path):
              "sys.stdout.buffer.write(np.asarray(a[:]).tobytes())")
     back = subprocess.run([sys.executable, "-W", "ignore", "-c", probe, str(path)], capture_output=True, check=True)
     assert back.stdout == text.tobytes()
+
+
+def test_a_hostile_chunk_is_refused_before_it_is_decoded(tmp_path):
+    """A zarr 3 chunk replaced by an archive that claims 200 MB (a tiny archive of zeros): the
+    chunk holds 50 kB, so it is refused at once, in bounded memory; the decodings of one codec
+    share its max_memory."""
+    import chunkpress
+    from support import extra_peak_bytes
+
+    zarr = pytest.importorskip("zarr")
+    if int(zarr.__version__.split(".")[0]) < 3:
+        pytest.skip("zarr 3 needed")
+    from chunkpress import ChunkpressError, zarr_codec
+
+    text = np.frombuffer(read("alice29.txt"), dtype=np.uint8)
+    path = tmp_path / "text3.zarr"
+    array = zarr.create_array(str(path), shape=text.shape, chunks=(50_000,), dtype="u1",
+                              compressors=[zarr_codec(level=1)], zarr_format=3)
+    array[:] = text
+    (sorted((path / "c").iterdir())[0]).write_bytes(chunkpress.compress(bytes(200 << 20), level=1))
+
+    def read_all():
+        zarr.open(str(path), mode="r")[:]
+
+    with pytest.raises(ChunkpressError, match="max_output_size"):
+        read_all()
+    assert extra_peak_bytes(read_all) < 100 << 20
+    codec = numcodecs.get_codec({"id": "chunkpress", "max_memory": 10 << 20})
+    with pytest.raises(ChunkpressError, match="max_memory"):
+        codec.decode(chunkpress.compress(bytes(50 << 20), level=1))

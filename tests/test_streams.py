@@ -2,9 +2,8 @@
 
 import io
 
-import pytest
-
 import chunkpress
+import pytest
 from chunkpress import FormatError
 from support import read
 

@@ -14,9 +14,10 @@ error. Versions 1 (no dictionary field) and 2 (no indexes, no end checksum) are 
 
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
 
 from ..errors import FormatError
+from ..fileio import Readable
 from .container import MAX_LENGTH, running_checksum
 from .leb128 import encode_varints
 
@@ -52,7 +53,7 @@ def end(count: int, length: int, digest: bytes) -> bytes:
     return encode_varints([0, count, length]) + digest
 
 
-def _read_varint(stream: BinaryIO, what: str) -> int:
+def _read_varint(stream: Readable, what: str) -> int:
     value = shift = 0
     for _ in range(10):
         byte = stream.read(1)
@@ -65,7 +66,7 @@ def _read_varint(stream: BinaryIO, what: str) -> int:
     raise FormatError(f"block archive corrupt: {what} is not a valid number")
 
 
-def _read_exactly(stream: BinaryIO, size: int, what: str) -> bytes:
+def _read_exactly(stream: Readable, size: int, what: str) -> bytes:
     """``size`` bytes, read in pieces (a cut stream fails before a forged length is allocated)."""
     pieces, left = [], size
     while left:
@@ -77,7 +78,7 @@ def _read_exactly(stream: BinaryIO, size: int, what: str) -> bytes:
     return b"".join(pieces)
 
 
-def read_start(stream: BinaryIO, head: bytes = b"") -> tuple[int, bytes | None]:
+def read_start(stream: Readable, head: bytes = b"") -> tuple[int, bytes | None]:
     """(version, the shared dictionary's rules-file bytes or None); ``head``: bytes already
     read from the stream's start."""
     need = len(MAGIC) + 1 - len(head)
@@ -96,7 +97,7 @@ def read_start(stream: BinaryIO, head: bytes = b"") -> tuple[int, bytes | None]:
     return version, dictionary or None
 
 
-def read_frames(stream: BinaryIO, version: int = VERSION, decoded=None) -> Iterator[tuple[int, bytes]]:
+def read_frames(stream: Readable, version: int = VERSION, decoded=None) -> Iterator[tuple[int, bytes]]:
     """(index, archive) of every block, after :func:`read_start`. ``decoded()`` returns
     (length, BLAKE2b-128 digest) of what the blocks yielded so far decoded to; it is checked
     against the end record (version 3) when the end is reached."""
@@ -117,7 +118,7 @@ def read_frames(stream: BinaryIO, version: int = VERSION, decoded=None) -> Itera
         index += 1
 
 
-def _read_end(stream: BinaryIO, version: int, index: int, decoded) -> None:
+def _read_end(stream: Readable, version: int, index: int, decoded) -> None:
     count = _read_varint(stream, "block count")
     if count != index:
         raise FormatError(f"block archive corrupt: the end says {count} blocks, {index} were read "

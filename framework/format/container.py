@@ -1,6 +1,6 @@
 """The archive container: a self-describing header in front of a coder's payload.
 
-Layout::
+Layout of version 1::
 
     magic     4 bytes   b"CHKP"
     version   1 byte    container format version (1)
@@ -11,6 +11,11 @@ Layout::
                  "rules": {"blake2b", "count"} only when the dictionary is referenced}
     payload   the coder's bytes
     check     4 bytes   BLAKE2b-32 of everything before it
+
+Version 2, *stored*, holds the bytes as they are, for data no coder shrinks (random or already
+compressed bytes, tiny inputs): magic, the version byte (2), the varint length, the bytes, their
+BLAKE2b-128, and the check: 26 bytes beside the data. It reads as an archive of codec
+:data:`STORED_CODEC` with no params.
 
 ``decompress`` needs nothing but this: the codec id picks the coder, the params rebuild it, and
 the length and checksum verify the result. The trailing check catches any flipped, truncated or
@@ -24,14 +29,19 @@ import io
 import json
 
 import attrs
+import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, InputError
 from .leb128 import decode_varints, encode_varints
-
 from .limits import MAX_LENGTH
+from .lookahead import PIECE, Lookahead
 
 MAGIC = b"CHKP"
 VERSION = 1
+#: the container version of a stored archive, and the codec id it reads as
+STORED = 2
+STORED_CODEC = "chunkpress.stored.v1"
+READABLE = (VERSION, STORED)
 CHECK_BYTES = 4
 #: Headers larger than this are refused before parsing.
 MAX_HEADER_BYTES = 1 << 16
@@ -60,8 +70,6 @@ def checksum(data: bytes | bytearray | memoryview) -> str:
 
 def rules_digest(rules) -> str:
     """The checksum of a dictionary's rules (int64 little-endian): what a reference names."""
-    import numpy as np
-
     return checksum(np.ascontiguousarray(rules, dtype="<i8").tobytes())
 
 
@@ -82,58 +90,69 @@ class Header:
         return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
 
 
+def stored_size(length: int) -> int:
+    """The size of the stored archive of ``length`` bytes."""
+    return len(MAGIC) + 1 + len(encode_varints([length])) + length + CHECKSUM_BYTES + CHECK_BYTES
+
+
+def pack_stored(data: bytes) -> bytes:
+    """The stored archive of ``data`` (version 2)."""
+    body = (MAGIC + bytes([STORED]) + encode_varints([len(data)]) + bytes(data)
+            + hashlib.blake2b(data, digest_size=CHECKSUM_BYTES).digest())
+    return body + check_bytes(body)
+
+
 def pack(header: Header, payload: bytes) -> bytes:
     head = header.to_bytes()
     body = MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + payload
     return body + check_bytes(body)
 
 
-#: how much of a stream :func:`read_archive` takes at a time
-_READ_PIECE = 1 << 20
-
-
-def read_archive(stream, head: bytes = b"", limit: int | None = None, magics: tuple[bytes, ...] = ()) -> tuple[bytes, bytes]:
-    """(the single archive at the start of ``stream``, the bytes read past its end): an
-    archive does not record its length, so it ends at the first place where another archive
-    (``MAGIC`` or one of ``magics``) starts and whose check bytes verify the bytes before it,
-    else at the stream's end (``compress --stdout a b``, ``cat a.cpz b.cpz``; a false split has
-    odds of 2^-32 per magic inside a payload, and the content checksum would still refuse it).
-    Linear in the bytes read: one running hash, copied at each place a magic starts, so bytes
-    full of magics cost no more than others. Reads a piece at a time and stops at the archive's
-    end; ``head``: bytes already read from the stream. FormatError once the archive is longer
-    than ``limit`` bytes (the memory it may take)."""
-    starts = (MAGIC, *magics)
+def read_archive(source: Lookahead, limit: int | None = None, magics: tuple[bytes, ...] = ()) -> bytes:
+    """The single archive at the front of ``source``, taken off it: an archive does not record
+    its length, so it ends at the first place where another archive (``MAGIC`` or one of
+    ``magics``) starts and whose check bytes verify the bytes before it, else at the stream's
+    end (``compress --stdout a b``, ``cat a.cpz b.cpz``; a false split has odds of 2^-32 per
+    magic inside a payload, and the content checksum would still refuse it). Linear in the bytes
+    read: one running hash, copied at each place a magic starts, the places found in order and
+    no further than the end. FormatError once the archive is longer than ``limit`` bytes (the
+    memory it may take)."""
+    buf = source.buf
     digest = hashlib.blake2b(digest_size=CHECK_BYTES)
-    buf = bytearray(head)
-    hashed = 0  # buf[:hashed] is in digest
-    scan = len(MAGIC) + 1 + CHECK_BYTES  # the earliest place another archive may start
+    hashed = source.pos  # buf[source.pos:hashed] is in digest
+    scan = source.pos + len(MAGIC) + 1 + CHECK_BYTES  # the earliest place another archive may start
+    window = 256  # looked through, doubling: a small archive costs little, whatever follows it
+    ended = False
     while True:
-        ends = sorted(pos for magic in starts for pos in _finds(buf, magic, scan))
-        for end in ends:
+        while not ended and scan + window > len(buf) and (limit is None or source.held <= limit):
+            ended = not source.fill(PIECE if limit is None else max(1, min(PIECE, limit + 1 - source.held)))
+        stop = min(len(buf), scan + window)
+        for end in sorted(p for magic in (MAGIC, *magics) for p in _finds(buf, magic, scan, stop)):
             digest.update(memoryview(buf)[hashed: end - CHECK_BYTES])
             hashed = end - CHECK_BYTES
             if digest.copy().digest() == buf[hashed:end]:
-                return bytes(buf[:end]), bytes(buf[end:])
-        scan = max(scan, len(buf) - len(MAGIC) + 1)  # a magic may straddle the next piece
-        if limit is not None and len(buf) > limit:
-            raise FormatError(f"a single archive longer than {limit:,} bytes, the memory limit "
-                              "(max_memory, or set CHUNKPRESS_MAX_MEMORY to raise it)")
-        piece = stream.read(_READ_PIECE if limit is None else max(1, min(_READ_PIECE, limit + 1 - len(buf))))
-        if not piece:
-            return bytes(buf), b""
-        buf += piece
+                return source.take(end - source.pos)
+        if stop == len(buf):
+            if ended:
+                return source.take(source.held)
+            if limit is not None and source.held > limit:
+                raise InputError(f"more than {limit:,} bytes in a single archive, the memory limit "
+                                 "(max_memory, or set CHUNKPRESS_MAX_MEMORY to raise it)")
+        scan = max(scan, stop - len(MAGIC) + 1)  # a magic may straddle the window's end
+        window = min(2 * window, PIECE)
 
 
-def _finds(data, magic: bytes, start: int):
-    pos = data.find(magic, start)
+def _finds(buf: bytearray, magic: bytes, start: int, stop: int):
+    """Every place in ``buf[start:stop]`` where ``magic`` starts and ends."""
+    pos = buf.find(magic, start, stop)
     while pos >= 0:
         yield pos
-        pos = data.find(magic, pos + 1)
+        pos = buf.find(magic, pos + 1, stop)
 
 
 def first_archive_length(data: bytes, *magics: bytes) -> int:
     """Length of the single archive at the start of ``data`` (see :func:`read_archive`)."""
-    return len(read_archive(io.BytesIO(data), magics=magics)[0])
+    return len(read_archive(Lookahead(io.BytesIO(data)), magics=magics))
 
 
 def unpack(archive: bytes) -> tuple[Header, bytes, int]:
@@ -141,11 +160,14 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
     if len(archive) < len(MAGIC) + 2 or archive[: len(MAGIC)] != MAGIC:
         raise FormatError("not a chunkpress archive (bad magic bytes)")
     version = archive[len(MAGIC)]
-    if version != VERSION:
-        raise FormatError(f"unsupported container version {version} (this chunkpress reads {VERSION})")
+    if version not in READABLE:
+        raise FormatError(f"unsupported container version {version} (this chunkpress reads "
+                          f"{', '.join(map(str, READABLE))})")
     if len(archive) < len(MAGIC) + 2 + CHECK_BYTES or check_bytes(archive[:-CHECK_BYTES]) != archive[-CHECK_BYTES:]:
         raise FormatError("archive is corrupt, truncated or extended (check bytes do not match)")
     archive = archive[:-CHECK_BYTES]
+    if version == STORED:
+        return _unpack_stored(archive)
     (hlen,), pos = decode_varints(archive, 1, len(MAGIC) + 1)
     if hlen > MAX_HEADER_BYTES or pos + hlen > len(archive):
         raise FormatError("archive truncated or header length corrupt")
@@ -167,3 +189,13 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
     ):
         raise FormatError("corrupt archive header: a field has the wrong type or range")
     return header, archive[pos + hlen :], pos + hlen + CHECK_BYTES
+
+
+def _unpack_stored(body: bytes) -> tuple[Header, bytes, int]:
+    """A stored archive (its check bytes already verified and cut) as a header and payload."""
+    (length,), pos = decode_varints(body, 1, len(MAGIC) + 1)
+    if pos + length + CHECKSUM_BYTES != len(body):
+        raise FormatError("stored archive corrupt: its length does not match its size")
+    digest = body[pos + length:]
+    header = Header(codec=STORED_CODEC, params={}, length=int(length), blake2b=digest.hex())
+    return header, body[pos: pos + length], pos + CHECKSUM_BYTES + CHECK_BYTES

@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 
 from ..errors import FormatError
+from ..version import __version__
 from .container import CHECK_BYTES, check_bytes
 from .expand import symbol_lengths
 from .leb128 import decode_varints, encode_varints
@@ -103,16 +104,13 @@ class RulesFile:
         return name
 
     @classmethod
-    def learned(cls, rules, config: dict, **fields) -> "RulesFile":
+    def learned(cls, rules, config: dict, unicode: str | None = None, **fields) -> RulesFile:
         """A dictionary just learned with ``config``: records this version of chunkpress and,
-        with a pre-tokenizer, the Unicode version its words were split by."""
-        from .. import __version__
-        from ..text.unicodeclasses import unicode_version
-
+        with a pre-tokenizer, the Unicode version its words were split by (``unicode``: the
+        pre-tokenizer's, ``text.unicodeclasses.unicode_version()``)."""
         pre = config.get("pretokenizer", {})
         split = isinstance(pre, dict) and pre.get("name", "none") != "none"
-        return cls(rules=rules, config=config, chunkpress=__version__,
-                   unicode=unicode_version() if split else None, **fields)
+        return cls(rules=rules, config=config, chunkpress=__version__, unicode=unicode if split else None, **fields)
 
     def meta(self) -> dict:
         fields = attrs.asdict(self, recurse=False, filter=lambda a, v: a.name != "rules" and v is not None)
@@ -122,7 +120,7 @@ class RulesFile:
         return dump_rules(self.rules, self.meta())
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "RulesFile":
+    def from_bytes(cls, data: bytes) -> RulesFile:
         """Read and check a rules file (untrusted: every field's type is checked); keys this
         version does not know are ignored, as a newer writer may add some."""
         rules, meta = load_rules(data)

@@ -10,12 +10,9 @@ frame. Codecs ``chunkpress.raw-{zlib,lzma,zstd,bz2,ppmd}.v1``.
 from __future__ import annotations
 
 import numpy as np
+from chunkpress.plugin import STORED_CODEC, Coder, CoderInfo, FormatError, expand, hookimpl, memory_limit
 
-from ...format.backends import Backend, backend_coders, check_backend
-from ...format.expand import expand
-from ...format.limits import memory_limit
-from ...plugin.base import Coder
-from ...plugin.hookspecs import hookimpl
+from .backends import Backend, backend_coders, check_backend
 
 
 class RawCoder(Coder):
@@ -39,6 +36,26 @@ class RawCoder(Coder):
         return {"dictionary_bytes": 0, "string_bytes": len(payload)}
 
 
+class StoredCoder(Coder):
+    """The bytes as they are: what the compressor stores where no coder shrinks the data (a
+    stored archive, container version 2, is read with this coder), and a baseline."""
+
+    codec_id = STORED_CODEC
+
+    def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
+        return expand(rules, symbols)
+
+    def decode(self, payload: bytes, *, dictionary_size=None, max_symbols=None):
+        if max_symbols is not None and len(payload) > max_symbols:
+            raise FormatError(f"stored payload of {len(payload):,} bytes, more than the header's length")
+        return np.zeros((0, 2), dtype=np.int64), np.frombuffer(payload, dtype=np.uint8)
+
+    def describe(self, payload: bytes, rules, symbols) -> dict:
+        return {"dictionary_bytes": 0, "string_bytes": len(payload)}
+
+
 @hookimpl
 def register_coders():
-    return backend_coders("raw", RawCoder, "the raw bytes through {} (baseline; pair with max_rules = 0)")
+    return [*backend_coders("raw", RawCoder, "the raw bytes through {} (baseline; pair with max_rules = 0)"),
+            CoderInfo(name="stored", factory=StoredCoder, version="1",
+                      summary="the bytes as they are (no compression; what incompressible data is stored as)")]

@@ -13,6 +13,7 @@ import asyncio
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
 from zarr.abc.codec import BytesBytesCodec
 from zarr.core.buffer.cpu import as_numpy_array_wrapper
 from zarr.core.common import parse_named_configuration
@@ -48,10 +49,26 @@ class ChunkpressZarrCodec(BytesBytesCodec):
         return ChunkpressCodec(**self.configuration)
 
     async def _decode_single(self, chunk_bytes, chunk_spec):
-        return await asyncio.to_thread(as_numpy_array_wrapper, self._codec.decode, chunk_bytes, chunk_spec.prototype)
+        expected = _chunk_bytes(chunk_spec)
+        decode = self._codec.decode if expected is None else (
+            lambda buf: self._codec.decode(buf, np.empty(expected, dtype=np.uint8)))
+        return await asyncio.to_thread(as_numpy_array_wrapper, decode, chunk_bytes, chunk_spec.prototype)
 
     async def _encode_single(self, chunk_bytes, chunk_spec):
         return await asyncio.to_thread(as_numpy_array_wrapper, self._codec.encode, chunk_bytes, chunk_spec.prototype)
 
     def compute_encoded_size(self, _input_byte_length, _chunk_spec):
         raise NotImplementedError
+
+
+def _chunk_bytes(chunk_spec) -> int | None:
+    """How many bytes a chunk of this spec holds, where its data type has a fixed size (a
+    chunk's archive that claims more is refused before decoding); None where it cannot tell."""
+    try:
+        dtype = chunk_spec.dtype
+        dtype = dtype.to_native_dtype() if hasattr(dtype, "to_native_dtype") else np.dtype(dtype)
+        if dtype.hasobject or dtype.itemsize == 0:
+            return None
+        return int(np.prod(chunk_spec.shape)) * dtype.itemsize
+    except (AttributeError, TypeError, ValueError):
+        return None
