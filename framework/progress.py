@@ -60,7 +60,7 @@ class Progress:
             self.bar.close()
             self.bar = None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -72,6 +72,14 @@ class Progress:
             self.update(rules, N=n, bits=total_bits)
         else:
             self.update(rules, N=n)
+
+
+def summary_line(name: str, size_in: int, size_out: int, seconds: float, out: str | None) -> str:
+    """The line zstd prints when a file is done: sizes, ratio, time and where it went."""
+    where = "" if out is None else f" -> {'<stdout>' if out == '-' else out}"
+    small, large = min(size_in, size_out), max(size_in, size_out)
+    ratio = f" ({100 * small / large:.2f}%, {8 * small / large:.3f} bits/byte)" if small else ""
+    return f"{name}: {size_in:,} -> {size_out:,} bytes{ratio} in {seconds:.1f} s{where}"
 
 
 # ---------------------------------------------------------------- progress of compiled coders

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from chunkpress.cli import main
 from support import DATA, ROOT
 

@@ -1,7 +1,6 @@
 """Config files: TOML into frozen attrs classes, every mistake a ConfigError naming it."""
 
 import pytest
-
 from chunkpress import ConfigError, PluginError
 from chunkpress.config import load_config, preset
 
@@ -130,7 +129,7 @@ def test_no_level_compresses_at_the_default_level_and_a_config_file_stands_alone
     assert compress_level(None, 2) == 2
     data = read("udhr_arb.txt")
     assert chunkpress.compress(data) == chunkpress.compress(data, level=DEFAULT_LEVEL)
-    paper = chunkpress.compress(data, ROOT / "examples" / "paper" / "mdl.toml")
+    paper = chunkpress.compress(data, config=ROOT / "examples" / "paper" / "mdl.toml")
     assert unpack(paper)[0].codec == "chunkpress.combinatorial.v1"
     assert load_config(ROOT / "examples" / "paper" / "mdl.toml", registry) == load_config(None, registry)
 

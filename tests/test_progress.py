@@ -9,7 +9,6 @@ import termios
 import time
 
 import pytest
-
 from chunkpress import progress as progress_module
 from chunkpress.cli import main
 from chunkpress.progress import Progress

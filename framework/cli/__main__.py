@@ -1,0 +1,5 @@
+"""``python -m chunkpress.cli``: the ``chunkpress`` program."""
+
+from . import entry
+
+entry()

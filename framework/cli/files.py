@@ -1,0 +1,185 @@
+"""compress, decompress, test (-t), list (-l) and inspect: each input through the one Compressor
+or Decompressor its options make, as zstd treats files (an error is reported for its file and
+the others still run; outputs appear only when complete)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+
+from .. import progress as meters
+from ..compressor import PARALLEL_AT_LEAST, Compressor
+from ..decompressor import Decompressor
+from ..engine.kernels import first_compile_ahead
+from ..errors import ChunkpressError, InputError
+from ..fileio import StreamingOutput, check_not_input, check_writable, default_output, file_size, files_under, opened
+from ..process import naming, shown, warnings_about
+from .options import Common, Files
+
+
+def run(opts: Files) -> int:
+    """The command: every input, each to its own output (or all to stdout)."""
+    inputs = _inputs(opts)
+    if opts.mode == "list":
+        return _each(opts.common, inputs, lambda path: print_table(describe(path, False), path, len(inputs) > 1))
+    if opts.remove and (opts.output == "-" or opts.mode == "test"):
+        print("chunkpress: note: --rm keeps the inputs when writing to stdout or testing", file=sys.stderr)
+    if opts.mode == "compress":
+        _announce_first_compile(opts.common)
+        compressor = Compressor(rules=opts.rules, **opts.settings)
+        return _each(opts.common, inputs, lambda path: _compress(compressor, opts, path))
+    decompressor = Decompressor(rules=opts.rules)
+    return _each(opts.common, inputs, lambda path: _decompress(decompressor, opts, path))
+
+
+def _inputs(opts: Files) -> list[str]:
+    """The inputs: stdin when none is given and it is not a terminal; with -r, the files under
+    each folder (compressing: those not ending in .cpz; decompressing: those that do)."""
+    inputs = list(opts.inputs)
+    if not inputs:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError("no input: give files, or pipe data in ('-' reads stdin)")
+        inputs = ["-"]
+    if inputs.count("-") > 1:
+        raise InputError("'-' (stdin) can be given once")
+    if opts.recursive:
+        inputs = [found for path in inputs for found in files_under(path, opts.mode == "compress")]
+    if opts.output is not None and len(inputs) > 1 and opts.output != "-":
+        raise InputError("-o names one output; with several inputs leave it out (each gets its own)")
+    return inputs
+
+
+def _each(common: Common, inputs: list[str], one: Callable[[str], None]) -> int:
+    """``one(input)`` for every input: an error is reported for its file (the message starts
+    with the file's name) and the others still run; the exit status is the first error's."""
+    status = 0
+    for path in inputs:
+        try:
+            with warnings_about(path):
+                one(path)
+        except ChunkpressError as exc:
+            if common.debug:
+                raise
+            named = naming(exc, path)
+            if len(inputs) == 1:
+                raise named from None
+            print(f"chunkpress: error: {named}", file=sys.stderr)
+            status = status or exc.exit_code
+    return status
+
+
+def _output(opts: Files, path: str, compressing: bool) -> str:
+    out = opts.output or default_output(path, compressing, opts.force)
+    check_writable(out, opts.force)
+    if compressing and out == "-" and sys.stdout.isatty() and not opts.force:  # as zstd: no archive on a terminal
+        raise InputError("not writing an archive to a terminal: redirect stdout, give -o, or -f to insist")
+    check_not_input(path, out)
+    return out
+
+
+def _compress(compressor: Compressor, opts: Files, path: str) -> None:
+    out = _output(opts, path, True)
+    started, size = time.monotonic(), file_size(path)
+    blocks = compressor.wants_blocks(size)
+    if opts.settings.get("workers") and size is not None and size < PARALLEL_AT_LEAST and not opts.common.quiet:
+        print(f"chunkpress: note: {shown(path)}: under {PARALLEL_AT_LEAST >> 20} MB, compressed in one process "
+              "(worker processes would take longer to start)", file=sys.stderr)
+    total = compressor.pipeline.config.limits.max_rules
+    with opened(path) as source, StreamingOutput(out, opts.force, binary=True, like=path, times=True) as sink, \
+            _meter(opts.common, "compress", size if blocks else total, "B" if blocks else "rules") as progress, \
+            meters.coding_progress(quiet=opts.common.quiet):
+        read, written = compressor.copy_stream(source, sink, size=size, rules_progress=progress.rules,
+                                               blocks_progress=lambda n, done: progress.update(done, blocks=n))
+    _summary(opts.common, path, read, written, started, out)
+    _remove(opts, path, out)
+
+
+def _decompress(decompressor: Decompressor, opts: Files, path: str) -> None:
+    out = None if opts.mode == "test" else _output(opts, path, False)
+    started, size = time.monotonic(), file_size(path)
+    with opened(path) as source, meters.coding_progress(quiet=opts.common.quiet):
+        if out is None:  # -t
+            total = decompressor.copy_stream(source, None)
+            if opts.common.verbose and not opts.common.quiet:
+                print(f"{shown(path)}: OK ({total:,} bytes)", file=sys.stderr)
+            return
+        with StreamingOutput(out, opts.force, like=path, times=True) as sink, \
+                _meter(opts.common, "decompress", size, "B") as progress:
+            total = decompressor.copy_stream(
+                source, sink, progress=lambda n: progress.update(source.tell() if size else 0, blocks=n))
+    _summary(opts.common, path, size or 0, total, started, out)
+    _remove(opts, path, out)
+
+
+def _remove(opts: Files, path: str, out: str | None) -> None:
+    """--rm: the input goes once its output is complete (never with stdout, or when testing)."""
+    if opts.remove and out not in (None, "-") and path != "-":
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            raise InputError(f"cannot remove {path}: {exc.strerror or exc}") from None
+
+
+def _meter(common: Common, label: str, total: int | None, unit: str) -> meters.Progress:
+    return meters.Progress(label, total, unit=unit, unit_scale=unit == "B", quiet=common.quiet)
+
+
+def _summary(common: Common, path: str, size_in: int, size_out: int, started: float, out: str | None) -> None:
+    """zstd's line when a file is done: on a terminal, with -v, or after a long job in a log; never -q."""
+    seconds = time.monotonic() - started
+    if not common.quiet and (common.verbose or sys.stderr.isatty() or seconds >= meters.LOG_SECONDS):
+        print(meters.summary_line(shown(path), size_in, size_out, seconds, out), file=sys.stderr)
+
+
+def _announce_first_compile(common: Common) -> None:
+    """One line before numba compiles the kernels for the first time, so a first run does not look hung."""
+    if not common.quiet and first_compile_ahead():
+        print("chunkpress: compiling the kernels for first use (about 15 s, once; later runs load them)",
+              file=sys.stderr)
+
+
+def describe(path: str, per_block: bool) -> dict:
+    """An archive's header and parts (a block archive: its totals; each block with ``per_block``)."""
+    with opened(path) as source:
+        return Decompressor().describe(source, per_block)
+
+
+def print_table(info: dict, title: str | None = None, titled: bool = False) -> None:
+    """``key  value`` lines, numbers with thousands separators; a title line first if asked."""
+    if titled:
+        print(f"{title}:")
+    width = max(len(k) for k in info)
+    for key, value in info.items():
+        if isinstance(value, float):
+            value = f"{value:.4f}"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            value = f"{value:,}"
+        print(f"{key:<{width}}  {value}")
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """Each archive's header and parts; a block archive's totals (each block's in --json).
+    Several archives: a titled section each, or a JSON list."""
+    infos = []
+    for path in args.input:
+        try:
+            with warnings_about(path):
+                infos.append(describe(path, args.json))
+        except ChunkpressError as exc:
+            raise naming(exc, path) from None
+    if args.json:
+        print(json.dumps(infos[0] if len(infos) == 1 else infos, indent=2, default=int))
+    for path, info in zip(args.input, infos, strict=False) if not args.json else ():
+        print_table(info, path, len(args.input) > 1)
+    return 0
+
+
+def add_inspect(add) -> None:
+    p = add("inspect", help="show archives' headers and sizes by part")
+    p.add_argument("input", nargs="+", help="archives ('-' for stdin)")
+    p.add_argument("--json", action="store_true", help="as JSON (a block archive: each block too)")
+    p.set_defaults(func=cmd_inspect)

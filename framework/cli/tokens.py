@@ -1,0 +1,149 @@
+"""train, encode, decode, export-hf and import-hf: learned dictionaries as tokenizers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import ChunkpressError, FormatError, InputError
+from ..fileio import StreamingOutput, check_writable, opened, read_input, write_output
+from ..format.idfile import FORMATS
+from ..format.limits import READ_BYTES_PER_BYTE, memory_limit, work_limit
+from ..process import naming
+from ..progress import Progress
+from .options import Common, overrides, pipeline_options, workers
+
+
+def _tokenizer(path: str, decoding: bool = False):
+    """The rules file at ``path`` (errors name it); ``decoding``: ids to bytes only."""
+    from ..text.tokenizer import Tokenizer  # deferred: numba's modules load for the commands that use them
+
+    return Tokenizer.from_file(path, decoding=decoding)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    # deferred: numba's modules load for the commands that use them
+    from ..pipeline import Pipeline
+    from ..study.traceio import trace_to_csv
+    from ..text.training import train
+
+    common = Common.of(args)
+    if args.vocab_size is not None and args.scorer is None and args.config is None:
+        args.scorer = "repair"  # a vocabulary size is how HF users ask for BPE (most frequent pair first)
+    pipe = Pipeline.from_config(args.config, level=args.level, **overrides(args, len(args.special_token or ())))
+    rules_out = args.rules
+    if rules_out is None and not args.trace:
+        if len(args.inputs) > 1:
+            raise InputError("several training inputs: name the rules file with --rules")
+        rules_out = "-" if args.inputs[0] == "-" else args.inputs[0] + ".rules"
+    for path in (rules_out, args.trace):
+        if path:
+            check_writable(path, args.force)
+    trained = train(pipe, args.inputs, special=args.special_token or (), held_out=args.eval, workers=args.workers,
+                    scheduler=args.scheduler,
+                    meter=lambda label, total=None, **kw: Progress(label, total, quiet=common.quiet, **kw))
+    first = args.inputs[0] if len(args.inputs) == 1 else None
+    if rules_out:
+        write_output(rules_out, trained.rules_file.to_bytes(), args.force, binary=True, like=first)
+    if args.trace:
+        write_output(args.trace, trace_to_csv(trained.trace).encode(), args.force, like=first)
+    if not common.quiet:
+        print(trained.summary(), file=sys.stderr)
+    return 0
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    from ..format.idfile import write_id_pieces  # deferred: numba's modules load for the commands that use them
+
+    tokenizer = _tokenizer(args.rules)
+    out = args.output or ("-" if args.input == "-" else args.input + ".ids")
+    check_writable(out, args.force)
+    try:
+        with opened(args.input) as stream, \
+                StreamingOutput(out, args.force, binary=args.format != "text", like=args.input) as sink:
+            write_id_pieces(tokenizer.ids_of_stream(stream), args.format, sink.write)
+    except ChunkpressError as exc:
+        raise naming(exc, args.input) from None
+    return 0
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    from ..format.idfile import read_ids  # deferred: numba's modules load for the commands that use them
+
+    tokenizer = _tokenizer(args.rules, decoding=True)
+    out = args.output or "-"
+    check_writable(out, args.force)
+    ids = read_ids(read_input(args.input, memory_limit()), args.format, args.input)  # read_ids checks the rest
+    try:
+        data = tokenizer.decode_bytes(ids)
+    except ChunkpressError as exc:  # ids this dictionary does not have: a bad input
+        raise InputError(f"{args.input}: {exc}") from None
+    write_output(out, data, args.force, like=args.input)
+    return 0
+
+
+def cmd_export_hf(args: argparse.Namespace) -> int:
+    tokenizer = _tokenizer(args.rules)
+    out = args.output or args.rules + ".tokenizer.json"
+    check_writable(out, args.force)
+    try:
+        text = tokenizer.to_hf_json()
+    except ChunkpressError as exc:
+        raise naming(exc, args.rules) from None
+    write_output(out, text.encode(), args.force, like=args.rules)
+    return 0
+
+
+def cmd_import_hf(args: argparse.Namespace) -> int:
+    from ..text.tokenizer import Tokenizer  # deferred: numba's modules load for the commands that use them
+
+    base = args.input[: -len(".json")] if args.input.endswith(".json") else args.input
+    out = args.output or ("-" if args.input == "-" else base + ".rules")  # as train writes INPUT.rules
+    check_writable(out, args.force)
+    try:
+        text = read_input(args.input, work_limit(READ_BYTES_PER_BYTE)).decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{args.input}: not UTF-8 text (byte {exc.start}), so not a tokenizer.json") from None
+    try:
+        tokenizer = Tokenizer.from_hf_json(text)
+    except ChunkpressError as exc:
+        raise FormatError(f"{args.input}: {exc}") from None
+    write_output(out, tokenizer.to_rules_file().to_bytes(), args.force, binary=True, like=args.input)
+    return 0
+
+
+def add_commands(add) -> None:
+    p = add("train", help="learn a dictionary; save the rules and/or the trace")
+    p.add_argument("inputs", nargs="+", metavar="input", help="training texts ('-' for stdin); with a "
+                   "--pretokenizer their words are counted line by line, as HF's trainer reads files")
+    p.add_argument("--rules", help="rules file to write (default INPUT.rules for one input unless --trace is given)")
+    p.add_argument("--special-token", action="append", metavar="TOKEN", help="an added token (repeatable): "
+                   "kept whole, never learned from, given the ids after the merges (HF's added tokens)")
+    p.add_argument("--trace", help="CSV of the per-step trace (reference program's columns first)")
+    p.add_argument("--eval", help="held-out text: the trace gets its code length at every step")
+    p.add_argument("--workers", type=workers, help="with a --pretokenizer: count pre-tokens in this many processes")
+    p.add_argument("--scheduler", help="with a --pretokenizer: count pre-tokens on the Dask scheduler at this address")
+    p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
+    pipeline_options(p)
+    p.set_defaults(func=cmd_train, level=None)
+    for name, func, helptext in (("encode", cmd_encode, "text -> symbol ids with a learned dictionary"),
+                                 ("decode", cmd_decode, "symbol ids -> text with a learned dictionary")):
+        p = add(name, help=helptext)
+        p.add_argument("input", help="input ('-' for stdin)")
+        p.add_argument("--rules", required=True, help="rules file written by train")
+        p.add_argument("--format", choices=FORMATS, default="u32",
+                       help="ids as little-endian uint32 (default) or whitespace-separated text")
+        p.add_argument("-o", "--output", help="output path ('-' for stdout; default: "
+                       + ("INPUT.ids, or stdout for stdin)" if name == "encode" else "stdout)"))
+        p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+        p.set_defaults(func=func)
+    for name, func, helptext, what, default in (
+            ("export-hf", cmd_export_hf, "write a rules file as an HF tokenizers tokenizer.json", "rules",
+             "RULES.tokenizer.json"),
+            ("import-hf", cmd_import_hf, "read a byte-level BPE tokenizer.json into a rules file", "input",
+             "INPUT without .json, plus .rules")):
+        p = add(name, help=helptext)
+        p.add_argument(what, help="rules file" if what == "rules" else "tokenizer.json")
+        p.add_argument("-o", "--output", help=f"the file to write (default {default})")
+        p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+        p.set_defaults(func=func)

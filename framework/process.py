@@ -1,0 +1,84 @@
+"""What a program built on chunkpress owns of its process, as the ``chunkpress`` command does:
+standard streams a caller closed, SIGTERM handled as Ctrl-C (so outputs in progress are
+removed and workers stopped), warnings and errors as one line each, naming the file they are
+about. A library call never does any of this: only a program's ``main`` asks for it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import warnings
+
+from .errors import ChunkpressError, UnverifiedWarning
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``), raised where the program is, so that it cleans up as on
+    Ctrl-C."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """SIGTERM handled like SIGINT within the block (main thread only; restored after)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals to the host
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def hold_closed_standard_streams() -> None:
+    """A standard stream the caller closed (``>&-``) keeps its number taken by /dev/null, so no
+    file this process opens gets it and is then written as that stream. Python has already set
+    sys.stdin or sys.stdout to None, which the commands refuse to use; a closed stderr becomes
+    /dev/null (the exit status still tells), so no message goes to stdout instead."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+
+
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line, as errors are (for ``warnings.showwarning``)."""
+    print(f"chunkpress: warning: {message}", file=sys.stderr)
+
+
+def shown(path: str) -> str:
+    """How messages name an input: its path, or ``<stdin>``."""
+    return "<stdin>" if path == "-" else path
+
+
+def naming(exc: ChunkpressError, path: str) -> ChunkpressError:
+    """The same error, its message starting with the file it is about (unless it names it)."""
+    if shown(path) in str(exc):
+        return exc
+    try:
+        return type(exc)(f"{shown(path)}: {exc}")
+    except TypeError:  # an error class that takes other arguments: leave it as it is
+        return exc
+
+
+@contextlib.contextmanager
+def warnings_about(path: str):
+    """What a file's decoding could not verify (``UnverifiedWarning``), printed once as a line
+    naming the file, even when the file then fails."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnverifiedWarning)
+        try:
+            yield
+        finally:
+            for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UnverifiedWarning)):
+                print(f"chunkpress: warning: {shown(path)}: {message}", file=sys.stderr)
