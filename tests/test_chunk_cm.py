@@ -9,20 +9,34 @@ from pathlib import Path
 import attrs
 import numpy as np
 import pytest
-
 from chunkpress import FormatError
 from chunkpress.format.container import Header, checksum, pack, unpack
 from chunkpress.format.expand import expand
 from chunkpress.format.leb128 import encode_varints
-from chunkpress.pipeline import Pipeline, decompress
-from chunkpress.plugins.coders.chunk_cm import (MODELS, ChunkCmCoder, ChunkCmParams, ChunkCmV1Coder, ChunkCmV1Params,
-                                                ChunkCmV2Coder, ChunkCmV2Params, ChunkCmV3Coder, ChunkCmV4Coder,
-                                                RankedDictionary, model_sizes, weight_classes)
-from chunkpress.plugins.coders import cm_model as cmm
-from chunkpress.plugins.coders.chunk_cm_model import (CLASS_WEIGHT, EXCLUDE_MAX_LEN, MODEL1_ORDER, MODEL2_ORDER,
-                                                       MODEL3_ORDER, MODEL4_COUNT_LIMIT, PATH2_NODES, PATH3_NODES)
+from chunkpress.pipeline import Pipeline
+from chunkpress.plugins.coders.chunk_cm import (
+    MODELS,
+    ChunkCmCoder,
+    ChunkCmParams,
+    ChunkCmV1Params,
+    ChunkCmV2Params,
+    RankedDictionary,
+    model_sizes,
+    weight_classes,
+)
+from chunkpress.plugins.coders.chunk_cm_legacy import ChunkCmV1Coder, ChunkCmV2Coder, ChunkCmV3Coder, ChunkCmV4Coder
+from chunkpress.plugins.coders.chunk_cm_model.layout import (
+    MODEL1_ORDER,
+    MODEL2_ORDER,
+    MODEL3_ORDER,
+    MODEL4_COUNT_LIMIT,
+    PATH2_NODES,
+    PATH3_NODES,
+)
+from chunkpress.plugins.coders.chunk_cm_model.ranks import CLASS_WEIGHT, EXCLUDE_MAX_LEN
+from chunkpress.plugins.coders.mixing.states import COUNT_LIMIT, bit_history_states
 from chunkpress.progress import coding_progress
-from support import mutated, read
+from support import decompress, mutated, read
 
 
 @pytest.fixture(scope="module")
@@ -211,10 +225,10 @@ def test_model_4s_tree_splits_where_spellings_part_soonest(alice_fit):
     tree = rd.weighted_tree(classes, prefix_splits=True)
     r = rd.ranks
     words = [bytes(r.spell[r.start[k]: r.start[k] + r.length[k]]) for k in range(r.length.size)]
-    weight = dict(zip(np.flatnonzero(classes).tolist(), CLASS_WEIGHT[classes[classes > 0]].tolist()))
+    weight = dict(zip(np.flatnonzero(classes).tolist(), CLASS_WEIGHT[classes[classes > 0]].tolist(), strict=False))
 
     def shared(a, b):
-        return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
     depth = {0: 0}
     for k in range(tree.lo.size):
@@ -278,8 +292,8 @@ def test_model_5s_weight_sets_by_node_pay_on_the_same_parse(alice_fit):
 def test_model_4s_bit_histories_keep_longer_runs():
     """Model 4's count limits: a run of one bit is counted to 50 (model 3's: 40), a history
     with a few of the other bit keeps more of its run, and the machine still fits a byte."""
-    for limit, states in ((cmm._COUNT_LIMIT, 159), (MODEL4_COUNT_LIMIT, 237)):
-        nex, p = cmm.bit_history_states(limit)
+    for limit, states in ((COUNT_LIMIT, 159), (MODEL4_COUNT_LIMIT, 237)):
+        nex, p = bit_history_states(limit)
         assert nex.shape == (states, 2) and p.size == states
         for first_zeros, run in ((0, limit[0]), (1, limit[1])):
             s, seen = 0, []

@@ -5,16 +5,16 @@ import time
 
 import numpy as np
 import pytest
-
 from chunkpress import FormatError
 from chunkpress.config import load_config
 from chunkpress.format.container import pack, unpack
 from chunkpress.format.expand import expand
 from chunkpress.format.leb128 import encode_varints
-from chunkpress.pipeline import Pipeline, decode_archive, decompress, inspect
+from chunkpress.pipeline import Pipeline, decode_archive, inspect
 from chunkpress.plugins.coders.cm import CmCoder, CmParams
-from chunkpress.plugins.coders.cm_model import NEXT_STATE, STRETCH, squash
-from support import FAST, ROOT, mutated, read
+from chunkpress.plugins.coders.mixing.logistic import STRETCH, squash
+from chunkpress.plugins.coders.mixing.states import NEXT_STATE
+from support import FAST, ROOT, decompress, mutated, read
 
 BEST = ROOT / "examples" / "context-mixing" / "best.toml"
 
@@ -156,18 +156,18 @@ def test_key_tables_bound_every_lookup_whatever_the_keys():
     """A hash flood: 60,000 keys with the same low 32 bits would all start at one slot of an
     unseeded table (quadratic to build, every lookup walking them). The seeded table keeps
     every run of occupied slots under MAX_PROBES, finds every key and no other."""
-    from chunkpress.plugins.coders import cm_model as cmm
-    from chunkpress.plugins.coders.cm import _fill_set, _key_table
+    from chunkpress.plugins.coders.dictionary import key_set
+    from chunkpress.plugins.coders.mixing.hashing import MAX_PROBES, longest_run, lookup
 
     keys = np.arange(1, 60_001, dtype=np.uint64) << np.uint64(32)
     start = time.perf_counter()
-    table, used = _key_table(_fill_set, keys)
+    table, used = key_set(keys)
     assert time.perf_counter() - start < FAST
-    assert cmm.longest_run(used) < cmm.MAX_PROBES and used.sum() == keys.size
-    assert all(cmm._lookup(table, used, k) >= 0 for k in keys[::97])
-    assert all(cmm._lookup(table, used, k + np.uint64(1)) < 0 for k in keys[::97])
+    assert longest_run(used) < MAX_PROBES and used.sum() == keys.size
+    assert all(lookup(table, used, k) >= 0 for k in keys[::97])
+    assert all(lookup(table, used, k + np.uint64(1)) < 0 for k in keys[::97])
     # another seed, another layout, the same answers
-    again, _ = _key_table(_fill_set, keys)
+    again, _ = key_set(keys)
     assert again[-1] != table[-1]
 
 

@@ -2,20 +2,16 @@
 
 The rules are coded as ``cm`` codes them; then each chunk of the longest-match parse is one
 event, its rank (its place among the dictionary's spellings, sorted) coded down a binary tree
-by the compiled model in :mod:`chunkpress.plugins.coders.chunk_cm_model`, with contexts from
-the previous ids and from the decoded text kept beside them. Decoding returns the rules and
-the longest-match parse of the text (as ``cm`` with ``parse = "longest"``).
+by the compiled model in :mod:`.chunk_cm_model`, with contexts from the previous ids and from
+the decoded text kept beside them. Decoding returns the rules and the longest-match parse of
+the text (as ``cm`` with ``parse = "longest"``).
 
 Payload (codec ``chunkpress.chunk-cm.v5``): LEB128 ``N T R L``, then ``L`` bytes of coded
 rules, then one arithmetic-coded stream: each rank's weight class (which shapes the tree),
 then the ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a function of
 ``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the archive
 header), so the decoder builds the same model. The model versions differ only as
-:data:`MODELS` says; older ones keep their coders (``chunk-cm-v4`` .. ``chunk-cm-v1``), so
-their archives keep decoding: v4 picks its mixers' weight sets by bit position rather than by
-the node near the root; v3 also splits its tree at the weight's half and has cm's shorter bit
-histories, no flag inputs, one match lookup; v2 also has no run model and twenty contexts, v1
-also no weight classes (each rank's bits down the complete trie, twelve contexts).
+:data:`MODELS` says; the older ones' coders are in :mod:`.chunk_cm_legacy`.
 """
 
 from __future__ import annotations
@@ -25,20 +21,29 @@ import functools
 import attrs
 import numba
 import numpy as np
+from chunkpress.plugin import (
+    BYTE_SYMBOLS,
+    Coder,
+    CoderInfo,
+    FormatError,
+    call_interruptibly,
+    check_allocation,
+    coding_meter,
+    decode_varints,
+    encode_varints,
+    expand,
+    expand_into,
+    hookimpl,
+)
 
-from ...engine.kernels import call_interruptibly
-from ...errors import FormatError
-from ...format.expand import _expand as expand_into
-from ...format.expand import expand
-from ...format.leb128 import decode_varints, encode_varints
-from ...format.limits import check_allocation
-from ...plugin.base import BYTE_SYMBOLS, Coder
-from ...plugin.descriptors import CoderInfo
-from ...plugin.hookspecs import hookimpl
-from ...progress import coding_meter
-from . import chunk_cm_model as ccm
-from . import cm_model as cmm
-from .cm import Dictionary, _code_rules, _decode_rules, _max_prefixes, _pow2_at_least, _zeros
+from .chunk_cm_model import layout
+from .chunk_cm_model import ranks as rks
+from .chunk_cm_model.model import Status, code_chunks, finish
+from .dictionary import Dictionary, decode_rules, encode_rules, max_prefixes, pow2_at_least, zeros
+from .mixing.apm import APM_STEPS, apm_table
+from .mixing.arithmetic import AC, stop_coder
+from .mixing.hashing import CHUNK_BASE, chunk_key, lookup
+from .mixing.states import COUNT_LIMIT, bit_history_states
 
 #: a coded bit costs at least log2(4096/4095) bits and every chunk codes at least one
 _MAX_CHUNKS_PER_BYTE = 22_800
@@ -63,14 +68,14 @@ class Model:
     #: B, 14 bits 1,920,650 B and the coder 7% faster, 12 bits 1,923,772 B and 12% faster)
     apm_bits: int = 16
     #: the bit histories' count limits (``cm_model.bit_history_states``)
-    count_limit: tuple[int, ...] = cmm._COUNT_LIMIT
+    count_limit: tuple[int, ...] = COUNT_LIMIT
     #: a flag input a context: its bit history is empty
     empty_flags: bool = False
     #: ids keyed by the match model's second lookup (0: none)
     long_match: int = 0
     #: every mixer weight's start (1/65536)
     mixer_init: int = 1 << 14
-    #: the mixers' weight sets picked by the node itself near the root (``ccm.PATH1_NODES``...)
+    #: the mixers' weight sets picked by the node itself near the root (``layout.PATH1_NODES``...)
     path_sets: bool = False
 
     @property
@@ -84,13 +89,13 @@ class Model:
 
 
 MODELS = {
-    1: Model(version=1, orders=ccm.MODEL1_ORDER, weighted=False),
-    2: Model(version=2, orders=ccm.MODEL2_ORDER, weighted=True),
-    3: Model(version=3, orders=ccm.MODEL3_ORDER, weighted=True, run_contexts=ccm.MODEL3_RUN_CONTEXTS,
-             run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14),
-    4: Model(version=4, orders=ccm.MODEL3_ORDER, weighted=True, prefix_splits=True,
-             run_contexts=ccm.MODEL3_RUN_CONTEXTS, run_ids=ccm.MODEL3_RUN_IDS, apm_bits=14,
-             count_limit=ccm.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=ccm.MODEL4_LONG_MATCH,
+    1: Model(version=1, orders=layout.MODEL1_ORDER, weighted=False),
+    2: Model(version=2, orders=layout.MODEL2_ORDER, weighted=True),
+    3: Model(version=3, orders=layout.MODEL3_ORDER, weighted=True, run_contexts=layout.MODEL3_RUN_CONTEXTS,
+             run_ids=layout.MODEL3_RUN_IDS, apm_bits=14),
+    4: Model(version=4, orders=layout.MODEL3_ORDER, weighted=True, prefix_splits=True,
+             run_contexts=layout.MODEL3_RUN_CONTEXTS, run_ids=layout.MODEL3_RUN_IDS, apm_bits=14,
+             count_limit=layout.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=layout.MODEL4_LONG_MATCH,
              mixer_init=1 << 13),
 }
 MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True)
@@ -157,37 +162,37 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
     function of the header's fields, its params and the rules only, so both sides agree. A
     piece the model does not use is one entry."""
     memory, full = params.memory, not params.light
-    id_sets = min(1 << 16, _pow2_at_least(ranks + 1))
+    id_sets = min(1 << 16, pow2_at_least(ranks + 1))
     if model.path_sets:  # a set for each previous id and node of the first levels, 13 MB at most
-        id_sets = min(1 << 17, ccm.PATH3_NODES * id_sets)
+        id_sets = min(1 << 17, layout.PATH3_NODES * id_sets)
     # APMs of memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
     small = max(10, min(memory - 12, model.apm_bits, chunks.bit_length() - 2))
     return {
-        "hash_bytes": max(1 << 16, min(1 << memory, _pow2_at_least(32 * n))),
-        "match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))),
-        "mix1_sets": (ccm.MIX1_PATH_SETS if model.path_sets else ccm.MIX1_SETS) if full else 1,
-        "mix2_sets": ccm.MIX2_PATH_SETS if model.path_sets else ccm.MIX2_SETS,
+        "hash_bytes": max(1 << 16, min(1 << memory, pow2_at_least(32 * n))),
+        "match": max(1 << 12, min(1 << 22, pow2_at_least(chunks))),
+        "mix1_sets": (layout.MIX1_PATH_SETS if model.path_sets else layout.MIX1_SETS) if full else 1,
+        "mix2_sets": layout.MIX2_PATH_SETS if model.path_sets else layout.MIX2_SETS,
         "id_sets": id_sets if full else 1,
         "final_sets": 32 if full else 1,
-        "apm1": min(1 << 16, _pow2_at_least(ranks)),
+        "apm1": min(1 << 16, pow2_at_least(ranks)),
         "apm2": 1 << small if full else 1,
         # the run model: one entry a chunk and run at most; 16 MB at memory 29 (32 MB: 0.02% smaller)
-        "runs": max(1 << 10, min(1 << (memory - 8), _pow2_at_least(chunks))) if params.runs else 1,
-        "long_match": max(1 << 12, min(1 << 22, _pow2_at_least(chunks))) if model.long_match else 1,
+        "runs": max(1 << 10, min(1 << (memory - 8), pow2_at_least(chunks))) if params.runs else 1,
+        "long_match": max(1 << 12, min(1 << 22, pow2_at_least(chunks))) if model.long_match else 1,
     }
 
 
 def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> int:
     s = model_sizes(n, chunks, ranks, model, params)
-    mixers = (4 * ccm.N_INPUTS * (s["mix1_sets"] + s["id_sets"]) + 4 * ccm.MIX2_INPUTS * s["mix2_sets"]
+    mixers = (4 * layout.N_INPUTS * (s["mix1_sets"] + s["id_sets"]) + 4 * layout.MIX2_INPUTS * s["mix2_sets"]
               + 16 * s["final_sets"])
-    apms = 4 * cmm._APM_STEPS * (s["apm1"] + 2 * s["apm2"])
-    maps = 8 * (ccm.N_CONTEXTS * 256 + ccm.MATCH_CONTEXTS + ccm.RUN_MAPS) + 8 * s["runs"]
+    apms = 4 * APM_STEPS * (s["apm1"] + 2 * s["apm2"])
+    maps = 8 * (layout.N_CONTEXTS * 256 + layout.MATCH_CONTEXTS + layout.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
     return s["hash_bytes"] + 4 * (s["match"] + s["long_match"]) + mixers + apms + maps + 8 * (ranks + 2) + tree
 
 
-def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> ccm.Tables:
+def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> layout.Tables:
     """The model's tables, each piece at its starting state, for the contexts and runs the
     params keep."""
     order = model.orders[: params.contexts]
@@ -200,32 +205,32 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
     w = model.mixer_init
 
     def mixer(sets: int, flags: bool = False) -> np.ndarray:
-        weights = np.full((sets, ccm.MIX2_INPUTS if flags else ccm.N_INPUTS), w, np.int32)
-        weights[:, ccm.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0):] = 0  # the flags' weights
+        weights = np.full((sets, layout.MIX2_INPUTS if flags else layout.N_INPUTS), w, np.int32)
+        weights[:, layout.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0):] = 0  # the flags' weights
         return weights
 
-    return ccm.Tables(
-        order=np.array(order, dtype=np.int64), text_order=np.isin(order, ccm.TEXT_ORDERS).astype(np.int64),
+    return layout.Tables(
+        order=np.array(order, dtype=np.int64), text_order=np.isin(order, layout.TEXT_ORDERS).astype(np.int64),
         run_contexts=np.array(run_contexts, dtype=np.int64),
         run_ids=run_ids,
         run=np.zeros(s["runs"], np.uint64),
-        rm_p=np.full(ccm.RUN_MAPS, 1 << 21, np.int32), rm_n=np.zeros(ccm.RUN_MAPS, np.int32),
-        ht=_zeros(s["hash_bytes"], np.uint8),
+        rm_p=np.full(layout.RUN_MAPS, 1 << 21, np.int32), rm_n=np.zeros(layout.RUN_MAPS, np.int32),
+        ht=zeros(s["hash_bytes"], np.uint8),
         next_state=next_state, sm_p=np.tile(first, len(order)), sm_n=np.zeros(len(order) * 256, np.int32),
         empty_flags=int(model.empty_flags),
-        mm_p=np.full(ccm.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(ccm.MATCH_CONTEXTS, np.int32),
+        mm_p=np.full(layout.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(layout.MATCH_CONTEXTS, np.int32),
         mm_ht=np.zeros(s["match"], np.int32), long_ids=model.long_match, mm_long=np.zeros(s["long_match"], np.int32),
         light=int(params.light), path_sets=int(model.path_sets), w1=mixer(s["mix1_sets"]),
         w2=mixer(s["mix2_sets"], model.empty_flags), w3=mixer(s["id_sets"]),
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
-        a1=cmm.apm_table(s["apm1"]), a2=cmm.apm_table(s["apm2"]), a3=cmm.apm_table(s["apm2"]),
+        a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm2"]),
         follow=np.zeros(ranks + 2, np.int64),
     )
 
 
 @functools.cache
 def _states(count_limit: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    return cmm.bit_history_states(count_limit)
+    return bit_history_states(count_limit)
 
 
 @numba.njit(cache=True)
@@ -234,12 +239,12 @@ def _prefix_ranks(spell, start, length, keys, used, group_start, group_ids, rank
     (or -1): which splits of a chunk are a chunk and its continuation."""
     out = np.full(spell.size, -1, dtype=np.int64)
     for w in range(length.size):
-        if length[w] > ccm.EXCLUDE_MAX_LEN:
+        if length[w] > rks.EXCLUDE_MAX_LEN:
             continue
         h = np.uint64(0)
         for k in range(1, length[w]):
-            h = h * cmm.CHUNK_BASE + np.uint64(spell[start[w] + k - 1] + 1)
-            slot = cmm._lookup(keys, used, cmm.chunk_key(h, k))
+            h = h * CHUNK_BASE + np.uint64(spell[start[w] + k - 1] + 1)
+            slot = lookup(keys, used, chunk_key(h, k))
             if slot >= 0:
                 out[start[w] + k] = rank_of[group_ids[group_start[slot]]]
     return out
@@ -250,17 +255,17 @@ class RankedDictionary:
     first symbol id that spells it, with the exclusion ranges after each rank."""
 
     def __init__(self, rules: np.ndarray, n: int):
-        self.dictionary = d = Dictionary(rules, _max_prefixes(n))
+        self.dictionary = d = Dictionary(rules, max_prefixes(n))
         lens = d.lens
         total = int(lens.sum())
-        if total > _max_prefixes(n):
+        if total > max_prefixes(n):
             raise FormatError(f"the dictionary spells {total:,} bytes, more than chunk-cm allows for this text")
         # every symbol spelled once, side by side, in one pass: linear in the bytes spelled
         # (bounded above), whatever the number of rules or how many of them spell alike
         ends = np.cumsum(lens)
         every = bytearray(total)
         expand_into(rules, np.arange(lens.size, dtype=np.int64), lens, np.frombuffer(every, dtype=np.uint8))
-        spellings = [bytes(every[e - n:e]) for e, n in zip(ends.tolist(), lens.tolist())]
+        spellings = [bytes(every[e - n:e]) for e, n in zip(ends.tolist(), lens.tolist(), strict=False)]
         first: dict[bytes, int] = {}
         for s, w in enumerate(spellings):
             first.setdefault(w, s)
@@ -272,35 +277,35 @@ class RankedDictionary:
         np.cumsum(length[:-1], out=start[1:])
         spell = np.frombuffer(b"".join(spellings[s] for s in self.symbol_of), dtype=np.uint8)
         ex_start, ex_lo, ex_hi = self._exclusions(spell, start, length)
-        self.ranks = ccm.Ranks(start=start, length=length, spell=spell, ex_start=ex_start, ex_lo=ex_lo, ex_hi=ex_hi,
-                               tree=ccm.new_tree(1), depth=np.zeros(length.size, np.int64))
+        self.ranks = rks.Ranks(start=start, length=length, spell=spell, ex_start=ex_start, ex_lo=ex_lo, ex_hi=ex_hi,
+                               tree=rks.new_tree(1), depth=np.zeros(length.size, np.int64))
 
     def _exclusions(self, spell, start, length):
         d = self.dictionary
         prefix = _prefix_ranks(spell, start, length, d.keys, d.used, d.start, d.ids, self.rank_of)
         cap = int(np.count_nonzero(prefix >= 0))
         rows, lo, hi = (np.zeros(cap, dtype=np.int64) for _ in range(3))
-        count = ccm.exclusion_pairs(spell, start, length, prefix, rows, lo, hi)
+        count = rks.exclusion_pairs(spell, start, length, prefix, rows, lo, hi)
         order = np.lexsort((lo[:count], rows[:count]))
         rows, lo, hi = rows[order], lo[order], hi[order]
         ex_start = np.zeros(length.size + 1, dtype=np.int64)
         ex_lo, ex_hi = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
-        used = ccm.merge_rows(rows, lo, hi, length.size, ex_start, ex_lo, ex_hi)
+        used = rks.merge_rows(rows, lo, hi, length.size, ex_start, ex_lo, ex_hi)
         return ex_start, ex_lo[:used], ex_hi[:used]
 
-    def complete_tree(self) -> ccm.Tree:
+    def complete_tree(self) -> rks.Tree:
         """Model 1's tree: each rank's bits, top first."""
         size = self.ranks.length.size
         bits = max(1, (size - 1).bit_length())
-        tree = ccm.new_tree(2 * size + 2 * bits + 2)
-        count = ccm.complete_tree(size, bits, tree)
-        return ccm.Tree(*(a[:count] for a in tree))
+        tree = rks.new_tree(2 * size + 2 * bits + 2)
+        count = rks.complete_tree(size, bits, tree)
+        return rks.Tree(*(a[:count] for a in tree))
 
-    def with_tree(self, tree: ccm.Tree) -> ccm.Ranks:
+    def with_tree(self, tree: rks.Tree) -> rks.Ranks:
         """The ranks coded down ``tree``."""
-        return self.ranks._replace(tree=tree, depth=ccm.leaf_depths(tree, self.ranks.length.size))
+        return self.ranks._replace(tree=tree, depth=rks.leaf_depths(tree, self.ranks.length.size))
 
-    def weighted_tree(self, classes: np.ndarray, prefix_splits: bool = False) -> ccm.Tree:
+    def weighted_tree(self, classes: np.ndarray, prefix_splits: bool = False) -> rks.Tree:
         """Model 2's tree: the used ranks (weight class above 0), frequent ones near the root
         (model 4's split where spellings part soonest). Fewer than two used ranks get neighbours,
         so every chunk codes a bit. A tree too deep for the 64-bit path (never seen on real text)
@@ -312,13 +317,13 @@ class RankedDictionary:
         if used.size < 2:
             spare = np.setdiff1d(np.arange(3), used)
             used = np.sort(np.concatenate([used, spare[: 2 - used.size]]))
-        weights = np.maximum(ccm.CLASS_WEIGHT[classes[used]], 1)
-        lcp = ccm.adjacent_prefixes(self.ranks, used) if prefix_splits else np.zeros(used.size + 1, np.int64)
+        weights = np.maximum(rks.CLASS_WEIGHT[classes[used]], 1)
+        lcp = rks.adjacent_prefixes(self.ranks, used) if prefix_splits else np.zeros(used.size + 1, np.int64)
         for attempt, by_prefix in ((weights, prefix_splits), (np.ones_like(weights), prefix_splits),
                                    (np.ones_like(weights), False)):
-            tree = ccm.new_tree(used.size - 1)
-            count, deepest = ccm.weighted_tree(used, np.concatenate([[0], np.cumsum(attempt)]), tree, lcp, by_prefix)
-            if deepest <= ccm.MAX_DEPTH:
+            tree = rks.new_tree(used.size - 1)
+            count, deepest = rks.weighted_tree(used, np.concatenate([[0], np.cumsum(attempt)]), tree, lcp, by_prefix)
+            if deepest <= rks.MAX_DEPTH:
                 return tree
         raise AssertionError("equal weights split at their half make a tree of at most 32 levels")
 
@@ -331,14 +336,14 @@ def weight_classes(counts: np.ndarray) -> np.ndarray:
     """Each rank's weight class from its count in the parse: 0 unused, else 1 + 1.5 log2(count)."""
     classes = np.zeros(counts.size, dtype=np.int64)
     used = counts > 0
-    classes[used] = np.minimum(ccm.WEIGHT_CLASSES - 1, 1 + np.floor(1.5 * np.log2(counts[used])).astype(np.int64))
+    classes[used] = np.minimum(rks.WEIGHT_CLASSES - 1, 1 + np.floor(1.5 * np.log2(counts[used])).astype(np.int64))
     return classes
 
 
-def _run(decode: bool, ranks, text, rk: ccm.Ranks, tables, io) -> int:
-    return call_interruptibly(ccm.code_chunks, decode, ranks, text, rk, tables, ccm.new_scratch(), io,
+def _run(decode: bool, ranks, text, rk: rks.Ranks, tables, io) -> int:
+    return call_interruptibly(code_chunks, decode, ranks, text, rk, tables, layout.new_scratch(), io,
                               meter=coding_meter(io.control, ranks.size, "decoding" if decode else "coding"),
-                              stop=lambda: cmm.stop_coder(io.ac))
+                              stop=lambda: stop_coder(io.ac))
 
 
 class ChunkCmCoder(Coder):
@@ -347,6 +352,8 @@ class ChunkCmCoder(Coder):
     model = MODELS[5]
     codec_id = model.codec_id
     params_class: type[_Params] = ChunkCmParams
+    #: the hash table (32 bytes a byte of text up to 2^memory), the match tables and the parse
+    working_bytes_per_byte = 48
 
     def __init__(self, params: _Params | None = None):
         super().__init__(params or self.params_class())
@@ -357,23 +364,23 @@ class ChunkCmCoder(Coder):
         text = np.frombuffer(expand(rules, symbols), dtype=np.uint8).copy()
         rd = RankedDictionary(rules, text.size)
         ranks = rd.parse(text)
-        rule_stream = _code_rules(rules)
+        rule_stream = encode_rules(rules)
         classes = weight_classes(np.bincount(ranks, minlength=rd.ranks.length.size)) if self.model.weighted else None
         tree = rd.complete_tree() if classes is None else rd.weighted_tree(classes, self.model.prefix_splits)
         rk = rd.with_tree(tree)
         capacity = text.size + text.size // 4 + 4096 + (rd.ranks.length.size if classes is not None else 0)
         while True:
-            io = ccm.new_stream(False, capacity=capacity)
+            io = layout.new_stream(False, capacity=capacity)
             if classes is not None:
-                ccm.code_weights(False, classes.copy(), io)
+                rks.code_weights(False, classes.copy(), io)
             tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.model, self.params)
             status = _run(False, ranks.copy(), text, rk, tables, io)
             if status != text.size:
                 raise FormatError(f"chunk-cm could not code this parse (status {status})")
-            payload = ccm.finish(io)
-            if io.ac[4] <= capacity:
+            payload = finish(io)
+            if io.ac[AC.OUT] <= capacity:
                 break
-            capacity = int(io.ac[4]) + 16
+            capacity = int(io.ac[AC.OUT]) + 16
         head = encode_varints([text.size, ranks.size, len(rules), len(rule_stream)])
         return head + rule_stream + payload
 
@@ -398,30 +405,30 @@ class ChunkCmCoder(Coder):
         model = model_bytes(n, t, r + BYTE_SYMBOLS, self.model, self.params)
         check_allocation(f"{n:,} bytes of text in {t:,} chunks and {r:,} rules",
                          n * 2 + 16 * t + 96 * (r + BYTE_SYMBOLS) + model)
-        rules = _decode_rules(rule_stream, r)
+        rules = decode_rules(rule_stream, r)
         rd = RankedDictionary(rules, n)
         text = np.zeros(n, dtype=np.uint8)
         ranks = np.zeros(t, dtype=np.int64)
-        io = ccm.new_stream(True, coded, text_bytes=n)
+        io = layout.new_stream(True, coded, text_bytes=n)
         if self.model.weighted:
             classes = np.zeros(rd.ranks.length.size, dtype=np.int64)
-            status = ccm.code_weights(True, classes, io)
+            status = rks.code_weights(True, classes, io)
             tree = rd.weighted_tree(classes, self.model.prefix_splits)
         else:
             status, tree = 0, rd.complete_tree()
         if status == 0:
             tables = new_tables(n, t, rd.ranks.length.size, self.model, self.params)
             status = _run(True, ranks, text, rd.with_tree(tree), tables, io)
-        if io.ac[5] or status == -4:
+        if io.ac[AC.OVERRUN] or status == Status.INPUT_ENDED:
             raise FormatError("corrupt chunk-cm payload: the coded chunks end early")
-        if status == -6:
-            raise FormatError(f"corrupt chunk-cm payload: its chunks take more than {ccm.DECISIONS_PER_BYTE} "
+        if status == Status.OVER_BUDGET:
+            raise FormatError(f"corrupt chunk-cm payload: its chunks take more than {layout.DECISIONS_PER_BYTE} "
                               "coded decisions a byte")
         if status < 0:
             raise FormatError(f"corrupt chunk-cm payload: a decoded chunk does not fit (status {status})")
         if status != n:
             raise FormatError(f"corrupt chunk-cm payload: the chunks spell {status:,} bytes, expected {n:,}")
-        if io.ac[3] != io.inp.size:
+        if io.ac[AC.IN] != io.inp.size:
             raise FormatError("corrupt chunk-cm payload: trailing bytes after the coded chunks")
         return rules, rd.symbol_of[ranks]
 
@@ -430,52 +437,9 @@ class ChunkCmCoder(Coder):
         return {"dictionary_bytes": len(payload) - len(coded), "string_bytes": len(coded)}
 
 
-class ChunkCmV4Coder(ChunkCmCoder):
-    """chunk-cm's fourth model (its mixers' weight sets picked by bit position, not by the node):
-    reads and writes its archives."""
-
-    model = MODELS[4]
-    codec_id = model.codec_id
-
-
-class ChunkCmV3Coder(ChunkCmCoder):
-    """chunk-cm's third model (the tree split at the weight's half, one match lookup, no flags):
-    reads and writes its archives."""
-
-    model = MODELS[3]
-    codec_id = model.codec_id
-
-
-class ChunkCmV2Coder(ChunkCmCoder):
-    """chunk-cm's second model (no run model, twenty contexts): reads and writes its archives."""
-
-    model = MODELS[2]
-    codec_id = model.codec_id
-    params_class = ChunkCmV2Params
-
-
-class ChunkCmV1Coder(ChunkCmCoder):
-    """chunk-cm's first model (complete trie, chunkpress 1.x archives): reads and writes them."""
-
-    model = MODELS[1]
-    codec_id = model.codec_id
-    params_class = ChunkCmV1Params
-
-
-def _reader(coder: type[ChunkCmCoder], summary: str) -> CoderInfo:
-    """An older model's coder: named and versioned by its model."""
-    version = coder.model.version
-    return CoderInfo(name=f"chunk-cm-v{version}", factory=coder, params=coder.params_class, version=str(version),
-                     summary=summary)
-
-
 @hookimpl
 def register_coders():
     return [
-        _reader(ChunkCmV1Coder, "chunk-cm's first model (each rank's bits down a complete trie): reads older archives"),
-        _reader(ChunkCmV2Coder, "chunk-cm's second model (no run model): reads its archives"),
-        _reader(ChunkCmV3Coder, "chunk-cm's third model (its tree split at the weight's half): reads its archives"),
-        _reader(ChunkCmV4Coder, "chunk-cm's fourth model (weight sets by bit position): reads its archives"),
         CoderInfo(
             name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version=str(ChunkCmCoder.model.version),
             summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "

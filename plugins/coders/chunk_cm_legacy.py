@@ -1,0 +1,66 @@
+"""chunk-cm's older models, kept to read (and write) their archives: each is pinned by its
+golden archive (``tests/golden``), which its coder must decode, and re-create byte for byte. A
+model's differences from the current one are its :class:`~.chunk_cm.Model` record; the current
+coder's code serves them all, so these are not to change.
+
+- v4 picks its mixers' weight sets by bit position rather than by the node near the root;
+- v3 also splits its tree at the weight's half and has cm's shorter bit histories, no flag
+  inputs and one match lookup;
+- v2 also has no run model and twenty contexts;
+- v1 also no weight classes (each rank's bits down the complete trie, twelve contexts).
+"""
+
+from __future__ import annotations
+
+from chunkpress.plugin import CoderInfo, hookimpl
+
+from .chunk_cm import MODELS, ChunkCmCoder, ChunkCmV1Params, ChunkCmV2Params
+
+
+class ChunkCmV4Coder(ChunkCmCoder):
+    """chunk-cm's fourth model (its mixers' weight sets picked by bit position, not by the node):
+    reads and writes its archives."""
+
+    model = MODELS[4]
+    codec_id = model.codec_id
+
+
+class ChunkCmV3Coder(ChunkCmCoder):
+    """chunk-cm's third model (the tree split at the weight's half, one match lookup, no flags):
+    reads and writes its archives."""
+
+    model = MODELS[3]
+    codec_id = model.codec_id
+
+
+class ChunkCmV2Coder(ChunkCmCoder):
+    """chunk-cm's second model (no run model, twenty contexts): reads and writes its archives."""
+
+    model = MODELS[2]
+    codec_id = model.codec_id
+    params_class = ChunkCmV2Params
+
+
+class ChunkCmV1Coder(ChunkCmCoder):
+    """chunk-cm's first model (complete trie, chunkpress 1.x archives): reads and writes them."""
+
+    model = MODELS[1]
+    codec_id = model.codec_id
+    params_class = ChunkCmV1Params
+
+
+def _reader(coder: type[ChunkCmCoder], summary: str) -> CoderInfo:
+    """An older model's coder: named and versioned by its model."""
+    version = coder.model.version
+    return CoderInfo(name=f"chunk-cm-v{version}", factory=coder, params=coder.params_class, version=str(version),
+                     summary=summary)
+
+
+@hookimpl
+def register_coders():
+    return [
+        _reader(ChunkCmV1Coder, "chunk-cm's first model (each rank's bits down a complete trie): reads older archives"),
+        _reader(ChunkCmV2Coder, "chunk-cm's second model (no run model): reads its archives"),
+        _reader(ChunkCmV3Coder, "chunk-cm's third model (its tree split at the weight's half): reads its archives"),
+        _reader(ChunkCmV4Coder, "chunk-cm's fourth model (weight sets by bit position): reads its archives"),
+    ]

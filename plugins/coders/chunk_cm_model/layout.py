@@ -1,0 +1,169 @@
+"""chunk-cm's layout: its contexts, the versions' orders of them, the mixers' inputs and weight
+sets, and the records the compiled model passes around (named tuples of arrays, fields named by
+the constants below)."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from ..mixing.arithmetic import coder_start
+
+#: hashed contexts (model 1 uses the first 12, in this order; model 2 all, in MODEL2_ORDER;
+#: model 3 eighteen, in MODEL3_ORDER):
+#: order 0; the previous id; text orders 2, 3, 1, 4, 6; the word in progress with the one
+#: before (WORD) and the two before (WORD2); two and three ids; the previous id with what
+#: followed it last time; the word in progress alone (WORD0); the two ids before the previous
+#: (SKIP_IDS); the two words before (WORDS12); the word in progress with the second before
+#: (WORD0_2); the classes of the last 6 bytes (CLASSES); the column with the last 2 bytes'
+#: classes (LINE); the last 12 bytes' classes with the word in progress (SHAPE); the innermost
+#: open bracket with the last 2 bytes (NEST)
+(C_ORDER0, C_ID1, C_O2, C_WORD, C_O3, C_ID2, C_O1, C_O4, C_WORD2, C_O6, C_ID3, C_INDIRECT,
+ C_WORD0, C_SKIP_IDS, C_WORDS12, C_WORD0_2, C_CLASSES, C_LINE, C_SHAPE, C_NEST, N_CONTEXTS) = range(21)
+#: the contexts of each model version, in mixer order: a coder's ``contexts`` param keeps the
+#: first few (fewer is faster)
+MODEL1_ORDER = tuple(range(12))
+MODEL2_ORDER = (C_ORDER0, C_ID1, C_O2, C_WORD0, C_WORD, C_O3, C_CLASSES, C_ID2, C_O1, C_O4, C_LINE, C_WORD2,
+                C_O6, C_NEST, C_SHAPE, C_ID3, C_INDIRECT, C_SKIP_IDS, C_WORDS12, C_WORD0_2)
+#: model 3 leaves out the two contexts the run model makes least worth their time
+MODEL3_ORDER = tuple(c for c in MODEL2_ORDER if c not in (C_SKIP_IDS, C_WORD0_2))
+#: model 3's runs: the contexts whose last rank the run model follows, and how many ids before
+#: the chunk key one more run
+MODEL3_RUN_CONTEXTS = (C_ID1, C_O2, C_WORD0)
+MODEL3_RUN_IDS = 4
+MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
+#: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
+#: runs, and (model 4, mixer 2 alone) one flag a context: 256 where its bit history is empty,
+#: so that each of mixer 2's weight sets learns what a context's silence says there (en_mix_10MB
+#: 0.21% smaller; the flags in all three mixers 0.24%, for about 5% more time)
+IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
+N_INPUTS = IN_CONTEXTS + N_CONTEXTS + MAX_RUNS
+#: mixer 2's inputs at most (the flags after the runs): its rows and the scratch's ``tx``
+MIX2_INPUTS = N_INPUTS + N_CONTEXTS
+#: model 4's bit histories: longer runs of one bit kept (237 states instead of 159)
+MODEL4_COUNT_LIMIT = (50, 40, 20, 10, 6, 5)
+#: model 4's second match lookup: the last 4 ids hashed, for when the match in hand is shorter
+MODEL4_LONG_MATCH = 4
+#: mixer 1's weight sets: bit position (up to 32) x how many text contexts were seen (0..7) x
+#: the runs' vote (none in range, all for 0, all for 1, split)
+MIX1_SETS = 32 * 8 * 4
+#: mixer 2's weight sets: the rank's bits so far below 2048, then bit position x byte class
+MIX2_SETS = 2048 + 32 * 16
+#: model 5 picks weight sets by the node itself near the root, where most decisions are made
+#: and each node asks its own question: mixer 1 by the node of the first 4 levels (else the bit
+#: position), mixer 2 by the node of the first 9 levels with the last byte's class, mixer 3 by
+#: the previous id with the node of the first 3 levels (en_mix_10MB 0.56% smaller, the same
+#: time with the weights asked for ahead)
+PATH1_NODES, PATH2_NODES, PATH3_NODES = 16, 512, 8
+MIX1_PATH_SETS = (PATH1_NODES + 32) * 8 * 4
+MIX2_PATH_SETS = (PATH2_NODES + 32) * 16
+#: the mixers' learning rate (error in 1/4096 times this, weights in 1/65536)
+MIX_RATE = 24
+#: the mixers learn faster at first: MIX_BOOST more, halving every 2^MIX_HALF_LIFE coded bits
+#: (alice29 0.3% smaller, en_mix_1MB 0.3%)
+MIX_BOOST = 120
+MIX_HALF_LIFE = 17
+#: errors (in 1/4096) at or below this leave a mixer's weights as they are
+MIX_SKIP = 32
+#: the final mixer's learning rate
+FINAL_RATE = 8
+#: how many previous ids the match model hashes to find where the ids repeat
+MATCH_IDS = 2
+#: the longest match it verifies backwards (in ids)
+MATCH_VERIFY = 16
+#: match model state-map contexts: (length 0..15, expected bit) x bit position, and "no match"
+MATCH_CONTEXTS = 33 << 5
+#: run maps: (run, repeats 0..15, expected bit, bit position 0..7) -> P(1)
+RUN_MAPS = MAX_RUNS * 16 * 2 * 8
+#: the decoded-text and id history, a uint64 record
+#: (CLASS: 4 bits per byte class, newest lowest; LINE: bytes since the last newline, up to 64;
+#: NEST: the open brackets, 3 bits each, innermost lowest)
+H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, H_CLASS, H_LINE, H_NEST, N_HISTORY = range(11)
+#: the match model's state, an int64 record: where the expected id is, the match length
+M_PTR, M_LEN, N_MATCH = range(3)
+#: one run's state for the chunk being coded, a row of an int64 record: the rank last seen in
+#: its context (-1: none, or off the path), its repeats, its table entry and key check, the
+#: run map read at the last coded bit (-1: none)
+R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
+#: one coded bit's working values, an int64 record (what predict leaves for learn)
+(B_S1, B_S2, B_S3, B_D1, B_D2, B_D3, B_PM, B_MCTX, B_IA1, B_IA2, B_IA3, B_JJ, B_NIB, B_COUNT,
+ N_BIT) = range(15)
+
+#: the model's tables, fresh for each encode or decode (built by ``chunk_cm.new_tables``)
+#: (``order``: the contexts used, in mixer order, one state map of 256 entries each;
+#: ``text_order[m]``: 1 where context ``order[m]`` is in :data:`TEXT_ORDERS`; ``run_contexts``
+#: and ``run_ids``: the runs' keys, ``run`` their table, ``rm_*`` their maps; ``light``: 1 for
+#: mixer 2 and the first APM alone, whose other mixers and APMs are then one-entry stand-ins;
+#: ``next_state``: the bit histories' transitions; ``empty_flags``: 1 for model 4's flag inputs;
+#: ``long_ids``, ``mm_long``: the second match lookup's ids and table (0 and one entry: none);
+#: ``path_sets``: 1 for model 5's weight sets)
+Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm_p rm_n ht next_state sm_p sm_n "
+                              "empty_flags mm_p mm_n mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
+                              "follow")
+#: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
+#: mixer inputs, the runs
+Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs")
+#: the arithmetic coder: state, output (encoder), input (decoder), and the loop's control record
+Stream = namedtuple("Stream", "ac out inp control")
+#: the control record, int64, shared with the calling thread: the chunks done (the loop writes
+#: it, a progress thread reads it) and the decisions the decoder may still take: a crafted tree
+#: could make every byte cost :data:`MAX_DEPTH` of them, where honest archives take 3 to 9
+#: (en_mix_1MB, alice29, udhr_cmn_hans, random bytes at -5, -6 and -9)
+C_DONE, C_BUDGET, N_CONTROL = range(3)
+#: the decoder's budget: this many decisions a byte of text, and a few to start with
+DECISIONS_PER_BYTE = 24
+DECISIONS_AT_LEAST = 1 << 16
+
+
+def new_scratch() -> Scratch:
+    return Scratch(every=np.zeros(N_CONTEXTS, np.uint64), ctx=np.zeros(N_CONTEXTS, np.uint64),
+                   ptr=np.zeros(N_CONTEXTS, np.int64), st=np.zeros(N_CONTEXTS, np.int64),
+                   tx=np.zeros(MIX2_INPUTS, np.int32), fx=np.zeros(4, np.int64), bit=np.zeros(N_BIT, np.int64),
+                   hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64),
+                   runs=np.zeros((MAX_RUNS, N_RUN_FIELDS), np.int64))
+
+
+def new_stream(decode: bool, payload: bytes | None = None, capacity: int = 0, text_bytes: int = 0) -> Stream:
+    """A coder's stream; the decoder's may take :data:`DECISIONS_PER_BYTE` for each of the
+    ``text_bytes`` its header promises (the encoder's is not bounded)."""
+    inp = np.frombuffer(payload or b"", dtype=np.uint8)
+    control = np.zeros(N_CONTROL, np.int64)
+    control[C_BUDGET] = DECISIONS_PER_BYTE * text_bytes + DECISIONS_AT_LEAST if decode else 1 << 62
+    return Stream(ac=coder_start(decode, inp), out=np.zeros(capacity, np.uint8), inp=inp, control=control)
+
+
+@numba.njit(cache=True, inline="always")
+def byte_class(c):
+    """16 classes of a byte (space, newline, digits, letters, UTF-8, punctuation kinds): what
+    mixer 2 knows of the text just before the chunk."""
+    if c == 32:
+        return 0
+    if c == 10:
+        return 1
+    if 48 <= c <= 57:
+        return 2
+    if 97 <= c <= 122:
+        return 3 + (c >= 110)
+    if 65 <= c <= 90:
+        return 5
+    if c >= 128:
+        return 6 + ((c >> 6) & 1)
+    if c == 46 or c == 44:
+        return 8 + (c == 44)
+    if c == 39 or c == 34:
+        return 10
+    if c == 60 or c == 62 or c == 47:
+        return 11
+    if c == 91 or c == 93 or c == 124:
+        return 12
+    if c == 61 or c == 38 or c == 59:
+        return 13
+    if c < 32:
+        return 14
+    return 15
+
+
+#: the text orders: how many of them were seen picks mixer 1's weight set
+TEXT_ORDERS = (C_O1, C_O2, C_O3, C_O4, C_O6)
