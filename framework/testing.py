@@ -1,7 +1,7 @@
 """A test kit for plugin authors, as numcodecs ships ``numcodecs.tests.common``: the checks
 chunkpress runs on its own coders and scorers, callable on yours::
 
-    from chunkpress.testing import check_coder, check_golden, check_scorer
+    from chunkpress.testing import check_coder, check_golden, check_rewriter, check_scorer
 
     def test_my_coder():
         check_coder("my-coder")                  # round trips, damaged payloads refused
@@ -11,6 +11,9 @@ chunkpress runs on its own coders and scorers, callable on yours::
 
     def test_my_scorer():
         check_scorer("my-scorer")                # compiled engine == plain scan == brute force
+
+    def test_my_rewriter():
+        check_rewriter("my-rewriter")            # the same string as the reference scan, merge by merge
 
 Each check raises AssertionError naming the input and what differed; the inputs are built
 here (no data files needed), or pass your own.
@@ -22,10 +25,19 @@ from pathlib import Path
 
 import numpy as np
 
+from .decompressor import Decompressor
 from .errors import FormatError
+from .format.container import pack, unpack
+from .pipeline import Pipeline
 from .plugin.registry import Registry, default_registry
+from .text.pretokenize import pretoken_breaks
+from .text.wordcounts import count_words
 
-__all__ = ["sample_inputs", "mutated", "check_coder", "check_golden", "check_scorer"]
+
+def _decompress(archive: bytes, registry: Registry) -> bytes:
+    return Decompressor(registry=registry).decompress(archive)
+
+__all__ = ["sample_inputs", "mutated", "check_coder", "check_golden", "check_scorer", "check_rewriter"]
 
 _WORDS = ("the", "of", "and", "a", "to", "in", "is", "was", "that", "it", "Alice", "Queen", "said", "very",
           "little", "rabbit", "time", "hatter", "mock", "turtle", "tea", "party", "garden", "croquet")
@@ -66,7 +78,6 @@ def mutated(payload: bytes, cases: int = 150, seed: int = 7):
 
 
 def _pipeline(coder: str, params: dict | None, registry: Registry, max_rules: int = 200):
-    from .pipeline import Pipeline
 
     return Pipeline.from_config(None, registry=registry, scorer="repair", limits={"max_rules": max_rules},
                                 coder={"name": coder, "params": params or {}})
@@ -80,8 +91,6 @@ def check_coder(name: str, params: dict | None = None, *, registry: Registry | N
     ``max_symbols`` symbols (never another exception: the framework would report it as a
     corrupt archive, but it is a bug in the coder); a whole archive so damaged decodes exactly
     or is refused; an archive cut in half is refused."""
-    from .format.container import pack, unpack
-    from .pipeline import decompress
 
     registry = registry or default_registry()
     info = registry.get("coder", name)
@@ -91,7 +100,7 @@ def check_coder(name: str, params: dict | None = None, *, registry: Registry | N
         pipe = _pipeline(name, params, registry, max_rules)
         for label, data in (inputs or sample_inputs()).items():
             archive = pipe.compress(data)
-            assert decompress(archive, registry) == data, \
+            assert _decompress(archive, registry) == data, \
                 f"coder {name!r}, input {label!r}, {max_rules} rules: decoded bytes differ"
             archives.append((label, data, archive))
     for label, data, archive in archives:
@@ -103,12 +112,12 @@ def check_coder(name: str, params: dict | None = None, *, registry: Registry | N
                 continue
             _decode_damaged(coder, name, label, bad, len(data))
             try:
-                out = decompress(pack(header, bad), registry)
+                out = _decompress(pack(header, bad), registry)
             except FormatError:
                 continue
             assert out == data, f"coder {name!r}, input {label!r}: a damaged archive decoded to other bytes"
         try:
-            decompress(archive[: len(archive) // 2], registry)
+            _decompress(archive[: len(archive) // 2], registry)
         except FormatError:
             pass
         else:
@@ -131,7 +140,6 @@ def check_golden(name: str, folder, params: dict | None = None, *, registry: Reg
                  data: bytes | None = None) -> Path:
     """Old archives keep decoding: ``folder/golden.<codec id>.cpz`` is written the first time
     (commit it), and from then on must decode to the same input. Returns the file's path."""
-    from .pipeline import decompress
 
     registry = registry or default_registry()
     data = sample_inputs()["utf8"] if data is None else data
@@ -140,7 +148,7 @@ def check_golden(name: str, folder, params: dict | None = None, *, registry: Reg
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(_pipeline(name, params, registry).compress(data))
-    assert decompress(path.read_bytes(), registry) == data, f"{path}: the golden archive no longer decodes"
+    assert _decompress(path.read_bytes(), registry) == data, f"{path}: the golden archive no longer decodes"
     return path
 
 
@@ -155,10 +163,10 @@ def _brute_force_best(rewriter, scorer, step: int, floor: int):
     n, m = rewriter.length, 256 + step
     if getattr(scorer, "loss_a", None) is not None:
         total = [scorer.loss_a(n, m, int(kk)) + scorer.loss_b(int(kk), int(counts[a]), int(counts[b]), a == b)
-                 for a, b, kk in zip(s0.tolist(), s1.tolist(), k.tolist())]
+                 for a, b, kk in zip(s0.tolist(), s1.tolist(), k.tolist(), strict=False)]
     else:
         total = [scorer.loss(n, m, int(kk), int(counts[a]), int(counts[b]), a == b)
-                 for a, b, kk in zip(s0.tolist(), s1.tolist(), k.tolist())]
+                 for a, b, kk in zip(s0.tolist(), s1.tolist(), k.tolist(), strict=False)]
     best = np.lexsort((s1, s0, k, np.array(total)))[0]
     return int(s0[best]), int(s1[best])
 
@@ -168,8 +176,7 @@ def check_scorer(name: str, params: dict | None = None, *, registry: Registry | 
     """The scorer ``name`` merges the same pairs in the engine's compiled loop (``linked``)
     and through the plain ``scan`` rewriter, and at every step the pair a brute-force scan of
     all pairs picks with its loss evaluated in Python (ties as the selection rule says)."""
-    from .pipeline import Pipeline
-    from .plugins.rewriters.scan import ScanRewriter
+    from .plugins.rewriters.scan import ScanRewriter  # the reference rewriter, a plugin: loaded for this check
 
     registry = registry or default_registry()
     data = sample_inputs()["text"][:20_000] if data is None else data
@@ -179,7 +186,7 @@ def check_scorer(name: str, params: dict | None = None, *, registry: Registry | 
             for rewriter in ("linked", "scan")]
     linked, scanned = (f.rules.tolist() for f in fits)
     if linked != scanned:
-        step = next((i for i, (a, b) in enumerate(zip(linked, scanned)) if a != b), min(len(linked), len(scanned)))
+        step = next((i for i, (a, b) in enumerate(zip(linked, scanned, strict=False)) if a != b), min(len(linked), len(scanned)))
         raise AssertionError(f"scorer {name!r}: the compiled loop and the scan merged different pairs from step {step}")
     built = registry.get("scorer", name).build(registry.get("scorer", name).params(**(params or {})))
     floor = max(1, built.min_merge_count)
@@ -189,3 +196,62 @@ def check_scorer(name: str, params: dict | None = None, *, registry: Registry | 
         best = _brute_force_best(rewriter, built, step, floor)
         assert best == (s0, s1), f"scorer {name!r}, step {step}: merged {(s0, s1)}, a scan of all pairs picks {best}"
         rewriter.apply(s0, s1)
+
+
+def check_rewriter(name: str, params: dict | None = None, *, registry: Registry | None = None,
+                   data: bytes | None = None, steps: int = 60) -> None:
+    """The rewriter ``name`` keeps the same string as the reference ``scan`` rewriter through
+    ``steps`` merges (the most frequent pair each time, ties to the smallest, on a text with
+    pre-token boundaries): the same symbols, length, symbol counts and pair counts after every
+    merge, a report whose pairs are exactly those whose counts changed, and ``replay`` of the
+    rules giving the same string. With ``supports_weights``, a word list weighted by its counts
+    trains as the text it counts."""
+    from .plugins.rewriters.scan import ScanRewriter  # the reference rewriter, a plugin: loaded for this check
+
+    registry = registry or default_registry()
+    info = registry.get("rewriter", name)
+    text = np.frombuffer(sample_inputs()["text"][:20_000] if data is None else data, np.uint8)
+    breaks = pretoken_breaks(text, "whitespace")
+    made = [info.build(info.params(**(params or {}))), ScanRewriter()]
+    for rewriter in made:
+        rewriter.load(text, breaks)
+    ours, reference = made
+    rules = []
+    for step in range(steps):
+        s0, s1, k = reference.pairs()
+        if not k.size:
+            break
+        best = int(np.lexsort((s1, s0, -k))[0])
+        pair = int(s0[best]), int(s1[best])
+        before = _pair_counts(ours)
+        report, expected = ours.apply(*pair), reference.apply(*pair)
+        rules.append(pair)
+        where = f"rewriter {name!r}, step {step}, merge {pair}"
+        assert np.array_equal(ours.symbols(), reference.symbols()), f"{where}: the strings differ"
+        assert ours.length == reference.length and report.sites == expected.sites, f"{where}: the lengths differ"
+        counts = ours.symbol_counts()[: 257 + step]
+        assert np.array_equal(counts, reference.symbol_counts()[: 257 + step]), f"{where}: symbol counts differ"
+        after = _pair_counts(ours)
+        assert after == _pair_counts(reference), f"{where}: pair counts differ"
+        changed = {(a, b): k for a, b, k in zip(report.s0.tolist(), report.s1.tolist(), report.k01.tolist(),
+                                               strict=True)}
+        moved = {p for p in set(before) | set(after) if before.get(p, 0) != after.get(p, 0)}
+        assert set(changed) >= moved and all(after.get(p, 0) == k for p, k in changed.items()), \
+            f"{where}: the report does not list the pairs whose counts changed"
+    replayed = info.build(info.params(**(params or {})))
+    replayed.load(text, breaks)
+    replayed.replay(np.array(rules, dtype=np.int64).reshape(-1, 2))
+    assert np.array_equal(replayed.symbols(), ours.symbols()), f"rewriter {name!r}: replay gives another string"
+    if ours.supports_weights:
+        words = count_words(text.tobytes(), "whitespace")
+        weighted = info.build(info.params(**(params or {})))
+        weighted.load(words.buf, words.breaks, words.position_weights())
+        whole = info.build(info.params(**(params or {})))
+        whole.load(text, breaks)
+        assert weighted.length == whole.length and _pair_counts(weighted) == _pair_counts(whole), \
+            f"rewriter {name!r}: a weighted word list does not count as its text"
+
+
+def _pair_counts(rewriter) -> dict:
+    s0, s1, k = rewriter.pairs()
+    return {(a, b): c for a, b, c in zip(s0.tolist(), s1.tolist(), k.tolist(), strict=True) if c}

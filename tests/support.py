@@ -9,6 +9,13 @@ GOLDEN = Path(__file__).parent / "golden"
 ROOT = Path(__file__).parent.parent
 
 
+def decompress(archive: bytes, registry=None, **settings) -> bytes:
+    """``chunkpress.decompress`` with the registry a test built (its plugins)."""
+    import chunkpress
+
+    return chunkpress.Decompressor(registry=registry, **settings).decompress(archive)
+
+
 def read(name: str) -> bytes:
     return (DATA / name).read_bytes()
 

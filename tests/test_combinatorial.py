@@ -2,18 +2,18 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from chunkpress import FormatError
 from chunkpress.engine.codelength import code_length
 from chunkpress.engine.learner import fit
 from chunkpress.engine.stops import Limits
-from chunkpress.pipeline import Pipeline, decompress, inspect
+from chunkpress.pipeline import Pipeline, inspect
 from chunkpress.plugins.coders.combinatorial import CombinatorialCoder
 from chunkpress.plugins.rewriters.linked import LinkedRewriter
 from chunkpress.plugins.scorers.mdl import MdlScorer
 from chunkpress.plugins.scorers.repair import RepairScorer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import decompress
 
 CODER = CombinatorialCoder()
 

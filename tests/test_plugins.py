@@ -3,14 +3,13 @@
 import sys
 import textwrap
 
+import chunkpress
 import numpy as np
 import pytest
-
-import chunkpress
 from chunkpress import PluginError
-from chunkpress.pipeline import Pipeline, decompress
+from chunkpress.pipeline import Pipeline
 from chunkpress.plugin.registry import build_registry, builtin_plugins
-from support import ROOT
+from support import ROOT, decompress
 
 
 def fake_distribution(tmp_path, name, entry_points: dict, modules: dict):
@@ -186,8 +185,8 @@ def test_packages_list_every_package():
 
 
 def _readme_block(marker: str) -> str:
-    """The README's python code block that contains ``marker``."""
-    text = (ROOT / "README.md").read_text()
+    """The plugin guide's python code block that contains ``marker``."""
+    text = (ROOT / "framework" / "plugin" / "GUIDE.md").read_text()
     blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
     return next(b for b in blocks if marker in b)
 
@@ -228,7 +227,6 @@ def test_a_plugin_decoder_cannot_allocate_past_the_memory_limit(brotli_registry,
     command line's address-space cap stops the plugin's uncapped brotli.decompress with a
     FormatError (a library call checks before it allocates and never caps its process)."""
     import brotli
-
     from chunkpress.format import container
     from chunkpress.format.leb128 import encode_varints
     from chunkpress.plugins.coders.varint import split_model

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from chunkpress.engine.learner import fit
 from chunkpress.engine.stops import Limits
 from chunkpress.study.traceio import read_trace_csv
@@ -64,6 +63,7 @@ def test_compiled_losses_equal_the_python_functions_bit_for_bit(registry, name):
     k01 = np.maximum(1, (rng.random(2000) * np.minimum(k0, k1) / np.where(same, 2, 1)).astype(np.int64))
     N, m = 900_000, 13_000
     a = np.array([scorer.loss_a(N, m, int(k)) for k in k01], dtype=np.float64)
-    b = np.array([scorer.loss_b(int(k), int(x), int(y), bool(s)) for k, x, y, s in zip(k01, k0, k1, same)], dtype=np.float64)
+    b = np.array([scorer.loss_b(int(k), int(x), int(y), bool(s)) for k, x, y, s in zip(k01, k0, k1, same, strict=True)],
+                 dtype=np.float64)
     assert np.array_equal(compiled.losses_a(N, m, k01), a)
     assert np.array_equal(compiled.losses_b(k01, k0, k1, same), b)

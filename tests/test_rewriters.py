@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from chunkpress.engine.learner import fit
 from chunkpress.engine.stops import Limits
 from chunkpress.plugins.rewriters.linked import LinkedRewriter
 from chunkpress.plugins.rewriters.scan import ScanRewriter, pair_table
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from support import read
 
 SCORERS = ["mdl", "repair", "pmi", "spmi"]
@@ -63,7 +62,7 @@ def test_adversarial_inputs(registry, scorer, name, data):
 def test_pair_counts_are_non_overlapping():
     s = np.frombuffer(b"aaaa.aaa", np.uint8).astype(np.int32)
     keys, counts = pair_table(s, np.zeros(len(s), bool))
-    table = {(int(k) >> 32, int(k) & 0xFFFFFFFF): int(c) for k, c in zip(keys, counts)}
+    table = {(int(k) >> 32, int(k) & 0xFFFFFFFF): int(c) for k, c in zip(keys, counts, strict=False)}
     assert table[(97, 97)] == 3  # 2 in "aaaa", 1 in "aaa"
 
 
@@ -81,7 +80,7 @@ def test_breaks_stop_pairs(registry):
     for rw in (ScanRewriter(), LinkedRewriter()):
         rw.load(np.frombuffer(data, np.uint8), breaks)
         s0, s1, k = rw.pairs()
-        assert dict(zip(zip(s0.tolist(), s1.tolist()), k.tolist())) == {(97, 98): 2}
+        assert dict(zip(zip(s0.tolist(), s1.tolist(), strict=False), k.tolist(), strict=False)) == {(97, 98): 2}
 
 
 def test_gpt2_pretokenizer_matches_the_gpt2_pattern(alice):
@@ -91,7 +90,7 @@ def test_gpt2_pretokenizer_matches_the_gpt2_pattern(alice):
 
     # on ASCII text the Unicode classes are the ASCII ones, so Python's re can state the pattern
     pattern = re.compile(rb"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+")
-    text = alice + "I'm  don't\n\n  x  42!! \t\n hi 's ".encode()
+    text = alice + b"I'm  don't\n\n  x  42!! \t\n hi 's "
     assert split(text, "gpt2") == pattern.findall(text)
     assert split(b"hello  world\n\nfoo", "whitespace") == [b"hello", b"  ", b"world", b"\n\n", b"foo"]
     # not UTF-8: every stray byte is a character of its own class "other"
@@ -100,10 +99,9 @@ def test_gpt2_pretokenizer_matches_the_gpt2_pattern(alice):
 
 def test_gpt2_pretokenizer_equals_hf_bytelevel_on_unicode(alice):
     pytest.importorskip("tokenizers")
-    from tokenizers import pre_tokenizers
-
     from chunkpress.text.hf import byte_to_unicode
     from chunkpress.text.pretokenize import split
+    from tokenizers import pre_tokenizers
 
     back = {v: k for k, v in byte_to_unicode().items()}
     hf = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -198,7 +196,7 @@ def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeyp
 def test_lexicographic_argmin_is_lexsorts_first_row(rows):
     from chunkpress.engine.index import lexicographic_argmin
 
-    loss, k, s = (np.array(col) for col in zip(*rows))
+    loss, k, s = (np.array(col) for col in zip(*rows, strict=False))
     assert lexicographic_argmin(loss, k, s) == np.lexsort((s, k, loss))[0]
 
 
@@ -239,5 +237,5 @@ def test_a_merge_that_needs_more_pool_entries_than_are_free_rebuilds_in_place(mo
     report = rw.apply(97, 98)
     ref.apply(97, 98)
     assert rw.pool.shape[0] == size and rw.pool_rebuilds >= 1
-    assert sorted(zip(*map(list, rw.pairs()))) == sorted(zip(*map(list, ref.pairs())))
+    assert sorted(zip(*map(list, rw.pairs()), strict=False)) == sorted(zip(*map(list, ref.pairs()), strict=False))
     assert report.sites == 1 and np.array_equal(rw.symbols(), ref.symbols())

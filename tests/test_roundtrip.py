@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
-
 from chunkpress import FormatError
-from chunkpress.pipeline import Pipeline, decompress, inspect
-from support import fixture_inputs, read
+from chunkpress.pipeline import Pipeline, inspect
+from support import decompress, fixture_inputs, read
 
 INPUTS = fixture_inputs()
 CODERS = ["varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma", "raw-zstd",
@@ -97,11 +96,10 @@ def test_one_shot_api():
 def test_a_backend_added_to_the_table_gives_a_raw_and_a_varint_coder(monkeypatch):
     """One table: adding a backend adds both coder families, with capped decoding."""
     import attrs
-
     from chunkpress import FormatError
-    from chunkpress.format import backends
-    from chunkpress.pipeline import Pipeline, decompress
+    from chunkpress.pipeline import Pipeline
     from chunkpress.plugin.registry import build_registry
+    from chunkpress.plugins.coders import backends
 
     def stored(frame, params, max_size):
         if len(frame) > max_size:

@@ -8,9 +8,8 @@ import os
 import signal
 import time
 
-import pytest
-
 import chunkpress
+import pytest
 from chunkpress.cli import main
 from chunkpress.plugin.registry import build_registry
 from chunkpress.study.runner import WARM_UP_BYTES, load_study, report, run_study

@@ -1,10 +1,9 @@
 """chunkpress.testing, the kit plugin authors run on their own components, run on every
 built-in and on the example plugin; and it catches what it is there to catch."""
 
+import chunkpress
 import numpy as np
 import pytest
-
-import chunkpress
 from chunkpress.plugin.registry import build_registry
 from chunkpress.testing import check_coder, check_golden, check_scorer, sample_inputs
 
@@ -97,3 +96,32 @@ def test_the_kit_fails_a_scorer_that_is_not_what_it_declares():
     broken = build_registry(extra_plugins=[_Broken], autoload=False)
     with pytest.raises(AssertionError, match="scorer 'stale'"):
         check_scorer("stale", registry=broken)
+
+
+@pytest.mark.parametrize("name", ["linked", "scan"])
+def test_every_builtin_rewriter_passes_the_kit(name):
+    from chunkpress.testing import check_rewriter
+
+    check_rewriter(name)
+
+
+def test_the_kit_fails_a_rewriter_that_loses_a_merge(registry):
+    """A rewriter whose tenth merge merges the pair the other way round is caught there."""
+    import chunkpress
+    from chunkpress.plugin.registry import build_registry
+    from chunkpress.plugins.rewriters.scan import ScanRewriter
+    from chunkpress.testing import check_rewriter
+
+    class Sloppy(ScanRewriter):
+        def apply(self, s0, s1):
+            self.merges = getattr(self, "merges", 0) + 1
+            return super().apply(s1, s0) if self.merges == 10 else super().apply(s0, s1)
+
+    class Plugin:
+        @staticmethod
+        @chunkpress.hookimpl
+        def register_rewriters():
+            return [chunkpress.RewriterInfo(name="sloppy", factory=lambda params: Sloppy(), summary="drops", version="1")]
+
+    with pytest.raises(AssertionError, match="sloppy"):
+        check_rewriter("sloppy", registry=build_registry([Plugin], autoload=False))

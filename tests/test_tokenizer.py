@@ -4,11 +4,10 @@ import re
 
 import numpy as np
 import pytest
-
 from chunkpress.cli import main
-from chunkpress.text.hf import from_hf_json, to_hf_json
-from chunkpress.pipeline import Pipeline
 from chunkpress.format.rulesfile import dump_rules
+from chunkpress.pipeline import Pipeline
+from chunkpress.text.hf import from_hf_json, to_hf_json
 from chunkpress.text.tokenizer import Tokenizer
 from support import fixture_inputs, read
 

@@ -6,10 +6,9 @@ import re
 import sys
 import unicodedata
 
+import chunkpress
 import numpy as np
 import pytest
-
-import chunkpress
 from chunkpress.cli import main
 from chunkpress.text.unicodeclasses import OTHER, code_point_classes
 from support import read

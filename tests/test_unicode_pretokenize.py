@@ -4,7 +4,6 @@ import unicodedata
 
 import numpy as np
 import pytest
-
 from chunkpress.errors import FormatError
 from chunkpress.text.pretokenize import split
 from chunkpress.text.unicodeclasses import OTHER, check_unicode_version, code_point_classes, unicode_version
@@ -50,7 +49,7 @@ def test_every_assigned_code_point_splits_as_hf_splits_it(assigned, context):
     ours = [len(piece) for piece in split(text.encode(), "gpt2")]
     theirs = _hf_lengths(byte_level, text)
     if ours != theirs:
-        at = next(i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b)
+        at = next(i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b)
         offset = sum(ours[:at])
         raise AssertionError(f"{context}: first difference at byte {offset}: "
                              f"{text.encode()[offset - 8: offset + 12]!r}")

@@ -5,7 +5,6 @@ import io
 
 import numpy as np
 import pytest
-
 from chunkpress.cli import main
 from chunkpress.format.rulesfile import load_rules
 from chunkpress.pipeline import Pipeline
@@ -17,7 +16,7 @@ TRICKY = (b"a\n\n\nWord  b\t\tc's  they're\r\n\r\n 12 345x  y\n \n" + "naÃ¯ve æ
 
 
 def _as_dict(words: WordCounts) -> dict:
-    return {bytes(words.buf[a:b]): int(c) for a, b, c in zip(words.offsets[:-1], words.offsets[1:], words.counts)}
+    return {bytes(words.buf[a:b]): int(c) for a, b, c in zip(words.offsets[:-1], words.offsets[1:], words.counts, strict=False)}
 
 
 @pytest.mark.parametrize("pretokenizer", ["gpt2", "whitespace"])

@@ -87,4 +87,4 @@ def code_length(m: int, n: int, counts: np.ndarray) -> CodeLength:
     """The code length of a state: dictionary size m, string length n, symbol counts (len >= m)."""
     out = np.zeros(5, dtype=np.int64)
     code_length_parts(m, n, np.ascontiguousarray(counts, dtype=np.int64), out)
-    return CodeLength(**dict(zip(PART_NAMES, (int(v) for v in out))))
+    return CodeLength(**dict(zip(PART_NAMES, (int(v) for v in out), strict=False)))

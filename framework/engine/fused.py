@@ -18,11 +18,11 @@ import numpy as np
 from . import index as ix
 from .codelength import merge_sum_delta
 from .kernels import kernel
-from .trace import fill_trace_row
-from .linkedstring import _LENGTH, _N_CHANGED, _ROOM, LinkedString, merge, room_for
+from .linkedstring import META_LENGTH, META_N_CHANGED, META_ROOM, LinkedString, merge, room_for
 from .losses import CompiledScorer, Strategy
 from .pairtable import EMPTY, N_SLOTS, find_slot, has_room
 from .prefetch import prefetch_row
+from .trace import fill_trace_row
 
 # status codes of the kernel
 STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
@@ -61,7 +61,7 @@ def run_fused(strategy, f_a, f_b, f, f_stop, bounds, acc, string, index, rules_o
             top = max(top, gactive[i])
     while True:
         m = 256 + rules_done + done
-        n = meta[_LENGTH]
+        n = meta[META_LENGTH]
         if by_count:
             slot, top = ix.select_by_count(top, floor, gsize, groot)
             best_k = top
@@ -82,7 +82,7 @@ def run_fused(strategy, f_a, f_b, f, f_stop, bounds, acc, string, index, rules_o
         if (meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room)
                 or meta[N_SLOTS] + room > x_rec.size or not has_room(x_table, x_meta, room)
                 or m + 1 > counts.size):
-            meta[_ROOM] = nsites
+            meta[META_ROOM] = nsites
             return done, NEED_ROOM
         if trace_out is not None:  # None: pruned at compile time (compress compiles no trace code)
             fill_trace_row(m, n, counts, acc, parts, trace_out[done], a, b, best_k, best_loss)
@@ -92,7 +92,7 @@ def run_fused(strategy, f_a, f_b, f, f_stop, bounds, acc, string, index, rules_o
         if trace_out is not None:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         # the changed pairs, by their index slots (found once per pair, then kept in its record)
-        n_ch = meta[_N_CHANGED]
+        n_ch = meta[META_N_CHANGED]
         keep = 0
         for t in range(n_ch):
             rs = changed[t]

@@ -18,12 +18,12 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .kernels import kernel
+from .losses import CompiledScorer, Strategy
 from .pairtable import EMPTY as _EMPTY
 from .pairtable import HASH_USED as _HASH_USED
 from .pairtable import N_SLOTS as _N_SLOTS
 from .pairtable import find_or_insert, grow, has_room, new_table, rehash
-from .kernels import kernel
-from .losses import CompiledScorer, Strategy
 
 
 class IndexArrays(NamedTuple):
@@ -473,7 +473,7 @@ class PairIndex:
         so the compiled loop's capacity checks on the rewriter cover it."""
         self._reserve(max(n_slots - self.n_slots, 0), 0, n_symbols - 1, table_rows)
 
-    def arrays(self) -> "IndexArrays":
+    def arrays(self) -> IndexArrays:
         """The index's arrays, named, as the compiled loops take them."""
         return IndexArrays(self.table, self.meta, self.rec, self.groot, self.gsize, self.gactive, self.gpos,
                            self.lhead, self.rhead, self.scratch, self._out)

@@ -12,7 +12,9 @@ arrays, so its callers pass in scratch space. Functions that allocate stay plain
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 import numba
 
@@ -20,7 +22,7 @@ import numba
 def _without_refcounts():
     """``njit`` options for a kernel: no reference counting where this numba has the option
     (looked up, not compiled: a probe compile cost 0.2 s at every import)."""
-    from numba.core.cpu import CPUTargetOptions
+    from numba.core.cpu import CPUTargetOptions  # numba's internals: looked up once, where the decorators are made
 
     if not hasattr(CPUTargetOptions, "_nrt"):  # pragma: no cover - correct, only slower
         return {"cache": True}
@@ -31,6 +33,13 @@ def _without_refcounts():
 kernel = numba.njit(**_without_refcounts())
 #: the same for a long kernel run by :func:`call_interruptibly` (it releases the GIL)
 long_kernel = numba.njit(nogil=True, **_without_refcounts())
+
+
+def first_compile_ahead() -> bool:
+    """Whether numba will compile the engine's kernels at their first use here (about 15 s once
+    after install; later runs load them from its cache): a program may say so first."""
+    engine = Path(__file__).parent
+    return os.access(engine, os.W_OK) and not any((engine / "__pycache__").glob("fused.run_fused-*.nbi"))
 
 
 #: kernels an interrupt left running, each as the event its helper sets when it returns

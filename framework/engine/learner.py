@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -47,11 +47,15 @@ class StopReason(enum.StrEnum):
     RULES_FILE = "rules file"  # no learning: a dictionary reused as it is
 
 
+#: the limits of a run that stops by its scorer alone
+NO_LIMITS = Limits()
+
+
 def fit(
     data,
     scorer: Scorer,
     rewriter: Rewriter,
-    limits: Limits = Limits(),
+    limits: Limits = NO_LIMITS,
     breaks: np.ndarray | None = None,
     trace: bool = True,
     progress: Callable[[int, int, float], None] | None = None,

@@ -50,11 +50,11 @@ PAIR = np.dtype([
 #: how many sites ahead the merge kernel asks for a node
 PREFETCH_AHEAD = 8
 
-# meta fields after the pair table's; _ROOM: sites of the next merge (what it needs room for,
-# see room_for); _POOL_USED: entries handed out; _LIVE: nodes counted (live entries);
-# _REBUILDS: times the pool was rebuilt
-_TOUCH_EPOCH, _N_CHANGED, _LENGTH, _ROOM, _POOL_USED, _LIVE, _REBUILDS = 2, 3, 4, 5, 6, 7, 8
-_META_FIELDS = 9
+# meta fields after the pair table's; META_ROOM: sites of the next merge (what it needs room for,
+# see room_for); META_POOL_USED: entries handed out; META_LIVE: nodes counted (live entries);
+# META_REBUILDS: times the pool was rebuilt
+META_TOUCH_EPOCH, META_N_CHANGED, META_LENGTH, META_ROOM, META_POOL_USED, META_LIVE, META_REBUILDS = 2, 3, 4, 5, 6, 7, 8
+META_FIELDS = 9
 
 
 class StringArrays(NamedTuple):
@@ -65,7 +65,7 @@ class StringArrays(NamedTuple):
     table: np.ndarray  # hash table (s0, s1) -> pair slot
     pairs: np.ndarray  # pair records (PAIR)
     changed: np.ndarray  # slots whose count the last merge changed
-    meta: np.ndarray  # counters (pair table's, then _TOUCH_EPOCH ... _REBUILDS)
+    meta: np.ndarray  # counters (pair table's, then META_TOUCH_EPOCH ... META_REBUILDS)
     weight: np.ndarray  # per node: how many times it counts (word counts), or empty
     zcache: np.ndarray  # per symbol: cached zero-count lookups
     counts: np.ndarray  # per symbol: occurrences (weighted)
@@ -74,11 +74,11 @@ class StringArrays(NamedTuple):
 
 @numba.njit(cache=True, inline="always")
 def _touch(slot, pairs, changed, meta):
-    if pairs[slot].cmark != meta[_TOUCH_EPOCH]:
-        pairs[slot].cmark = meta[_TOUCH_EPOCH]
+    if pairs[slot].cmark != meta[META_TOUCH_EPOCH]:
+        pairs[slot].cmark = meta[META_TOUCH_EPOCH]
         pairs[slot].oldcnt = pairs[slot].cnt
-        changed[meta[_N_CHANGED]] = slot
-        meta[_N_CHANGED] += 1
+        changed[meta[META_N_CHANGED]] = slot
+        meta[META_N_CHANGED] += 1
 
 
 @numba.njit(cache=True, inline="always")
@@ -90,7 +90,7 @@ def _uncount(q, node, pairs, changed, meta, weight, merged):
     node[q, OSLOT] = EMPTY if slot == merged else -(slot + 2)
     pairs[slot].cnt -= weight[q] if weight.size else 1
     pairs[slot].nsites -= 1
-    meta[_LIVE] -= 1
+    meta[META_LIVE] -= 1
 
 
 @numba.njit(cache=True, inline="always")
@@ -124,10 +124,10 @@ def _pair_slot(x, y, z, zcache, table, meta, pairs):
         key = y
     else:
         return _slot_of(x, y, table, meta, pairs)
-    if zcache[key, col] == meta[_TOUCH_EPOCH]:
+    if zcache[key, col] == meta[META_TOUCH_EPOCH]:
         return zcache[key, col + 1]
     slot = _slot_of(x, y, table, meta, pairs)
-    zcache[key, col] = meta[_TOUCH_EPOCH]
+    zcache[key, col] = meta[META_TOUCH_EPOCH]
     zcache[key, col + 1] = slot
     return slot
 
@@ -138,15 +138,15 @@ def _append(q, slot, node, pool, pairs, meta):
     one live entry per node, and the pool holds more entries than there are nodes, so a rebuild
     always frees room (and, with a quarter of headroom, rebuilds are rare: amortized O(1)).
     No merge, however degenerate, can write past the pool."""
-    if meta[_POOL_USED] >= pool.shape[0]:
+    if meta[META_POOL_USED] >= pool.shape[0]:
         rebuild_pool(node, pool, pairs, meta)
     _append_entry(q, slot, pool, pairs, meta)
 
 
 @numba.njit(cache=True, inline="always")
 def _append_entry(q, slot, pool, pairs, meta):
-    e = meta[_POOL_USED]
-    meta[_POOL_USED] += 1
+    e = meta[META_POOL_USED]
+    meta[META_POOL_USED] += 1
     pool[e, POS] = q
     pool[e, LINK] = pairs[slot].head
     pairs[slot].head = e
@@ -163,7 +163,7 @@ def _count(q, slot, node, pool, pairs, changed, meta, weight):
     node[q, OSLOT] = slot
     pairs[slot].cnt += weight[q] if weight.size else 1
     pairs[slot].nsites += 1
-    meta[_LIVE] += 1
+    meta[META_LIVE] += 1
 
 
 @numba.njit(cache=True, inline="always")
@@ -251,8 +251,8 @@ def rebuild_pool(node, pool, pairs, meta):
     (so each list comes out in reverse string order, as a merge wants it)."""
     for slot in range(meta[N_SLOTS]):
         pairs[slot].head = EMPTY
-    meta[_POOL_USED] = 0
-    meta[_REBUILDS] += 1
+    meta[META_POOL_USED] = 0
+    meta[META_REBUILDS] += 1
     for q in range(node.shape[0]):
         slot = node[q, OSLOT]
         if slot >= 0:
@@ -282,9 +282,9 @@ def _prefetch_site(i, node, pairs):
 def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zcache, counts, sites):
     """Replace every counted occurrence of (a, b), whose slot is ``slot_ab`` (-1: never seen),
     by z, left to right. Returns the number of replacements (weighted); the slots whose count
-    changed are in ``changed[:meta[_N_CHANGED]]``."""
-    meta[_TOUCH_EPOCH] += 1
-    meta[_N_CHANGED] = 0
+    changed are in ``changed[:meta[META_N_CHANGED]]``."""
+    meta[META_TOUCH_EPOCH] += 1
+    meta[META_N_CHANGED] = 0
     if slot_ab == EMPTY:
         return 0
     n = 0
@@ -358,7 +358,7 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
     counts[a] -= replaced
     counts[b] -= replaced
     counts[z] = replaced
-    meta[_LENGTH] -= replaced
+    meta[META_LENGTH] -= replaced
     return replaced
 
 
@@ -395,7 +395,7 @@ def replay(rules, start, record, n_out, sum_out, acc,
         a = rules[i, 0]
         b = rules[i, 1]
         if record:
-            n_out[i] = meta[_LENGTH]
+            n_out[i] = meta[META_LENGTH]
             sum_out[i] = acc[0]
         slot = find_slot(table, a, b)
         if slot == EMPTY or pairs[slot].cnt == 0:
@@ -440,8 +440,8 @@ class LinkedString:
         else:
             self.weight = np.ascontiguousarray(weights, dtype=np.int64)
             self.counts = np.bincount(node[:, SYM], weights=self.weight, minlength=BYTE_SYMBOLS).astype(np.int64)
-        self.meta = np.zeros(_META_FIELDS, dtype=np.int64)
-        self.meta[_LENGTH] = n if weights is None else int(self.weight.sum())
+        self.meta = np.zeros(META_FIELDS, dtype=np.int64)
+        self.meta[META_LENGTH] = n if weights is None else int(self.weight.sum())
         cap = min(max(n, 16), self.initial_slots)
         if cap < min(n, BYTE_SYMBOLS * BYTE_SYMBOLS):  # count_all needs a slot per byte pair
             codes = node[:-1, SYM] * BYTE_SYMBOLS + node[1:, SYM]
@@ -469,7 +469,7 @@ class LinkedString:
     def grow_for_pending_merge(self) -> None:
         """Room for the merge the fused loop stopped before (it returned NEED_ROOM) and for the
         symbol it makes."""
-        self._reserve_merge(int(self.meta[_ROOM]), self.next_symbol)
+        self._reserve_merge(int(self.meta[META_ROOM]), self.next_symbol)
         self._reserve_symbols(self.next_symbol + 1)
 
     def arrays(self) -> StringArrays:
@@ -483,7 +483,7 @@ class LinkedString:
 
     @property
     def pool_rebuilds(self) -> int:
-        return int(self.meta[_REBUILDS])
+        return int(self.meta[META_REBUILDS])
 
     def _reserve(self, n_new: int) -> None:
         need = int(self.meta[N_SLOTS]) + n_new
@@ -497,7 +497,7 @@ class LinkedString:
 
     @property
     def length(self):
-        return int(self.meta[_LENGTH])
+        return int(self.meta[META_LENGTH])
 
     def symbol_counts(self):
         return self.counts
@@ -527,7 +527,7 @@ class LinkedString:
         self.next_symbol += 1
         self._reserve_symbols(z)
         sites = merge(slot, s0, s1, z, *self.arrays())
-        a, b, k01 = changed_pairs(self.changed, int(self.meta[_N_CHANGED]), self.pair_records)
+        a, b, k01 = changed_pairs(self.changed, int(self.meta[META_N_CHANGED]), self.pair_records)
         return MergeReport(symbol=z, sites=int(sites), s0=a, s1=b, k01=k01)
 
     def replay(self, rules: np.ndarray, record: bool = False):

@@ -7,6 +7,8 @@ chunk-cm asks for its hash slots, mixer weights and APM knots before it reads th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -28,25 +30,30 @@ def _prefetch(context, builder, aty, array, indices):
     return context.get_dummy_value()
 
 
-@intrinsic
-def prefetch_row(typingctx, arr, row):
-    """Hint the CPU to load row ``row`` of a C-contiguous array (1-d: element) into the cache.
-    A hint only: it never faults and changes no result."""
+if TYPE_CHECKING:  # how kernels call them: numba's intrinsics take the typing context first
+    def prefetch_row(arr, row) -> None: ...
 
-    def codegen(context, builder, sig, args):
-        zero = context.get_constant(types.intp, 0)
-        idx = context.cast(builder, args[1], sig.args[1], types.intp)
-        return _prefetch(context, builder, sig.args[0], args[0], [idx] + [zero] * (sig.args[0].ndim - 1))
+    def prefetch_item(arr, row, col) -> None: ...
+else:
+    @intrinsic
+    def prefetch_row(typingctx, arr, row):
+        """Hint the CPU to load row ``row`` of a C-contiguous array (1-d: element) into the cache.
+        A hint only: it never faults and changes no result."""
 
-    return types.void(arr, row), codegen
+        def codegen(context, builder, sig, args):
+            zero = context.get_constant(types.intp, 0)
+            idx = context.cast(builder, args[1], sig.args[1], types.intp)
+            return _prefetch(context, builder, sig.args[0], args[0], [idx] + [zero] * (sig.args[0].ndim - 1))
+
+        return types.void(arr, row), codegen
 
 
-@intrinsic
-def prefetch_item(typingctx, arr, row, col):
-    """The same for item ``[row, col]`` of a 2-d array: a later cache line of a long row."""
+    @intrinsic
+    def prefetch_item(typingctx, arr, row, col):
+        """The same for item ``[row, col]`` of a 2-d array: a later cache line of a long row."""
 
-    def codegen(context, builder, sig, args):
-        inds = [context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:])]
-        return _prefetch(context, builder, sig.args[0], args[0], inds)
+        def codegen(context, builder, sig, args):
+            inds = [context.cast(builder, a, t, types.intp) for a, t in zip(args[1:], sig.args[1:], strict=False)]
+            return _prefetch(context, builder, sig.args[0], args[0], inds)
 
-    return types.void(arr, row, col), codegen
+        return types.void(arr, row, col), codegen

@@ -1,1 +1,71 @@
+"""The plugin API: everything a plugin author needs, and all that a plugin imports from the
+framework (the built-in plugins too, as a third party's would).
 
+* the hook marker :data:`hookimpl` and the specs with complete examples (:mod:`.hookspecs`);
+* the base class of each role (:class:`Scorer`, :class:`SplitScorer`, :class:`Rewriter`,
+  :class:`Coder`) and the descriptors plugins return (:class:`ScorerInfo`, ...);
+* the errors to raise (:class:`FormatError` for a corrupt payload, ...);
+* the helpers coders use: LEB128 varints, expanding rules to bytes, memory checks before an
+  allocation, the kernels' decorators and interruptible calls, prefetching, a coder's progress
+  meter, the engine's linked string for a rewriter, the code-length numerics of the scorers.
+
+Test a plugin with :mod:`chunkpress.testing` (``check_coder``, ``check_scorer``,
+``check_rewriter``).
+"""
+
+from typing import TYPE_CHECKING
+
+from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
+from .base import BYTE_SYMBOLS, Coder, MergeReport, Rewriter, Scorer, SplitScorer, as_symbols
+from .descriptors import CoderInfo, NoParams, RewriterInfo, ScorerInfo
+from .hookspecs import hookimpl
+
+#: the helpers, each loaded from its module on first use: the engine and the formats import
+#: this package's base classes, so this package imports them only when a plugin asks
+_HELPERS = {
+    "call_interruptibly": "engine.kernels", "kernel": "engine.kernels", "long_kernel": "engine.kernels",
+    "LinkedString": "engine.linkedstring", "LOG2E": "engine.numerics", "bit_length_scalar": "engine.numerics",
+    "elias_delta_bits_scalar": "engine.numerics", "log_factorial_scalar": "engine.numerics",
+    "prefetch_item": "engine.prefetch", "prefetch_row": "engine.prefetch", "STORED_CODEC": "format.container",
+    "MAX_EXPANSION": "format.expand", "expand": "format.expand", "expand_into": "format.expand",
+    "symbol_lengths": "format.expand", "decode_varints": "format.leb128", "encode_varints": "format.leb128",
+    "check_allocation": "format.limits", "memory_limit": "format.limits", "coding_meter": "progress",
+    "code_length": "engine.codelength",
+}
+
+if TYPE_CHECKING:
+    from ..engine.codelength import code_length
+    from ..engine.kernels import call_interruptibly, kernel, long_kernel
+    from ..engine.linkedstring import LinkedString
+    from ..engine.numerics import LOG2E, bit_length_scalar, elias_delta_bits_scalar, log_factorial_scalar
+    from ..engine.prefetch import prefetch_item, prefetch_row
+    from ..format.container import STORED_CODEC
+    from ..format.expand import MAX_EXPANSION, expand, expand_into, symbol_lengths
+    from ..format.leb128 import decode_varints, encode_varints
+    from ..format.limits import check_allocation, memory_limit
+    from ..progress import coding_meter
+
+
+def __getattr__(name: str):
+    if name not in _HELPERS:
+        raise AttributeError(f"module 'chunkpress.plugin' has no attribute {name!r}")
+    import importlib  # only on a helper's first use
+
+    value = getattr(importlib.import_module(f"chunkpress.{_HELPERS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    # hooks and roles
+    "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
+    "ScorerInfo", "RewriterInfo", "CoderInfo", "NoParams",
+    # errors
+    "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
+    # coders' helpers
+    "encode_varints", "decode_varints", "expand", "expand_into", "symbol_lengths", "MAX_EXPANSION",
+    "check_allocation", "memory_limit", "kernel", "long_kernel", "call_interruptibly", "prefetch_row",
+    "prefetch_item", "coding_meter", "STORED_CODEC",
+    # rewriters' and scorers' helpers
+    "LinkedString", "LOG2E", "bit_length_scalar", "elias_delta_bits_scalar", "log_factorial_scalar", "code_length",
+]

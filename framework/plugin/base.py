@@ -15,7 +15,7 @@ non-split ``loss``: smallest loss, then lower k01, then smallest (s0, s1)).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -136,6 +136,9 @@ class Coder:
     #: True when :meth:`encode` / :meth:`decode` take ``dictionary_size``: the archive may then
     #: name its dictionary (``compress --rules-ref``) instead of holding it.
     references_dictionary: bool = False
+    #: What the coder holds per input byte at most while it codes, beyond the symbols (a
+    #: model's tables): the compressor cuts an input into blocks that fit the memory limit.
+    working_bytes_per_byte: int = 0
 
     def __init__(self, params=None):
         self.params = params

@@ -7,7 +7,8 @@ component's config keys (validated on load). pluggy is only used to collect desc
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import attrs
 
@@ -42,6 +43,9 @@ def _check_params_class(_inst, _attribute, value):
 
 @attrs.frozen(kw_only=True)
 class _Component:
+    #: the role's name (``scorer``, ``rewriter``, ``coder``), set by each descriptor class
+    role: ClassVar[str]
+
     name: str = attrs.field(validator=_check_name)
     factory: Callable[[Any], Any] = attrs.field(validator=_check_callable)
     params: type = attrs.field(default=NoParams, validator=_check_params_class)

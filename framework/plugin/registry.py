@@ -11,14 +11,14 @@ import functools
 import importlib
 import importlib.metadata
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 import attrs
 import pluggy
 
+from ..errors import PluginError
 from . import hookspecs
 from .descriptors import CoderInfo, RewriterInfo, ScorerInfo
-from ..errors import PluginError
 
 ENTRY_POINT_GROUP = "chunkpress"
 AUTOLOAD_ENV = "CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD"
@@ -29,11 +29,12 @@ def builtin_plugins() -> list:
     """The built-in plugin modules, registered exactly like entry-point ones (pytest's
     ``default_plugins``). Imported here, in plain import statements, so readers and import-graph
     tools see every built-in reached from the registry."""
-    from ..plugins.coders import chunk_cm, cm, combinatorial, raw, varint
+    # the plugins import this framework's plugin API: loaded when a registry is first built
+    from ..plugins.coders import chunk_cm, chunk_cm_legacy, cm, combinatorial, raw, varint
     from ..plugins.rewriters import linked, scan
     from ..plugins.scorers import mdl, pmi, repair
 
-    return [repair, mdl, pmi, scan, linked, varint, combinatorial, raw, cm, chunk_cm]
+    return [repair, mdl, pmi, scan, linked, varint, combinatorial, raw, cm, chunk_cm, chunk_cm_legacy]
 
 
 ROLES = {

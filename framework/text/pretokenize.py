@@ -19,7 +19,9 @@ import numba
 import numpy as np
 
 from ..errors import ConfigError
-from .unicodeclasses import OTHER as _OTHER, SPACE as _SPACE, code_point_classes
+from .unicodeclasses import OTHER as _OTHER
+from .unicodeclasses import SPACE as _SPACE
+from .unicodeclasses import code_point_classes
 
 
 @numba.njit(cache=True)
@@ -173,4 +175,4 @@ def split(data: bytes, name: str) -> list[bytes]:
         return [bytes(data)] if data else []
     cuts = np.flatnonzero(breaks) + 1
     edges = [0, *cuts.tolist(), len(data)]
-    return [bytes(data[a:b]) for a, b in zip(edges, edges[1:]) if b > a]
+    return [bytes(data[a:b]) for a, b in zip(edges, edges[1:], strict=False) if b > a]

@@ -9,24 +9,26 @@ its bytes) and the output is assembled by copying.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable
 
 import attrs
 import numba
 import numpy as np
 
-from .. import __version__
-from ..engine.codelength import parts_from_sum, PART_NAMES
-from ..errors import ChunkpressError, InputError
+from ..engine.codelength import PART_NAMES, parts_from_sum
+from ..engine.linkedstring import LinkedString
+from ..errors import ChunkpressError
+from ..fileio import read_input, read_rest, write_output
 from ..format.expand import expand, symbol_lengths
-from ..format.limits import bounded_memory
+from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_memory, work_limit
 from ..format.rulesfile import RulesFile
 from ..plugin.base import BYTE_SYMBOLS, as_symbols
+from ..version import __version__
+from .hf import HFVocab, byte_to_unicode, from_hf_json, to_hf_json
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
-from .wordcounts import DistinctWords
-
+from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, shards
 
 #: Words up to this many bytes are merged in a small array (lowest rank first); longer ones
 #: are replayed with the engine's linked string, whose cost does not grow with the square of the length.
@@ -122,6 +124,16 @@ def _text_bytes(text) -> bytes:
     return text.encode("utf-8") if isinstance(text, str) else bytes(as_symbols(text))
 
 
+def _integer_ids(ids) -> np.ndarray:
+    """``ids`` as int64, refusing what is not an integer (1.5 is not id 1, True is not id 1)."""
+    found = np.asarray(ids)
+    if found.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if found.dtype.kind not in "iu":
+        raise ChunkpressError(f"token ids must be integers, not {found.dtype} values (such as {found.ravel()[0].item()!r})")
+    return found.astype(np.int64).ravel()
+
+
 class Tokenizer:
     """A learned dictionary used as a tokenizer: rules (R x 2) plus the pre-tokenizer it was
     trained with, and HF's numbering where it was imported from HF or trained with added tokens
@@ -136,30 +148,42 @@ class Tokenizer:
         self.meta = meta
 
     @classmethod
-    def from_rules_file(cls, data: bytes, *, decoding: bool = False) -> "Tokenizer":
+    def from_rules_file(cls, data: bytes, *, decoding: bool = False) -> Tokenizer:
         """From a rules file's bytes; FormatError if it is corrupt or its pre-tokenizer ran on
         other Unicode tables than this version's (unless only ``decoding``: ids to bytes)."""
-        from .hf import HFVocab
-
         source = RulesFile.from_bytes(data)
         pre = source.pretokenizer
         if pre != "none" and not decoding:
             check_unicode_version(source.unicode)
         hf = HFVocab.from_meta(source.hf, BYTE_SYMBOLS + len(source.rules)) if source.hf is not None else None
+        if hf is not None:
+            hf.check_spellings(source.rules)
         return cls(source.rules, pre, hf, meta=source)
 
     @classmethod
-    def from_file(cls, path, *, decoding: bool = False) -> "Tokenizer":
+    def from_file(cls, path, *, decoding: bool = False) -> Tokenizer:
         """Load a rules file (written by ``train``, ``import-hf`` or ``save``); errors name it."""
         path = Path(path)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))  # /dev/zero is refused, not read
         try:
             return cls.from_rules_file(data, decoding=decoding)
         except ChunkpressError as exc:
             raise type(exc)(f"{path}: {exc}") from None
+
+    @classmethod
+    def from_hf_json(cls, text: str) -> Tokenizer:
+        """From an HF tokenizers ``tokenizer.json`` of a byte-level BPE (its ids, added tokens
+        and prefix space kept: ``encode`` then gives HF's ids); FormatError for what would
+        tokenize otherwise (see :mod:`chunkpress.text.hf`)."""
+        rules, pre, vocab = from_hf_json(text)
+        meta = RulesFile.learned(rules, {"pretokenizer": {"name": pre}}, unicode_version(),
+                                 imported_from="hf-tokenizers", hf=vocab.to_meta())
+        return cls.from_rules_file(meta.to_bytes())  # what a later use would refuse is refused now
+
+    def to_hf_json(self) -> str:
+        """This dictionary as an HF tokenizers ``tokenizer.json`` (byte-level BPE) whose
+        encoding equals :meth:`encode`'s."""
+        return to_hf_json(self.rules, self.pretokenizer, self.hf)
 
     def to_rules_file(self) -> RulesFile:
         """This tokenizer as a rules file: its rules, pre-tokenizer (and the Unicode version it
@@ -172,8 +196,6 @@ class Tokenizer:
 
     def save(self, path) -> None:
         """Write the rules file (replacing one there), atomically: a reader never sees half."""
-        from ..fileio import write_output
-
         write_output(str(path), self.to_rules_file().to_bytes(), force=True)
 
     @property
@@ -181,8 +203,6 @@ class Tokenizer:
         return self.hf.size if self.hf is not None else BYTE_SYMBOLS + len(self.rules)
 
     def _rewriter(self, data: np.ndarray, breaks):
-        from ..engine.linkedstring import LinkedString
-
         string = LinkedString()
         string.load(data, breaks)
         return string
@@ -256,12 +276,10 @@ class Tokenizer:
         names = dict((i, c) for c, i in self.hf.special) if self.hf is not None else {}
 
         def spell() -> list[str]:
-            from .hf import byte_to_unicode
-
             table = byte_to_unicode()
             cache: dict = {}
             out = []
-            for i, s in zip(ids.tolist(), symbols.tolist()):
+            for i, s in zip(ids.tolist(), symbols.tolist(), strict=False):
                 if s < 0:
                     out.append(names[i])
                     continue
@@ -272,15 +290,33 @@ class Tokenizer:
 
         return Encoding(ids=ids, offsets=offsets, spell=spell)
 
+    def ids_of_stream(self, stream) -> Iterator[np.ndarray]:
+        """The ids of everything ``stream`` (a binary file object) holds, as :meth:`encode`
+        gives them for the whole, a piece at a time: pieces are cut where the pre-tokenizer
+        breaks whatever surrounds them (:func:`~chunkpress.text.wordcounts.shards`), so memory
+        stays that of a piece. Without a pre-tokenizer, or with HF's prefix space, the text is
+        one piece. A piece longer than the memory limit allows is refused (InputError)."""
+        limit = work_limit(ENCODE_BYTES_PER_BYTE)
+        if self.pretokenizer == "none" or (self.hf is not None and self.hf.add_prefix_space):
+            yield self.encode(read_rest(stream, "", b"", limit)).ids
+            return
+        special = tuple(content.encode() for content, _ in self.hf.special) if self.hf is not None else ()
+        for piece in shards(stream, min(DEFAULT_SHARD_SIZE, limit), special, limit):
+            yield self.encode(piece).ids
+
     def encode_batch(self, texts) -> list[Encoding]:
         """``encode`` of each text."""
         return [self.encode(text) for text in texts]
+
+    def decode_bytes(self, ids, *, max_memory: int | None = None) -> bytes:
+        """The bytes of ``ids``: see :meth:`decode`."""
+        return self.decode(ids, max_memory=max_memory)
 
     def decode(self, ids, *, max_memory: int | None = None) -> bytes:
         """The bytes of ``ids`` (``.decode("utf-8")`` for text: a byte-level token may hold part
         of a character); ``max_memory``: this call's bound in bytes (FormatError before
         allocating past it; None: the default, see :mod:`chunkpress.format.limits`)."""
-        ids = np.asarray(ids, dtype=np.int64)
+        ids = _integer_ids(ids)
         with bounded_memory(max_memory):
             if self.hf is not None:
                 return self.hf.decode(self.rules, ids)

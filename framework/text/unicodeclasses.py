@@ -83,6 +83,7 @@ def generate(path: Path = TABLE) -> None:
     """Write the table from the installed ``tokenizers`` (about a minute): a letter joins "a"
     (``\\p{L}+``), a digit joins "1" (``\\p{N}+``), other joins "!" (``[^\\s\\p{L}\\p{N}]+``),
     and what joins none is white space."""
+    # the generator alone needs these: HF tokenizers (optional) is the table's source
     import unicodedata
 
     import tokenizers

@@ -24,12 +24,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-
-from ...plugin.hookspecs import hookimpl
-from ...plugin.descriptors import CoderInfo
-from ...errors import FormatError
-from ...engine.numerics import bit_length_scalar
-from ...plugin.base import BYTE_SYMBOLS, Coder
+from chunkpress.plugin import BYTE_SYMBOLS, Coder, CoderInfo, FormatError, bit_length_scalar, code_length, hookimpl
 
 _WINDOW = np.uint64(56)
 _MASK = np.uint64((1 << 56) - 1)
@@ -360,15 +355,13 @@ class CombinatorialCoder(Coder):
     def describe(self, payload: bytes, rules, symbols) -> dict:
         """The five parts as the model predicts them for the decoded content, and the bits
         actually written (the marks of the decoder's canonical check)."""
-        from ...engine.codelength import code_length
-
         m = BYTE_SYMBOLS + len(rules)
         parts = code_length(m, len(symbols), np.bincount(symbols, minlength=m))
         held = getattr(self, "_marks", None)
         marks = held[1] if held is not None and held[0] == bytes(payload) else self._encode(rules, symbols)[1]
         written = np.diff(np.concatenate([[0.0], marks]))
         out: dict[str, object] = {}
-        for name, w in zip(("m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits"), written):
+        for name, w in zip(("m_bits", "rules_bits", "n_bits", "counts_bits", "string_bits"), written, strict=False):
             out[f"{name} (model / written)"] = f"{getattr(parts, name):,} / {w:,.1f}"
         out["dictionary_bytes"] = (written[0] + written[1]) / 8  # rule count and rules, as written
         out["model_total_bits"] = parts.total_bits

@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
+from chunkpress.plugin import (
+    BYTE_SYMBOLS,
+    Coder,
+    FormatError,
+    check_allocation,
+    decode_varints,
+    encode_varints,
+    hookimpl,
+    memory_limit,
+)
 
-from ...errors import FormatError
-from ...format.backends import Backend, backend_coders, check_backend
-from ...format.leb128 import decode_varints, encode_varints
-from ...format.limits import check_allocation, memory_limit
-from ...plugin.base import BYTE_SYMBOLS, Coder
-from ...plugin.hookspecs import hookimpl
+from .backends import Backend, backend_coders, check_backend
 
 
 def rank_table(symbols: np.ndarray, by_frequency: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +73,7 @@ def join_model(model: bytes, string: bytes, dictionary_size: int | None = None, 
 
 class VarintCoder(Coder):
     """Frequency-ordered varints behind a general-purpose compressor; subclasses name the
-    :class:`~chunkpress.format.backends.Backend` (see :func:`~chunkpress.format.backends.backend_coders`)."""
+    :class:`~.backends.Backend` (see :func:`~.backends.backend_coders`)."""
 
     backend: Backend
     references_dictionary = True

@@ -1,10 +1,7 @@
 """The fast rewriter: the engine's incremental linked string (see
 :mod:`chunkpress.engine.linkedstring`), so the engine runs the whole merge loop compiled."""
 
-from ...engine.linkedstring import LinkedString
-from ...plugin.base import Rewriter
-from ...plugin.descriptors import RewriterInfo
-from ...plugin.hookspecs import hookimpl
+from chunkpress.plugin import LinkedString, Rewriter, RewriterInfo, hookimpl
 
 
 class LinkedRewriter(LinkedString, Rewriter):

@@ -7,10 +7,7 @@ replacement semantics that the fast ``linked`` rewriter must reproduce exactly.
 from __future__ import annotations
 
 import numpy as np
-
-from ...plugin.hookspecs import hookimpl
-from ...plugin.descriptors import RewriterInfo
-from ...plugin.base import BYTE_SYMBOLS, MergeReport, Rewriter
+from chunkpress.plugin import BYTE_SYMBOLS, MergeReport, Rewriter, RewriterInfo, hookimpl
 
 _SHIFT = np.int64(32)
 
@@ -44,7 +41,9 @@ class ScanRewriter(Rewriter):
         self._counts = np.zeros(BYTE_SYMBOLS, dtype=np.int64)
         self._next_symbol = BYTE_SYMBOLS
 
-    def load(self, data, breaks=None):
+    def load(self, data, breaks=None, weights=None):
+        if weights is not None:
+            raise TypeError("the scan rewriter does not support weights")
         self._s = np.asarray(data).astype(np.int32)
         self._breaks = (
             np.zeros(len(self._s), dtype=bool) if breaks is None else np.asarray(breaks, dtype=bool).copy()

@@ -2,10 +2,7 @@
 
 import math
 
-from ...engine.numerics import LOG2E, elias_delta_bits_scalar, log_factorial_scalar
-from ...plugin.base import SplitScorer
-from ...plugin.descriptors import ScorerInfo
-from ...plugin.hookspecs import hookimpl
+from chunkpress.plugin import LOG2E, ScorerInfo, SplitScorer, elias_delta_bits_scalar, hookimpl, log_factorial_scalar
 
 lf = log_factorial_scalar
 ed = elias_delta_bits_scalar

@@ -8,9 +8,7 @@ order) of the reference program, which decides its near-ties. They have no natur
 
 import math
 
-from ...plugin.base import SplitScorer
-from ...plugin.descriptors import ScorerInfo
-from ...plugin.hookspecs import hookimpl
+from chunkpress.plugin import ScorerInfo, SplitScorer, hookimpl
 
 
 class PmiScorer(SplitScorer):

@@ -1,8 +1,5 @@
 """Re-Pair / BPE: merge the most frequent pair; stop when no pair occurs twice."""
-
-from ...plugin.base import SplitScorer
-from ...plugin.descriptors import ScorerInfo
-from ...plugin.hookspecs import hookimpl
+from chunkpress.plugin import ScorerInfo, SplitScorer, hookimpl
 
 
 class RepairScorer(SplitScorer):

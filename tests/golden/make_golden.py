@@ -8,6 +8,14 @@ from chunkpress.pipeline import Pipeline
 HERE = Path(__file__).parent
 SOURCE = HERE.parent / "data" / "udhr_cmn_hans.txt"
 
+# the stored archive (container version 2): what the compressor writes where no coder shrinks the data
+STORED = HERE / "udhr_cmn_hans.chunkpress.stored.v1.cpz"
+if not STORED.exists():
+    from chunkpress.format.container import pack_stored
+
+    STORED.write_bytes(pack_stored(SOURCE.read_bytes()))
+    print("wrote", STORED.name)
+
 for coder in ("varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma",
               "raw-zstd", "raw-bz2", "raw-ppmd", "varint-ppmd", "cm", "chunk-cm-v1", "chunk-cm-v2", "chunk-cm-v3", "chunk-cm-v4",
               "chunk-cm"):

@@ -20,7 +20,6 @@ examples/plugin-dice`` and use ``--scorer dice`` or, in a config::
 import math
 
 import attrs
-
 from chunkpress import Scorer, ScorerInfo, SplitScorer, hookimpl
 
 

@@ -1,0 +1,207 @@
+"""General-purpose compressors in one table: name -> params class, compress, capped decompress.
+
+The raw-* and varint-* coder families are generated from :data:`BACKENDS` (one coder of each
+family per backend), so adding a backend here adds both coders. Every frame must decode
+completely, with no trailing bytes, and no frame may expand past ``max_size`` (the decoder's
+memory limit): zstd frames are checked by their declared size before decoding, the others
+decode with an output cap.
+"""
+
+from __future__ import annotations
+
+import bz2
+import lzma
+import zlib
+from collections.abc import Callable
+
+import attrs
+import zstandard
+from chunkpress.plugin import CoderInfo, ConfigError, FormatError, check_allocation, decode_varints, encode_varints
+
+
+def _int_in(low: int, high: int, default: int):
+    return attrs.field(default=default, validator=[attrs.validators.instance_of(int), attrs.validators.ge(low),
+                                                   attrs.validators.le(high)])
+
+
+@attrs.frozen(kw_only=True)
+class ZstdParams:
+    level: int = _int_in(1, 22, 19)
+
+
+@attrs.frozen(kw_only=True)
+class ZlibParams:
+    level: int = _int_in(0, 9, 9)
+
+
+@attrs.frozen(kw_only=True)
+class LzmaParams:
+    """xz: ``preset`` 0-9 and ``extreme`` (xz -e), on by default as in ``xz -9e``."""
+
+    preset: int = _int_in(0, 9, 9)
+    extreme: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+
+
+@attrs.frozen(kw_only=True)
+class Bz2Params:
+    level: int = _int_in(1, 9, 9)
+
+
+@attrs.frozen(kw_only=True)
+class PpmdParams:
+    """PPMd var. I (pyppmd, optional): model order and model memory in MB."""
+
+    model_order: int = _int_in(2, 64, 8)
+    memory_mb: int = _int_in(1, 2048, 256)
+
+
+@attrs.frozen(kw_only=True)
+class Backend:
+    """A general-purpose compressor: ``compress(data, params)`` and ``decompress(frame, params,
+    max_size)``, which raises FormatError on a corrupt frame or one larger than ``max_size``."""
+
+    name: str
+    params: type
+    compress: Callable
+    decompress: Callable
+    summary: str
+
+
+def _finish(d, out: bytes, name: str) -> bytes:
+    if not d.eof or d.unused_data:
+        raise FormatError(f"{name} frame is truncated, has trailing bytes or is larger than allowed")
+    return out
+
+
+def _stream(name: str, make, errors):
+    """Decompress with a stream object that takes an output cap (zlib, bz2, xz)."""
+
+    def decompress(frame: bytes, params, max_size: int) -> bytes:
+        try:
+            d = make()
+            out = d.decompress(frame, max_size + 1)  # one byte more tells "larger" from "exact"
+        except errors as exc:
+            raise FormatError(f"corrupt {name} frame: {exc}") from None
+        if len(out) > max_size:
+            raise FormatError(f"{name} frame is larger than allowed ({max_size:,} bytes)")
+        return _finish(d, out, name)
+
+    return decompress
+
+
+def _zstd_decompress(frame: bytes, params, max_size: int) -> bytes:
+    try:
+        size = zstandard.frame_content_size(frame)
+        if size < 0:
+            raise FormatError("zstd frame does not record its content size")
+        if size > max_size:
+            check_allocation(f"a zstd frame of {size:,} bytes", size)
+            raise FormatError(f"zstd frame of {size:,} bytes is larger than allowed ({max_size:,})")
+        d = zstandard.ZstdDecompressor().decompressobj()
+        out = d.decompress(frame)
+    except zstandard.ZstdError as exc:
+        raise FormatError(f"corrupt zstd frame: {exc}") from None
+    if len(out) != size:
+        raise FormatError("zstd frame is truncated or corrupt")
+    return _finish(d, out, "zstd")
+
+
+def _ppmd():
+    try:
+        import pyppmd  # optional: only the ppmd coders need it
+    except ImportError:
+        raise ConfigError("the ppmd coders need the optional package pyppmd: pip install 'chunkpress[ppmd]'") from None
+    return pyppmd
+
+
+def _ppmd_compress(data: bytes, params) -> bytes:
+    """PPMd var. I; the frame starts with the length (the decoder needs it)."""
+    if not data:
+        return encode_varints([0])
+    encoder = _ppmd().Ppmd8Encoder(params.model_order, params.memory_mb << 20)
+    frame = encode_varints([len(data)]) + encoder.encode(data) + encoder.flush(endmark=False)
+    # pyppmd 1.3.1 cannot decode some of its own streams (order 2; a model that runs out of
+    # memory): an archive nobody can read is lost data, so every frame is decoded once here
+    try:
+        same = _ppmd_decompress(frame, params, len(data)) == data
+    except (FormatError, *_STREAM_ERRORS):
+        same = False
+    if not same:
+        raise ConfigError(f"PPMd (pyppmd) cannot decode its own stream of these {len(data):,} bytes at order "
+                          f"{params.model_order} with {params.memory_mb} MB; use another order, more memory or "
+                          "another coder")
+    return frame
+
+
+def _ppmd_decompress(frame: bytes, params, max_size: int) -> bytes:
+    (size,), pos = decode_varints(frame, 1)
+    check_allocation(f"a PPMd frame of {size:,} bytes using {params.memory_mb} MB", int(size) + (params.memory_mb << 20))
+    if size > max_size:
+        raise FormatError(f"ppmd frame of {size:,} bytes is larger than allowed ({max_size:,})")
+    if size == 0:
+        if pos != len(frame):
+            raise FormatError("ppmd frame has trailing bytes")
+        return b""
+    stream = frame[pos:]
+    stream += b"\0" * max(0, 5 - len(stream))  # the decoder starts on 5 bytes; a 1-byte text codes to 4
+    try:
+        out = _ppmd().Ppmd8Decoder(params.model_order, params.memory_mb << 20).decode(stream, int(size))
+    except ValueError as exc:  # pyppmd's "Corrupted input data"
+        raise FormatError(f"corrupt ppmd frame: {exc}") from None
+    if len(out) != size:
+        raise FormatError("ppmd frame is truncated or corrupt")
+    return out
+
+
+_STREAM_ERRORS = (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError)
+
+BACKENDS = {
+    b.name: b
+    for b in [
+        Backend(name="zstd", params=ZstdParams, summary="zstd",
+                compress=lambda data, p: zstandard.ZstdCompressor(level=p.level).compress(data),
+                decompress=_zstd_decompress),
+        Backend(name="zlib", params=ZlibParams, summary="zlib (deflate)",
+                compress=lambda data, p: zlib.compress(data, p.level),
+                decompress=_stream("zlib", zlib.decompressobj, _STREAM_ERRORS)),
+        Backend(name="lzma", params=LzmaParams, summary="xz (LZMA2)",
+                compress=lambda data, p: lzma.compress(
+                    data, format=lzma.FORMAT_XZ, preset=p.preset | (lzma.PRESET_EXTREME if p.extreme else 0)),
+                decompress=_stream("lzma", lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ), _STREAM_ERRORS)),
+        Backend(name="bz2", params=Bz2Params, summary="bzip2",
+                compress=lambda data, p: bz2.compress(data, p.level),
+                decompress=_stream("bz2", bz2.BZ2Decompressor, _STREAM_ERRORS)),
+        Backend(name="ppmd", params=PpmdParams, summary="PPMd var. I (optional package pyppmd)",
+                compress=_ppmd_compress, decompress=_ppmd_decompress),
+    ]
+}
+
+
+def with_fields(name: str, base: type, **extra) -> type:
+    """A frozen attrs params class with ``base``'s fields and ``extra`` ones (attrs fields):
+    how a coder family adds its own knobs to a backend's params."""
+    fields = {a.name: attrs.field(default=a.default, validator=a.validator) for a in attrs.fields(base)}
+    fields.update(extra)
+    return attrs.make_class(name, fields, frozen=True, kw_only=True)
+
+
+def check_backend(backend: Backend) -> None:
+    """Fail when the coder is built, not when it first runs, if an optional package is missing."""
+    if backend.name == "ppmd":
+        _ppmd()
+
+
+def backend_coders(family: str, base: type, summary: str, **extra_fields) -> list:
+    """One coder per backend of the table: a subclass of ``base`` named ``<family>-<backend>``,
+    codec ``chunkpress.<family>-<backend>.v1``, whose params are the backend's plus
+    ``extra_fields``; returned as CoderInfo descriptors (``summary`` is formatted with the
+    backend's). How the raw and varint families are generated."""
+    infos = []
+    for backend in BACKENDS.values():
+        title = f"{family.capitalize()}{backend.name.capitalize()}"
+        params = with_fields(f"{title}Params", backend.params, **extra_fields) if extra_fields else backend.params
+        cls = type(title, (base,), {"backend": backend, "codec_id": f"chunkpress.{family}-{backend.name}.v1",
+                                    "__doc__": summary.format(backend.summary)})
+        infos.append(CoderInfo(name=f"{family}-{backend.name}", factory=cls, params=params, version="1",
+                               summary=summary.format(backend.summary)))
+    return infos
