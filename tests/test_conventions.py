@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import chunkpress
+import pytest
 from support import read
 
 CLI = [sys.executable, "-m", "chunkpress.cli"]
@@ -155,10 +154,9 @@ def test_train_with_a_vocabulary_size_is_bpe_and_import_hf_names_its_output(tmp_
 
 def test_a_missing_optional_coder_package_is_reported_before_learning(monkeypatch):
     """The coder is built before the dictionary is learned: a missing pyppmd costs no learning."""
-    from chunkpress import ConfigError
-    from chunkpress import pipeline
-    from chunkpress.format import backends
+    from chunkpress import ConfigError, pipeline
     from chunkpress.pipeline import Pipeline
+    from chunkpress.plugins.coders import backends
 
     def missing():
         raise ConfigError("the ppmd coders need the optional package pyppmd")

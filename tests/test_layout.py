@@ -4,7 +4,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from support import ROOT
 
 #: the package-dir mapping of pyproject.toml
@@ -33,9 +32,10 @@ def module_file(name: str) -> Path | None:
     return None
 
 
-def imports_of(path: Path) -> set[Path]:
-    """Files of the chunkpress modules ``path`` imports (relative or absolute, at any depth).
-    An import of chunkpress that resolves to no file fails the test."""
+def imports_of(path: Path, packages: bool = True) -> set[Path]:
+    """Files of the chunkpress modules ``path`` imports (relative or absolute, at any depth),
+    with ``packages`` the packages they are in too (Python imports them first). An import of
+    chunkpress that resolves to no file fails the test."""
     tree = ast.parse(path.read_text())
     me = module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
@@ -59,7 +59,7 @@ def imports_of(path: Path) -> set[Path]:
                 raise AssertionError(f"{path.relative_to(ROOT)}: import of {name} resolves to no file")
             if file is not None:
                 found.add(file)
-                for parent in file.parents:  # importing a module imports its packages
+                for parent in file.parents if packages else ():  # importing a module imports its packages
                     if parent == ROOT:
                         break
                     if (parent / "__init__.py").is_file():
@@ -70,7 +70,8 @@ def imports_of(path: Path) -> set[Path]:
 def test_every_module_is_reached_from_the_package_or_the_cli():
     modules = {p for folder in PACKAGE_DIRS.values() for p in folder.rglob("*.py")}
     # the package, the command line, and the test kit that plugin authors import on their own
-    start = [ROOT / "framework" / "__init__.py", ROOT / "framework" / "cli.py", ROOT / "framework" / "testing.py"]
+    start = [ROOT / "framework" / "__init__.py", ROOT / "framework" / "cli" / "__main__.py",
+             ROOT / "framework" / "testing.py"]
     seen, todo = set(start), list(start)
     while todo:
         for file in imports_of(todo.pop()):
@@ -81,17 +82,114 @@ def test_every_module_is_reached_from_the_package_or_the_cli():
     assert not missing, f"modules no import reaches: {missing}"
 
 
-def test_inside_the_package_imports_are_relative():
-    """Readers and tools follow relative imports without knowing the package-dir mapping."""
-    absolute = []
+def _imports(path: Path):
+    """(line, the module named, its names, relative level, function-local) of each import."""
+    tree = ast.parse(path.read_text())
+    local = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            yield node.lineno, node.module or "", [a.name for a in node.names], node.level, id(node) in local
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                yield node.lineno, a.name, [], 0, id(node) in local
+
+
+def test_the_framework_imports_itself_relatively_and_plugins_use_the_plugin_api():
+    """Readers and tools follow the framework's relative imports without knowing the
+    package-dir mapping; built-in plugins import the framework as a third party does, through
+    ``chunkpress.plugin`` alone (and each other relatively)."""
+    wrong = []
+    for path in (ROOT / "framework").rglob("*.py"):
+        for line, module, _, level, _ in _imports(path):
+            if not level and module.startswith("chunkpress"):
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {module} absolutely")
+    for path in (ROOT / "plugins").rglob("*.py"):
+        depth = len(path.relative_to(ROOT / "plugins").parts) - 1  # a relative import may not leave plugins/
+        for line, module, _, level, _ in _imports(path):
+            if (level and level > depth) or (not level and module.startswith("chunkpress")
+                                              and module != "chunkpress.plugin"):
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {'.' * level}{module}")
+    assert not wrong, wrong
+
+
+def _graph(function_local: bool = True) -> dict[Path, set[Path]]:
+    modules = {p for folder in PACKAGE_DIRS.values() for p in folder.rglob("*.py")}
+    return {p: {q for q in imports_of(p, packages=False) if q != p} for p in modules}
+
+
+def test_no_module_imports_itself_through_others():
+    """No circle in the import graph, function-local imports included."""
+    graph = _graph()
+    state: dict[Path, int] = {}
+    circles = []
+
+    def visit(node: Path, trail: list[Path]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                circles.append(" -> ".join(str(p.relative_to(ROOT)) for p in trail[trail.index(nxt):] + [nxt]))
+            elif not state.get(nxt):
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if not state.get(node):
+            visit(node, [node])
+    assert not circles, circles
+
+
+#: modules the lower floors (format, text, engine, plugin) must not import: the floors above
+UPPER = ("framework/__init__.py", "framework/pipeline.py", "framework/blockmode.py", "framework/compressor.py",
+         "framework/decompressor.py", "framework/streams.py", "framework/cli", "framework/study")
+
+
+def test_the_lower_floors_do_not_import_the_upper_ones():
+    wrong = []
+    for floor in ("format", "text", "engine", "plugin"):
+        for path in (ROOT / "framework" / floor).rglob("*.py"):
+            for target in imports_of(path, packages=False):
+                name = str(target.relative_to(ROOT))
+                if any(name == up or name.startswith(up + "/") for up in UPPER):
+                    wrong.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not wrong, wrong
+
+
+def test_no_module_takes_another_module_s_private_name():
+    wrong = []
     for folder in PACKAGE_DIRS.values():
         for path in folder.rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("chunkpress"):
-                    absolute.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-                if isinstance(node, ast.Import) and any(a.name.startswith("chunkpress") for a in node.names):
-                    absolute.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not absolute, absolute
+            for line, module, names, level, _ in _imports(path):
+                for name in names:
+                    if name.startswith("_") and not name.startswith("__"):
+                        wrong.append(f"{path.relative_to(ROOT)}:{line} takes {name} from {'.' * level}{module}")
+    assert not wrong, wrong
+
+
+def test_a_function_local_import_says_why():
+    """An import inside a function defers a heavy or optional dependency, and says which on its
+    line or the line above; any other import belongs at the top of the module."""
+    silent = []
+    for folder in PACKAGE_DIRS.values():
+        for path in folder.rglob("*.py"):
+            lines = path.read_text().splitlines()
+            for line, module, _, _, local in _imports(path):
+                above = line - 2
+                while above > 0 and lines[above].strip().startswith(("import ", "from ")) or not lines[above].strip():
+                    above -= 1  # a run of imports (blank lines between) says it once, above the first
+                said = "#" in lines[line - 1] or lines[above].strip().startswith("#")
+                if local and not said:
+                    silent.append(f"{path.relative_to(ROOT)}:{line} {module}")
+    assert not silent, silent
+
+
+def test_rooms_a_newcomer_can_live_in():
+    """No module over 600 lines, the command line at most 700 in all, the README at most 400."""
+    big = [f"{p.relative_to(ROOT)}: {n}" for folder in PACKAGE_DIRS.values() for p in folder.rglob("*.py")
+           if (n := len(p.read_text().splitlines())) > 600]
+    assert not big, big
+    assert sum(len(p.read_text().splitlines()) for p in (ROOT / "framework" / "cli").glob("*.py")) <= 700
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 400
 
 
 def test_types_are_visible_to_mypy_after_the_readme_s_install(tmp_path):

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import zstandard
-
 from chunkpress.pipeline import Pipeline
 from chunkpress.plugins.coders.combinatorial import CombinatorialCoder
 
@@ -58,7 +57,7 @@ def main() -> int:
         xz, xz_s = timed(lzma.compress, data, lzma.FORMAT_XZ, -1, 9)
         _, zs_d = timed(zstandard.ZstdDecompressor().decompress, zs)
         _, xz_d = timed(lzma.decompress, xz)
-        factor = lambda n: f"{len(data) / n:.3f}"  # noqa: E731
+        factor = lambda n, data=data: f"{len(data) / n:.3f}"  # noqa: E731
         size_rows.append(
             f"| {name} | {len(data):,} | {m_of(result):,} | {model:,} | {written:,} | {written - model:+,} "
             f"| {len(archive):,} ({factor(len(archive))}) | {len(gz):,} ({factor(len(gz))}) "

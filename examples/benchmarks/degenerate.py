@@ -65,7 +65,7 @@ def main() -> None:
         "| round trip |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for name, size, c_s, c_rss, d_s, d_rss, out, same in rows:
+    for name, size, c_s, c_rss, d_s, _d_rss, out, same in rows:
         lines.append(f"| {name} | {size:,} | {c_s:.2f} | {c_s / base:.2f} | {c_rss / 1e6:,.0f} | {c_rss / size:.1f} | "
                      f"{d_s:.2f} | {out:,} | {'exact' if same else 'DIFFERS'} |")
     text = "\n".join(lines) + "\n"

@@ -21,9 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from processes import peers, run
-
 from chunkpress.config import DEFAULT_LEVEL, PRESETS
+from processes import peers, run
 
 HERE = Path(__file__).parent
 CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
@@ -150,13 +149,13 @@ def main() -> None:
         lines.append(f"| {name} | {what} | {n:,} | {8 * n / size:.3f} | {c_s:.1f} | {d_s:.1f} | {mb:,} "
                      f"| {'exact' if same else 'DIFFERS'} |")
     ours = [r[2] for r in rows if r[0].startswith("-")]
-    lines += ["", f"Sizes fall strictly from -1 to -9: {all(b < a for a, b in zip(ours, ours[1:]))}."]
+    lines += ["", f"Sizes fall strictly from -1 to -9: {all(b < a for a, b in zip(ours, ours[1:], strict=False))}."]
     if sizes:
         lines += ["", "Archive bytes of every level on the other corpora (no level may be larger than the one below):", "",
                   "| corpus | " + " | ".join(f"-{n}" for n in range(1, 10)) + " | never larger |",
                   "|---|" + "---:|" * 9 + "---|"]
         for name, values in sizes.items():
-            ok = all(b <= a for a, b in zip(values, values[1:]))
+            ok = all(b <= a for a, b in zip(values, values[1:], strict=False))
             lines.append(f"| {name} | " + " | ".join(f"{v:,}" for v in values) + f" | {ok} |")
     if medians:
         lines += ["", f"Medians of {REPEATS} alternating runs (level, peer, level, peer, ...), same run:", "",

@@ -18,9 +18,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from chunkpress.text.hf import to_hf_json
 from chunkpress.pipeline import Pipeline
+from chunkpress.text.hf import to_hf_json
 from chunkpress.text.tokenizer import Tokenizer
 
 HERE = Path(__file__).parent

@@ -27,11 +27,11 @@ def main():
     ]
     for dataset in sorted({k[0] for k in size}):
         for compressor in dict.fromkeys(k[2] for k in size if k[0] == dataset):
-            get = lambda kind: size.get((dataset, kind, compressor))  # noqa: E731
+            get = lambda kind, dataset=dataset, compressor=compressor: size.get((dataset, kind, compressor))  # noqa: E731
             raw, word = get("raw"), get("BPE word + frequency order")
             braw, ablation = get("BPE raw + frequency order"), get("BPE word + id order")
             fmt = lambda v: f"{v:.2f}" if v is not None else "—"  # noqa: E731
-            gain = lambda v: f"{raw - v:+.2f}" if v is not None and raw is not None else "—"  # noqa: E731
+            gain = lambda v, raw=raw: f"{raw - v:+.2f}" if v is not None and raw is not None else "—"  # noqa: E731
             paper = f"+{PAPER[compressor]:.2f}" if compressor in PAPER else ""
             lines.append(f"| {dataset} | {compressor} | {fmt(raw)} | {fmt(word)} | {gain(word)} | {fmt(braw)} "
                          f"| {gain(braw)} | {fmt(ablation)} | {paper} |")

@@ -14,10 +14,9 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-
+from chunkpress.format.rulesfile import dump_rules
 from chunkpress.pipeline import Pipeline
 from chunkpress.study.plots import plot_factor_vs_size
-from chunkpress.format.rulesfile import dump_rules
 from chunkpress.text.tokenizer import Tokenizer
 
 HERE = Path(__file__).parent
