@@ -5,12 +5,21 @@ The front door: ``compress``, ``decompress`` and ``open`` for everyday use, over
 ``ZstdCompressor`` and ``ZstdDecompressor``). Plugin authors import :mod:`chunkpress.plugin`.
 """
 
-from .compressor import Compressor
-from .decompressor import Decompressor
+from typing import TYPE_CHECKING
+
 from .errors import ChunkpressError, ChunkpressWarning, ConfigError, FormatError, InputError, PluginError
 from .plugin import CoderInfo, NoParams, RewriterInfo, ScorerInfo, hookimpl
 from .plugin.base import Coder, Rewriter, Scorer, SplitScorer
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .compressor import Compressor
+    from .decompressor import Decompressor
+    from .text.tokenizer import Tokenizer
+
+#: names imported on first use, so that ``import chunkpress`` stays light (numba and the
+#: engine load only when a job needs them)
+_LAZY = {"Compressor": "compressor", "Decompressor": "decompressor", "Tokenizer": "text.tokenizer"}
 
 
 def compress(data: bytes, level: int | None = None, **settings) -> bytes:
@@ -18,6 +27,8 @@ def compress(data: bytes, level: int | None = None, **settings) -> bytes:
     ``chunkpress compress``'s options as keywords (``config=``, ``rules=``, ``rules_ref=``,
     ``block_size=``, ``workers=``, ``scheduler=``, ``shared_dictionary=``, ``max_rules=``,
     ``min_count=``, ``scorer=``, ``coder=``, ...; see :class:`Compressor`)."""
+    from .compressor import Compressor  # the compressor and its engine load on first use
+
     return Compressor(level, **settings).compress(data)
 
 
@@ -28,6 +39,8 @@ def decompress(archive: bytes, *, rules=None, max_memory: int | None = None,
     ``rules``: the dictionary an archive made with ``rules_ref`` needs (path, bytes or
     Tokenizer); ``max_memory``: this call's bound in bytes; ``max_output_size``: refuse more
     output than this (see :class:`Decompressor`)."""
+    from .decompressor import Decompressor  # the decompressor loads on first use
+
     return Decompressor(rules=rules, max_memory=max_memory, max_output_size=max_output_size).decompress(archive)
 
 
@@ -57,13 +70,14 @@ def zarr_codec(**params):
 
 
 def __getattr__(name: str):
-    """``chunkpress.Tokenizer`` (a learned dictionary as a tokenizer, HF-style), imported on
-    first use so that ``import chunkpress`` stays light."""
-    if name == "Tokenizer":
-        from .text.tokenizer import Tokenizer  # numba's kernels load only for tokenizer users
+    """``chunkpress.Compressor``, ``Decompressor`` and ``Tokenizer``, imported on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'chunkpress' has no attribute {name!r}")
+    import importlib  # only on a lazy name's first use
 
-        return Tokenizer
-    raise AttributeError(f"module 'chunkpress' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"chunkpress.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

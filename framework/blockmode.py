@@ -19,7 +19,6 @@ from typing import Any, BinaryIO
 from .errors import ChunkpressError, FormatError, UnverifiedWarning
 from .fileio import Readable
 from .format import blocks
-from .format.rulesfile import RulesFile
 from .parallel import ordered_map
 
 #: inputs larger than this use block mode by default (one run holds ~60 B per input byte)
@@ -156,6 +155,8 @@ def read_start(stream: Readable, head: bytes, rules):
         warnings.warn(UnverifiedWarning(unverified_order(version)), stacklevel=3)
     if dictionary is not None and rules is None:
         try:
+            from .format.rulesfile import RulesFile  # numba (the rules' varints): shared dictionaries only
+
             rules = RulesFile.from_bytes(dictionary).rules
         except ChunkpressError as exc:
             raise FormatError(f"the shared dictionary: {exc}") from None

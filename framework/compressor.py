@@ -26,6 +26,8 @@ import io
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 from .blockmode import (
     AUTO_BLOCK_THRESHOLD,
     DEFAULT_BLOCK_SIZE,
@@ -40,7 +42,6 @@ from .errors import ChunkpressError, ConfigError
 from .fileio import Readable, read_input, read_rest
 from .format import container
 from .format.limits import FIT_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, work_limit
-from .format.rulesfile import RulesFile
 from .pipeline import Pipeline
 from .plugin.registry import Registry
 from .text.unicodeclasses import unicode_version
@@ -55,10 +56,10 @@ def rules_file(rules, decoding: bool = False):
     """(Tokenizer, the rules file's bytes) from a rules file's path, its bytes, or a Tokenizer;
     (None, None) for None. The bytes are the file's own, as a block archive stores them (a
     Tokenizer's are written afresh). ``decoding``: only to turn ids back into bytes."""
-    from .text.tokenizer import Tokenizer  # defers numba's kernels of the tokenizer to a job that reuses rules
-
     if rules is None:
         return None, None
+    from .text.tokenizer import Tokenizer  # defers numba's kernels of the tokenizer to a job that reuses rules
+
     if isinstance(rules, Tokenizer):
         return rules, rules.to_rules_file().to_bytes()
     if isinstance(rules, (bytes, bytearray, memoryview)):
@@ -220,11 +221,17 @@ def compress_block(block: bytes, settings, dictionary: bytes | None = None) -> b
 
 
 def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progress) -> bytes:
+    stored = container.stored_size(len(data))
+    rules = tokenizer.rules if tokenizer is not None else np.zeros((0, 2), dtype=np.int64)
+    if len(container.pack(pipe.header(rules, data, reference), b"")) > stored:
+        # the coder's header alone is larger than the stored archive (a tiny input): store it
+        # without learning or coding anything
+        return container.pack_stored(data)
     if tokenizer is not None:
         archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=reference)
     else:
         archive = pipe.compress(data, progress=progress)
-    return archive if len(archive) <= container.stored_size(len(data)) else container.pack_stored(data)
+    return archive if len(archive) <= stored else container.pack_stored(data)
 
 
 @functools.lru_cache(maxsize=2)
@@ -236,6 +243,8 @@ def _shared_tokenizer(dictionary: bytes):
 
 
 def _learned_dictionary(pipe: Pipeline, sample: bytes) -> bytes:
+    from .format.rulesfile import RulesFile  # numba (the rules' varints): a shared dictionary's job only
+
     rules = pipe.fit(sample, trace=False).rules
     return RulesFile.learned(rules, pipe.config.to_dict(), unicode=unicode_version(), length=len(sample),
                              blake2b=container.checksum(sample), learned_from="the first block").to_bytes()

@@ -37,7 +37,7 @@ import attrs
 from .engine.stops import Limits
 from .errors import ConfigError, PluginError
 from .plugin.registry import ROLES, Registry, default_registry
-from .text.pretokenize import check_name
+from .text.pretokenizers import check_name
 
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.
@@ -80,13 +80,13 @@ def build_params(registry: Registry, role: str, name: str, params: dict | None, 
     except PluginError as exc:  # exit 3, naming where the name came from and what is installed
         raise PluginError(f"{where}: {exc}") from None
     params = dict(params or {})
-    fields = {f.name for f in attrs.fields(info.params)}
+    fields = {f.name for f in attrs.fields(info.params_class())}
     unknown = sorted(set(params) - fields)
     if unknown:
         allowed = ", ".join(sorted(fields)) or "none"
         raise ConfigError(f"{where}: unknown {role}.params key {unknown[0]!r} for {name!r}; allowed: {allowed}")
     try:
-        return info.params(**params)
+        return info.params_class()(**params)
     except (TypeError, ValueError) as exc:
         # attrs' type validators put (message, attribute, type, value) in args: keep the message
         reason = exc.args[0] if len(exc.args) > 1 and isinstance(exc.args[0], str) else exc

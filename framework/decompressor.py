@@ -94,13 +94,19 @@ class Decompressor:
         """One single archive's bytes, within this call's bounds (``budget[0]``: the output
         bytes still allowed, None: no bound)."""
         with bounded_memory(self.max_memory):
+            unpacked = container.unpack(archive)
+            header, payload, _ = unpacked
             if budget[0] is not None:
-                header, _, _ = container.unpack(archive)
                 if header.length > budget[0]:
                     raise FormatError(f"the archives decode to more than max_output_size "
                                       f"({self.max_output_size:,} bytes)")
                 budget[0] -= header.length
-            return decode_archive(archive, self.registry, rules, max_memory=self.max_memory).data()
+            if header.codec == container.STORED_CODEC and not header.params and header.rules is None:
+                # the bytes as they are: no coder to load
+                if len(payload) != header.length or container.checksum(payload) != header.blake2b:
+                    raise FormatError("checksum mismatch: the archive is corrupt")
+                return bytearray(payload)
+            return decode_archive(archive, self.registry, rules, max_memory=self.max_memory, unpacked=unpacked).data()
 
     def describe(self, source: BinaryIO, per_block: bool = False) -> dict:
         """What ``inspect`` shows of the one archive in ``source``: its header and sizes by part;

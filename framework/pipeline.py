@@ -11,20 +11,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 
 from .config import PipelineConfig, build_params, default_config, load_config
-from .engine.learner import FitResult, fit
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format import container
-from .format.expand import expand, symbol_lengths
 from .format.limits import BYTES_PER_SYMBOL, bounded_memory, check_allocation, decoding_memory_cap
 from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
 from .plugin.registry import ROLES, Registry, default_registry
-from .text.pretokenize import pretoken_breaks
-from .text.wordcounts import DistinctWords
+
+if TYPE_CHECKING:
+    from .engine.learner import FitResult
+    from .text.wordcounts import DistinctWords
+
+# The engine, the pre-tokenizers and the expansion are numba kernels: this module imports them
+# where a pipeline learns or decodes, so that building one (checking a config, storing a tiny
+# input) loads no compiled code.
 
 
 class Pipeline:
@@ -51,7 +56,7 @@ class Pipeline:
 
     def coder_bytes_per_byte(self) -> int:
         """What the coder holds per input byte at most while it codes (its tables)."""
-        return int(getattr(self._infos["coder"].factory, "working_bytes_per_byte", 0))
+        return int(getattr(self._infos["coder"].implementation(), "working_bytes_per_byte", 0))
 
     def _scorer(self):
         """The configured scorer; a ConfigError when nothing would stop the run: a scorer with
@@ -70,6 +75,10 @@ class Pipeline:
     def fit(self, data, trace: bool = True, progress: Callable | None = None, breaks=None) -> FitResult:
         """Learn a dictionary on ``data``: rules, final symbols and the per-step trace.
         ``breaks`` overrides the configured pre-tokenizer's boundaries."""
+        from .engine.learner import fit  # numba: see the module's imports
+        from .text.pretokenize import pretoken_breaks  # numba
+        from .text.wordcounts import DistinctWords  # numba
+
         arr = as_symbols(data)
         rewriter = self._build("rewriter")
         if breaks is None:
@@ -88,6 +97,8 @@ class Pipeline:
     @staticmethod
     def _assembled(words: DistinctWords, result: FitResult) -> FitResult:
         """``result`` of training on ``words`` with the symbols of the whole text."""
+        from .format.expand import symbol_lengths  # numba: see the module's imports
+
         # symbols never cross a word, so their byte offsets land on every word start
         ends = np.cumsum(symbol_lengths(result.rules)[result.symbols])
         seg_start = np.searchsorted(ends, words.offsets[:-1], side="right")
@@ -98,6 +109,8 @@ class Pipeline:
         """Learn a dictionary from word counts (:class:`~chunkpress.text.wordcounts.WordCounts`):
         each distinct word once, weighted by its count, so rules and trace are those of the
         counted text. ``symbols`` in the result are those of the distinct words."""
+        from .engine.learner import fit  # numba: see the module's imports
+
         rewriter = rewriter or self._build("rewriter")
         if not rewriter.supports_weights:
             raise ConfigError(f"rewriter {self.config.rewriter.name!r} cannot train on word counts (no weights)")
@@ -109,30 +122,29 @@ class Pipeline:
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""
-        if not self._infos["coder"].factory.references_dictionary:
+        if not self._infos["coder"].implementation().references_dictionary:
             able = ", ".join(n for n in self.registry.names("coder")
-                             if getattr(self.registry.get("coder", n).factory, "references_dictionary", False))
+                             if getattr(self.registry.get("coder", n).implementation(), "references_dictionary", False))
             raise ConfigError(f"coder {self._infos['coder'].name!r} cannot reference an external dictionary; "
                               f"coders that can: {able}")
+
+    def header(self, rules: np.ndarray, original: bytes, reference: bool = False) -> container.Header:
+        """The archive header for ``original`` coded with ``rules`` (``reference``: named by
+        hash and size, not held)."""
+        ref = None
+        if reference:
+            self.check_references_dictionary()
+            ref = {"blake2b": container.rules_digest(rules), "count": len(rules)}
+        return container.Header(codec=self._infos["coder"].codec_id, params=attrs.asdict(self.config.coder.params),
+                                length=len(original), blake2b=container.checksum(bytes(original)), rules=ref)
 
     def encode(self, rules: np.ndarray, symbols: np.ndarray, original: bytes, reference: bool = False,
                coder: Coder | None = None) -> bytes:
         """Archive bytes for an already fitted (rules, symbols) of ``original``. With
         ``reference`` the archive names the dictionary (hash and size) instead of holding it,
         and decompressing needs the same rules."""
-        info = self._infos["coder"]
         coder = coder or self._build("coder")
-        ref = None
-        if reference:
-            self.check_references_dictionary()
-            ref = {"blake2b": container.rules_digest(rules), "count": len(rules)}
-        header = container.Header(
-            codec=info.codec_id,
-            params=attrs.asdict(self.config.coder.params),
-            length=len(original),
-            blake2b=container.checksum(bytes(original)),
-            rules=ref,
-        )
+        header = self.header(rules, original, reference)
         if reference:
             payload = coder.encode(np.zeros((0, 2), dtype=np.int64), symbols, dictionary_size=256 + len(rules))
         else:
@@ -171,6 +183,8 @@ class DecodedArchive:
 
     def data(self) -> bytearray:
         """The original bytes (in a buffer: no second copy), verified against the header's checksum."""
+        from .format.expand import expand  # numba: see the module's imports
+
         with bounded_memory(self.max_memory):
             data = expand(self.rules, self.symbols, max_length=self.header.length, buffer=True)
         if container.checksum(data) != self.header.blake2b:
@@ -195,17 +209,20 @@ class DecodedArchive:
 
 
 def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
-                   max_memory: int | None = None) -> DecodedArchive:
+                   max_memory: int | None = None, unpacked=None) -> DecodedArchive:
     """Unpack and decode an archive once, validated. ``rules``: the dictionary an archive
     references (FormatError if it is needed and missing or not the one named). ``max_memory``:
     this call's bound in bytes (FormatError before allocating past it; None: the default, see
-    :mod:`chunkpress.format.limits`)."""
+    :mod:`chunkpress.format.limits`). ``unpacked``: ``container.unpack(archive)``, if the
+    caller has it already."""
     with bounded_memory(max_memory):
-        decoded = _decode(container.unpack(archive), len(archive), registry or default_registry(), rules)
+        decoded = _decode(unpacked or container.unpack(archive), len(archive), registry or default_registry(), rules)
     return attrs.evolve(decoded, max_memory=max_memory)
 
 
 def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedArchive:
+    from .format.expand import symbol_lengths  # numba: see the module's imports
+
     header, payload, header_bytes = unpacked
     dictionary_size = None
     if header.rules is not None:
@@ -258,4 +275,4 @@ def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray 
         return _decode(unpacked, len(archive), registry or default_registry(), rules).describe()
 
 
-__all__ = ["Pipeline", "FitResult", "DecodedArchive", "inspect", "decode_archive", "default_config"]
+__all__ = ["Pipeline", "DecodedArchive", "inspect", "decode_archive", "default_config"]

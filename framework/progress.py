@@ -113,7 +113,7 @@ def coding_progress(quiet: bool = False, stream=None):
 
 
 def coding_meter(meter, total: int, label: str):
-    """What :func:`~chunkpress.engine.kernels.call_interruptibly` polls while a kernel counts
+    """What :func:`~chunkpress.engine.interruptible.call_interruptibly` polls while a kernel counts
     its work in ``meter[0]``: None where no :func:`coding_progress` is active."""
     report = _CODING_REPORT.get()
     if report is None:

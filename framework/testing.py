@@ -94,7 +94,7 @@ def check_coder(name: str, params: dict | None = None, *, registry: Registry | N
 
     registry = registry or default_registry()
     info = registry.get("coder", name)
-    coder = info.build(info.params(**(params or {})))
+    coder = info.build(info.params_class()(**(params or {})))
     archives = []
     for max_rules in (200, 0):
         pipe = _pipeline(name, params, registry, max_rules)
@@ -188,7 +188,7 @@ def check_scorer(name: str, params: dict | None = None, *, registry: Registry | 
     if linked != scanned:
         step = next((i for i, (a, b) in enumerate(zip(linked, scanned, strict=False)) if a != b), min(len(linked), len(scanned)))
         raise AssertionError(f"scorer {name!r}: the compiled loop and the scan merged different pairs from step {step}")
-    built = registry.get("scorer", name).build(registry.get("scorer", name).params(**(params or {})))
+    built = registry.get("scorer", name).build(registry.get("scorer", name).params_class()(**(params or {})))
     floor = max(1, built.min_merge_count)
     rewriter = ScanRewriter()
     rewriter.load(np.frombuffer(data, np.uint8))
@@ -212,7 +212,7 @@ def check_rewriter(name: str, params: dict | None = None, *, registry: Registry 
     info = registry.get("rewriter", name)
     text = np.frombuffer(sample_inputs()["text"][:20_000] if data is None else data, np.uint8)
     breaks = pretoken_breaks(text, "whitespace")
-    made = [info.build(info.params(**(params or {}))), ScanRewriter()]
+    made = [info.build(info.params_class()(**(params or {}))), ScanRewriter()]
     for rewriter in made:
         rewriter.load(text, breaks)
     ours, reference = made
@@ -238,15 +238,15 @@ def check_rewriter(name: str, params: dict | None = None, *, registry: Registry 
         moved = {p for p in set(before) | set(after) if before.get(p, 0) != after.get(p, 0)}
         assert set(changed) >= moved and all(after.get(p, 0) == k for p, k in changed.items()), \
             f"{where}: the report does not list the pairs whose counts changed"
-    replayed = info.build(info.params(**(params or {})))
+    replayed = info.build(info.params_class()(**(params or {})))
     replayed.load(text, breaks)
     replayed.replay(np.array(rules, dtype=np.int64).reshape(-1, 2))
     assert np.array_equal(replayed.symbols(), ours.symbols()), f"rewriter {name!r}: replay gives another string"
     if ours.supports_weights:
         words = count_words(text.tobytes(), "whitespace")
-        weighted = info.build(info.params(**(params or {})))
+        weighted = info.build(info.params_class()(**(params or {})))
         weighted.load(words.buf, words.breaks, words.position_weights())
-        whole = info.build(info.params(**(params or {})))
+        whole = info.build(info.params_class()(**(params or {})))
         whole.load(text, breaks)
         assert weighted.length == whole.length and _pair_counts(weighted) == _pair_counts(whole), \
             f"rewriter {name!r}: a weighted word list does not count as its text"

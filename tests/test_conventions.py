@@ -154,7 +154,8 @@ def test_train_with_a_vocabulary_size_is_bpe_and_import_hf_names_its_output(tmp_
 
 def test_a_missing_optional_coder_package_is_reported_before_learning(monkeypatch):
     """The coder is built before the dictionary is learned: a missing pyppmd costs no learning."""
-    from chunkpress import ConfigError, pipeline
+    from chunkpress import ConfigError
+    from chunkpress.engine import learner
     from chunkpress.pipeline import Pipeline
     from chunkpress.plugins.coders import backends
 
@@ -163,7 +164,7 @@ def test_a_missing_optional_coder_package_is_reported_before_learning(monkeypatc
 
     learned = []
     monkeypatch.setattr(backends, "_ppmd", missing)
-    monkeypatch.setattr(pipeline, "fit", lambda *a, **k: learned.append(1))
+    monkeypatch.setattr(learner, "fit", lambda *a, **k: learned.append(1))
     with pytest.raises(ConfigError, match="pyppmd"):
         Pipeline.from_config(scorer="repair", coder="varint-ppmd", limits={"max_rules": 10}).compress(b"text text text")
     assert learned == []

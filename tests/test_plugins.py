@@ -108,7 +108,7 @@ def test_duplicate_name_names_both_providers(on_path):
     assert "repair" in reg.names("scorer")
     with pytest.raises(PluginError) as err:
         reg.get("scorer", "mdl")
-    assert "chunkpress.plugins.scorers.mdl" in str(err.value) and "dup" in str(err.value)
+    assert "chunkpress.plugins.scorers" in str(err.value) and "dup" in str(err.value)
     assert any("'mdl' is provided more than once" in f.error for f in reg.failures)
 
 
@@ -136,7 +136,7 @@ def test_plugins_command_lists_a_conflict_and_other_commands_name_both(on_path, 
     src.write_bytes(b"hello hello hello")
     assert main(["compress", str(src), "--coder", "cm", "-o", str(on_path / "x.cpz")]) == 3
     err = capsys.readouterr().err
-    assert "chunkpress.plugins.coders.cm" in err and "dup2" in err
+    assert "chunkpress.plugins.coders" in err and "dup2" in err
     monkeypatch.setattr(registry_module, "_default", None)
 
 

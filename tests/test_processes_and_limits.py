@@ -332,7 +332,7 @@ def test_an_interrupt_leaves_the_kernel_marked_abandoned_until_it_ends():
     instead of 143 in a SIGTERM test under load); a kernel that ends is no longer counted."""
     import _thread
 
-    from chunkpress.engine.kernels import call_interruptibly, kernel_abandoned
+    from chunkpress.engine.interruptible import call_interruptibly, kernel_abandoned
 
     done = threading.Event()
 

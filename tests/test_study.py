@@ -167,7 +167,7 @@ def test_inspect_and_a_study_row_decode_each_archive_once(monkeypatch, registry,
     config = {"scorer": {"name": "repair"}, "coder": {"name": coder, "params": params}, "limits": {"max_rules": 200}}
     archive = Pipeline.from_config(None, registry=registry, scorer="repair", coder=config["coder"],
                                    limits={"max_rules": 200}).compress(data)
-    cls = registry.get("coder", coder).factory
+    cls = registry.get("coder", coder).implementation()
     calls: dict = {}
     _count_calls(monkeypatch, container, "unpack", calls)
     _count_calls(monkeypatch, cls, "decode", calls)

@@ -35,7 +35,7 @@ class _TestCoders:
     @chunkpress.hookimpl
     def register_coders():
         base = build_registry(autoload=False).get("coder", "raw-zlib")
-        zlib = base.factory
+        zlib = base.implementation()
 
         class Compiling(zlib):
             codec_id = "test.compiling.v1"
@@ -67,7 +67,7 @@ class _TestCoders:
                     os.kill(os.getpid(), signal.SIGKILL)
                 return super().encode(rules, symbols, **kw)
 
-        return [chunkpress.CoderInfo(name=name, codec_id=cls.codec_id, factory=cls, params=base.params,
+        return [chunkpress.CoderInfo(name=name, codec_id=cls.codec_id, factory=cls, params=base.params_class(),
                                      summary=name, version="1")
                 for name, cls in (("compiling", Compiling), ("hungry", Hungry), ("dying", Dying))]
 

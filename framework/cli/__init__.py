@@ -9,7 +9,7 @@ import os
 import sys
 import warnings
 
-from ..engine.kernels import kernel_abandoned
+from ..engine.interruptible import kernel_abandoned
 from ..errors import ChunkpressError
 from ..format.limits import address_space_cap
 from ..process import Terminated, hold_closed_standard_streams, show_warning, sigterm_as_interrupt

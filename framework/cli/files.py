@@ -14,7 +14,7 @@ from collections.abc import Callable
 from .. import progress as meters
 from ..compressor import PARALLEL_AT_LEAST, Compressor
 from ..decompressor import Decompressor
-from ..engine.kernels import first_compile_ahead
+from ..engine.interruptible import first_compile_ahead
 from ..errors import ChunkpressError, InputError
 from ..fileio import StreamingOutput, check_not_input, check_writable, default_output, file_size, files_under, opened
 from ..process import naming, shown, warnings_about

@@ -12,10 +12,6 @@ arrays, so its callers pass in scratch space. Functions that allocate stay plain
 
 from __future__ import annotations
 
-import os
-import threading
-from pathlib import Path
-
 import numba
 
 
@@ -33,76 +29,6 @@ def _without_refcounts():
 kernel = numba.njit(**_without_refcounts())
 #: the same for a long kernel run by :func:`call_interruptibly` (it releases the GIL)
 long_kernel = numba.njit(nogil=True, **_without_refcounts())
-
-
-def first_compile_ahead() -> bool:
-    """Whether numba will compile the engine's kernels at their first use here (about 15 s once
-    after install; later runs load them from its cache): a program may say so first."""
-    engine = Path(__file__).parent
-    return os.access(engine, os.W_OK) and not any((engine / "__pycache__").glob("fused.run_fused-*.nbi"))
-
-
-#: kernels an interrupt left running, each as the event its helper sets when it returns
-#: (``Thread.is_alive`` cannot tell: in Python 3.11 an interrupted ``join`` marks the thread
-#: stopped while it still runs)
-_abandoned: list[threading.Event] = []
-
-
-def kernel_abandoned() -> bool:
-    """Whether a kernel left behind by an interrupt is still running. A process that exits
-    normally then tears the interpreter down under it, compiled code included, and can die of
-    SIGSEGV instead of its exit status: a program ends such a process with ``os._exit``."""
-    return not all(finished.is_set() for finished in _abandoned)
-
-
-#: how long an interrupted call waits for its kernel to see the stop request and return
-STOP_WAIT_SECONDS = 1.0
-
-
-def call_interruptibly(func, *args, meter=None, stop=None):
-    """``func(*args)`` for a long kernel compiled with ``nogil=True``, run on a helper thread
-    while the main thread waits in short steps, so that Ctrl-C and SIGTERM act within a fraction
-    of a second instead of when the kernel returns (a 20 s context-mixing pass held them 20 s).
-    On an interrupt ``stop()`` asks the kernel to return (it sets a flag the kernel polls) and
-    the call waits up to :data:`STOP_WAIT_SECONDS` for it, so no kernel goes on using a core and
-    its memory after the interrupt, in a program or in an interactive interpreter; then the
-    interrupt propagates from here. A kernel that does not stop in time is left to end with the
-    process (it only touches arrays it holds). ``meter``, when given, is called at every step
-    (progress: see ``progress.coding_meter``). Off the main thread (a worker, a host's thread)
-    it is a plain call."""
-    if threading.current_thread() is not threading.main_thread():
-        return func(*args)
-    outcome: list = []
-    finished = threading.Event()
-
-    def target():
-        try:
-            outcome.append((True, func(*args)))
-        except BaseException as exc:  # handed back to the caller below
-            outcome.append((False, exc))
-        finally:
-            finished.set()
-
-    helper = threading.Thread(target=target, name="chunkpress-kernel", daemon=True)
-    helper.start()
-    try:
-        while helper.is_alive():
-            helper.join(0.05)
-            if meter is not None:
-                meter()
-    except BaseException:
-        if stop is not None:
-            stop()
-            finished.wait(STOP_WAIT_SECONDS)
-        if not finished.is_set():
-            _abandoned.append(finished)
-        raise
-    if meter is not None:
-        meter()  # the last count, which the kernel may have reached between two steps
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return value
 
 
 @numba.njit(cache=True, inline="always")

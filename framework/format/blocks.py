@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from ..errors import FormatError
 from ..fileio import Readable
 from .container import MAX_LENGTH, running_checksum
-from .leb128 import encode_varints
+from .varint import varint
 
 MAGIC = b"CHKB"
 VERSION = 3
@@ -41,16 +41,16 @@ def stream_digest():
 
 def start(dictionary: bytes = b"") -> bytes:
     """The archive's start; ``dictionary``: the bytes of a rules file every block references."""
-    return MAGIC + bytes([VERSION]) + encode_varints([len(dictionary)]) + dictionary
+    return MAGIC + bytes([VERSION]) + varint(len(dictionary)) + dictionary
 
 
 def frame(index: int, archive: bytes) -> bytes:
-    return encode_varints([len(archive), index]) + archive
+    return varint(len(archive)) + varint(index) + archive
 
 
 def end(count: int, length: int, digest: bytes) -> bytes:
     """The end record: the number of blocks, and the length and BLAKE2b-128 of all they decode to."""
-    return encode_varints([0, count, length]) + digest
+    return varint(0) + varint(count) + varint(length) + digest
 
 
 def _read_varint(stream: Readable, what: str) -> int:

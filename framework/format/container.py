@@ -32,9 +32,9 @@ import attrs
 import numpy as np
 
 from ..errors import FormatError, InputError
-from .leb128 import decode_varints, encode_varints
 from .limits import MAX_LENGTH
 from .lookahead import PIECE, Lookahead
+from .varint import read_varint, varint
 
 MAGIC = b"CHKP"
 VERSION = 1
@@ -92,19 +92,19 @@ class Header:
 
 def stored_size(length: int) -> int:
     """The size of the stored archive of ``length`` bytes."""
-    return len(MAGIC) + 1 + len(encode_varints([length])) + length + CHECKSUM_BYTES + CHECK_BYTES
+    return len(MAGIC) + 1 + len(varint(length)) + length + CHECKSUM_BYTES + CHECK_BYTES
 
 
 def pack_stored(data: bytes) -> bytes:
     """The stored archive of ``data`` (version 2)."""
-    body = (MAGIC + bytes([STORED]) + encode_varints([len(data)]) + bytes(data)
+    body = (MAGIC + bytes([STORED]) + varint(len(data)) + bytes(data)
             + hashlib.blake2b(data, digest_size=CHECKSUM_BYTES).digest())
     return body + check_bytes(body)
 
 
 def pack(header: Header, payload: bytes) -> bytes:
     head = header.to_bytes()
-    body = MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + payload
+    body = MAGIC + bytes([VERSION]) + varint(len(head)) + head + payload
     return body + check_bytes(body)
 
 
@@ -168,7 +168,7 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
     archive = archive[:-CHECK_BYTES]
     if version == STORED:
         return _unpack_stored(archive)
-    (hlen,), pos = decode_varints(archive, 1, len(MAGIC) + 1)
+    hlen, pos = read_varint(archive, len(MAGIC) + 1)
     if hlen > MAX_HEADER_BYTES or pos + hlen > len(archive):
         raise FormatError("archive truncated or header length corrupt")
     try:
@@ -193,7 +193,7 @@ def unpack(archive: bytes) -> tuple[Header, bytes, int]:
 
 def _unpack_stored(body: bytes) -> tuple[Header, bytes, int]:
     """A stored archive (its check bytes already verified and cut) as a header and payload."""
-    (length,), pos = decode_varints(body, 1, len(MAGIC) + 1)
+    length, pos = read_varint(body, len(MAGIC) + 1)
     if pos + length + CHECKSUM_BYTES != len(body):
         raise FormatError("stored archive corrupt: its length does not match its size")
     digest = body[pos + length:]

@@ -5,9 +5,10 @@ framework (the built-in plugins too, as a third party's would).
 * the base class of each role (:class:`Scorer`, :class:`SplitScorer`, :class:`Rewriter`,
   :class:`Coder`) and the descriptors plugins return (:class:`ScorerInfo`, ...);
 * the errors to raise (:class:`FormatError` for a corrupt payload, ...);
-* the helpers coders use: LEB128 varints, expanding rules to bytes, memory checks before an
-  allocation, the kernels' decorators and interruptible calls, prefetching, a coder's progress
-  meter, the engine's linked string for a rewriter, the code-length numerics of the scorers.
+* the helpers coders use: LEB128 varints (arrays compiled, one value in plain Python),
+  expanding rules to bytes, memory checks before an allocation, the kernels' decorators and
+  interruptible calls, prefetching, a coder's progress meter, the engine's linked string for a
+  rewriter, the code-length numerics of the scorers.
 
 Test a plugin with :mod:`chunkpress.testing` (``check_coder``, ``check_scorer``,
 ``check_rewriter``).
@@ -23,19 +24,20 @@ from .hookspecs import hookimpl
 #: the helpers, each loaded from its module on first use: the engine and the formats import
 #: this package's base classes, so this package imports them only when a plugin asks
 _HELPERS = {
-    "call_interruptibly": "engine.kernels", "kernel": "engine.kernels", "long_kernel": "engine.kernels",
+    "call_interruptibly": "engine.interruptible", "kernel": "engine.kernels", "long_kernel": "engine.kernels",
     "LinkedString": "engine.linkedstring", "LOG2E": "engine.numerics", "bit_length_scalar": "engine.numerics",
     "elias_delta_bits_scalar": "engine.numerics", "log_factorial_scalar": "engine.numerics",
     "prefetch_item": "engine.prefetch", "prefetch_row": "engine.prefetch", "STORED_CODEC": "format.container",
     "MAX_EXPANSION": "format.expand", "expand": "format.expand", "expand_into": "format.expand",
     "symbol_lengths": "format.expand", "decode_varints": "format.leb128", "encode_varints": "format.leb128",
     "check_allocation": "format.limits", "memory_limit": "format.limits", "coding_meter": "progress",
-    "code_length": "engine.codelength",
+    "code_length": "engine.codelength", "varint": "format.varint", "read_varint": "format.varint",
 }
 
 if TYPE_CHECKING:
     from ..engine.codelength import code_length
-    from ..engine.kernels import call_interruptibly, kernel, long_kernel
+    from ..engine.interruptible import call_interruptibly
+    from ..engine.kernels import kernel, long_kernel
     from ..engine.linkedstring import LinkedString
     from ..engine.numerics import LOG2E, bit_length_scalar, elias_delta_bits_scalar, log_factorial_scalar
     from ..engine.prefetch import prefetch_item, prefetch_row
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from ..format.expand import MAX_EXPANSION, expand, expand_into, symbol_lengths
     from ..format.leb128 import decode_varints, encode_varints
     from ..format.limits import check_allocation, memory_limit
+    from ..format.varint import read_varint, varint
     from ..progress import coding_meter
 
 
@@ -63,7 +66,7 @@ __all__ = [
     # errors
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
     # coders' helpers
-    "encode_varints", "decode_varints", "expand", "expand_into", "symbol_lengths", "MAX_EXPANSION",
+    "encode_varints", "decode_varints", "varint", "read_varint", "expand", "expand_into", "symbol_lengths", "MAX_EXPANSION",
     "check_allocation", "memory_limit", "kernel", "long_kernel", "call_interruptibly", "prefetch_row",
     "prefetch_item", "coding_meter", "STORED_CODEC",
     # rewriters' and scorers' helpers

@@ -27,14 +27,12 @@ AUTOLOAD_ENV = "CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD"
 
 def builtin_plugins() -> list:
     """The built-in plugin modules, registered exactly like entry-point ones (pytest's
-    ``default_plugins``). Imported here, in plain import statements, so readers and import-graph
-    tools see every built-in reached from the registry."""
+    ``default_plugins``): one per role, each listing its components by reference, so that
+    building a registry imports none of their implementations (or numba)."""
     # the plugins import this framework's plugin API: loaded when a registry is first built
-    from ..plugins.coders import chunk_cm, chunk_cm_legacy, cm, combinatorial, raw, varint
-    from ..plugins.rewriters import linked, scan
-    from ..plugins.scorers import mdl, pmi, repair
+    from ..plugins import coders, rewriters, scorers
 
-    return [repair, mdl, pmi, scan, linked, varint, combinatorial, raw, cm, chunk_cm, chunk_cm_legacy]
+    return [scorers, rewriters, coders]
 
 
 ROLES = {
@@ -85,7 +83,7 @@ class Registry:
         metadata (what a study records: a plugin's own ``version`` is whatever its author wrote).
         ``distribution`` is None for one defined outside any installed package (a test's)."""
         info = self.components[role][name]  # listed even when its name is in conflict
-        top = getattr(info.factory, "__module__", "").partition(".")[0]
+        top = info.module.partition(".")[0]
         names = _packages_distributions().get(top, [])
         if not names:
             return {"distribution": None, "version": info.version}
@@ -98,11 +96,12 @@ class Registry:
         return sorted(self.components[role])
 
     def rows(self):
-        """(role, name, summary, version, provider) for every registered component."""
+        """(role, name, summary, version, module) for every registered component: the module
+        that implements it (read off a reference: nothing is imported), else its plugin's."""
         for role in ROLES:
             for name in sorted(self.components[role]):
                 d = self.components[role][name]
-                yield role, name, d.summary, d.version, self.providers[(role, name)]
+                yield role, name, d.summary, d.version, d.module or self.providers[(role, name)]
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..errors import ConfigError
+from .pretokenizers import NAMES, check_name
 from .unicodeclasses import OTHER as _OTHER
 from .unicodeclasses import SPACE as _SPACE
 from .unicodeclasses import code_point_classes
@@ -121,15 +121,7 @@ def _whitespace_breaks(data, cls, start, breaks, ends):
 
 
 SPLITTERS = {"gpt2": _gpt2_breaks, "whitespace": _whitespace_breaks}
-NAMES = ("none", *SPLITTERS)
-
-
-def check_name(name, where: str = "") -> str:
-    """``name`` if it is a pre-tokenizer, else a ConfigError listing them (the one place)."""
-    if name not in NAMES:
-        prefix = f"{where}: " if where else ""
-        raise ConfigError(f"{prefix}unknown pretokenizer {name!r}; available: {', '.join(NAMES)}")
-    return name
+assert ("none", *SPLITTERS) == NAMES, "a splitter is named in text/pretokenizers.py"
 
 
 def pretoken_breaks(data, name: str, pieces=None, lines: bool = False) -> np.ndarray | None:

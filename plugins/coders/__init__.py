@@ -1,1 +1,45 @@
+"""The built-in coders, registered as a third party registers one, by reference: a coder's
+module, and its compiled kernels, load when a job writes or reads its archives. Each names its
+codec id here, and building it checks that the class writes that id."""
 
+from chunkpress.plugin import STORED_CODEC, CoderInfo, hookimpl
+
+from .backends import family_coders
+
+_HERE = "chunkpress.plugins.coders"
+#: chunk-cm's current model, and the older ones kept to read (and write) their archives
+CHUNK_CM_MODEL = 5
+_CHUNK_CM_READERS = {
+    1: "chunk-cm's first model (each rank's bits down a complete trie): reads older archives",
+    2: "chunk-cm's second model (no run model): reads its archives",
+    3: "chunk-cm's third model (its tree split at the weight's half): reads its archives",
+    4: "chunk-cm's fourth model (weight sets by bit position): reads its archives",
+}
+
+
+def _chunk_cm(version: int) -> str:
+    return f"chunkpress.chunk-cm.v{version}"
+
+
+@hookimpl
+def register_coders():
+    return [
+        *family_coders("varint", f"{_HERE}.varint"),
+        *family_coders("raw", f"{_HERE}.raw"),
+        CoderInfo(name="stored", factory=f"{_HERE}.raw:StoredCoder", codec_id=STORED_CODEC, version="1",
+                  summary="the bytes as they are (no compression; what incompressible data is stored as)"),
+        CoderInfo(name="combinatorial", factory=f"{_HERE}.combinatorial:CombinatorialCoder",
+                  codec_id="chunkpress.combinatorial.v1", version="1",
+                  summary="exact coder of the MDL model: Elias-delta, uniform rules, stars and bars, urn"),
+        CoderInfo(name="cm", factory=f"{_HERE}.cm:CmCoder", params=f"{_HERE}.cm:CmParams", codec_id="chunkpress.cm.v1",
+                  version="1",
+                  summary="context mixing over the text and its chunk parse (orders 1-6, word, match, chunk contexts)"),
+        CoderInfo(name="chunk-cm", factory=f"{_HERE}.chunk_cm:ChunkCmCoder",
+                  params=f"{_HERE}.chunk_cm:ChunkCmCoder.params_class",
+                  codec_id=_chunk_cm(CHUNK_CM_MODEL), version=str(CHUNK_CM_MODEL),
+                  summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "
+                           "text, word and id contexts, runs, match model)")),
+        *(CoderInfo(name=f"chunk-cm-v{v}", factory=f"{_HERE}.chunk_cm_legacy:ChunkCmV{v}Coder",
+                    params=f"{_HERE}.chunk_cm_legacy:ChunkCmV{v}Coder.params_class", codec_id=_chunk_cm(v), version=str(v),
+                    summary=summary) for v, summary in _CHUNK_CM_READERS.items()),
+    ]

@@ -1,7 +1,9 @@
 """General-purpose compressors in one table: name -> params class, compress, capped decompress.
 
 The raw-* and varint-* coder families are generated from :data:`BACKENDS` (one coder of each
-family per backend), so adding a backend here adds both coders. Every frame must decode
+family per backend), so adding a backend here adds both coders: :func:`family_class` makes a
+family's classes in its module, :func:`family_coders` registers them by reference. This module
+loads no compiled code, so the registry can read the table. Every frame must decode
 completely, with no trailing bytes, and no frame may expand past ``max_size`` (the decoder's
 memory limit): zstd frames are checked by their declared size before decoding, the others
 decode with an output cap.
@@ -16,7 +18,7 @@ from collections.abc import Callable
 
 import attrs
 import zstandard
-from chunkpress.plugin import CoderInfo, ConfigError, FormatError, check_allocation, decode_varints, encode_varints
+from chunkpress.plugin import CoderInfo, ConfigError, FormatError, check_allocation, read_varint, varint
 
 
 def _int_in(low: int, high: int, default: int):
@@ -117,9 +119,9 @@ def _ppmd():
 def _ppmd_compress(data: bytes, params) -> bytes:
     """PPMd var. I; the frame starts with the length (the decoder needs it)."""
     if not data:
-        return encode_varints([0])
+        return varint(0)
     encoder = _ppmd().Ppmd8Encoder(params.model_order, params.memory_mb << 20)
-    frame = encode_varints([len(data)]) + encoder.encode(data) + encoder.flush(endmark=False)
+    frame = varint(len(data)) + encoder.encode(data) + encoder.flush(endmark=False)
     # pyppmd 1.3.1 cannot decode some of its own streams (order 2; a model that runs out of
     # memory): an archive nobody can read is lost data, so every frame is decoded once here
     try:
@@ -134,7 +136,7 @@ def _ppmd_compress(data: bytes, params) -> bytes:
 
 
 def _ppmd_decompress(frame: bytes, params, max_size: int) -> bytes:
-    (size,), pos = decode_varints(frame, 1)
+    size, pos = read_varint(frame)
     check_allocation(f"a PPMd frame of {size:,} bytes using {params.memory_mb} MB", int(size) + (params.memory_mb << 20))
     if size > max_size:
         raise FormatError(f"ppmd frame of {size:,} bytes is larger than allowed ({max_size:,})")
@@ -191,17 +193,60 @@ def check_backend(backend: Backend) -> None:
         _ppmd()
 
 
-def backend_coders(family: str, base: type, summary: str, **extra_fields) -> list:
-    """One coder per backend of the table: a subclass of ``base`` named ``<family>-<backend>``,
-    codec ``chunkpress.<family>-<backend>.v1``, whose params are the backend's plus
-    ``extra_fields``; returned as CoderInfo descriptors (``summary`` is formatted with the
-    backend's). How the raw and varint families are generated."""
-    infos = []
+@attrs.frozen(kw_only=True)
+class Family:
+    """A coder family: one coder per backend, with this summary (formatted with the backend's)
+    and these params beside the backend's (attrs fields)."""
+
+    summary: str
+    fields: dict = attrs.field(factory=dict)
+
+
+FAMILIES = {
+    "varint": Family(summary="frequency-ordered ranks as LEB128 varints, then {}",
+                     # ``order = "id"`` writes the tokens in id order instead of frequency order
+                     # (seed 3's ablation); the decoder reads the table either way: same format
+                     fields={"order": attrs.field(default="frequency",
+                                                  validator=attrs.validators.in_(("frequency", "id")))}),
+    "raw": Family(summary="the raw bytes through {} (baseline; pair with max_rules = 0)"),
+}
+
+
+def _class_name(family: str, backend: Backend) -> str:
+    return f"{family.capitalize()}{backend.name.capitalize()}"
+
+
+def _codec_id(family: str, backend: Backend) -> str:
+    return f"chunkpress.{family}-{backend.name}.v1"
+
+
+_classes: dict[tuple[type, str], type] = {}
+
+
+def family_class(family: str, base: type, name: str) -> type:
+    """The family's coder class ``name`` (``<Family><Backend>``): a subclass of ``base`` for
+    that backend of the table, made on first use (a family's module answers its own attribute
+    lookups with this, so a backend added to the table has its coders too)."""
     for backend in BACKENDS.values():
-        title = f"{family.capitalize()}{backend.name.capitalize()}"
-        params = with_fields(f"{title}Params", backend.params, **extra_fields) if extra_fields else backend.params
-        cls = type(title, (base,), {"backend": backend, "codec_id": f"chunkpress.{family}-{backend.name}.v1",
-                                    "__doc__": summary.format(backend.summary)})
-        infos.append(CoderInfo(name=f"{family}-{backend.name}", factory=cls, params=params, version="1",
-                               summary=summary.format(backend.summary)))
+        if _class_name(family, backend) == name:
+            key = (base, name)
+            if key not in _classes or getattr(_classes[key], "backend", None) is not backend:
+                summary = FAMILIES[family].summary.format(backend.summary)
+                _classes[key] = type(name, (base,), {"backend": backend, "codec_id": _codec_id(family, backend),
+                                                     "__doc__": summary, "__module__": base.__module__})
+            return _classes[key]
+    raise AttributeError(f"no {family} coder {name!r}: the backends are {', '.join(BACKENDS)}")
+
+
+def family_coders(family: str, module: str) -> list[CoderInfo]:
+    """The family's coders (:func:`family_class` in ``module``) as descriptors by reference,
+    named ``<family>-<backend>``, codec ``chunkpress.<family>-<backend>.v1``, whose params are
+    the backend's plus the family's."""
+    infos, spec = [], FAMILIES[family]
+    for backend in BACKENDS.values():
+        title = _class_name(family, backend)
+        params = with_fields(f"{title}Params", backend.params, **spec.fields) if spec.fields else backend.params
+        infos.append(CoderInfo(name=f"{family}-{backend.name}", factory=f"{module}:{title}", params=params,
+                               codec_id=_codec_id(family, backend), version="1",
+                               summary=spec.summary.format(backend.summary)))
     return infos

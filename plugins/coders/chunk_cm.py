@@ -24,7 +24,6 @@ import numpy as np
 from chunkpress.plugin import (
     BYTE_SYMBOLS,
     Coder,
-    CoderInfo,
     FormatError,
     call_interruptibly,
     check_allocation,
@@ -33,7 +32,6 @@ from chunkpress.plugin import (
     encode_varints,
     expand,
     expand_into,
-    hookimpl,
 )
 
 from .chunk_cm_model import layout
@@ -435,14 +433,3 @@ class ChunkCmCoder(Coder):
     def describe(self, payload: bytes, rules, symbols) -> dict:
         _, _, _, _, coded = self._sections(payload, None)
         return {"dictionary_bytes": len(payload) - len(coded), "string_bytes": len(coded)}
-
-
-@hookimpl
-def register_coders():
-    return [
-        CoderInfo(
-            name="chunk-cm", factory=ChunkCmCoder, params=ChunkCmParams, version=str(ChunkCmCoder.model.version),
-            summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "
-                     "text, word and id contexts, runs, match model)"),
-        ),
-    ]

@@ -12,8 +12,6 @@ coder's code serves them all, so these are not to change.
 
 from __future__ import annotations
 
-from chunkpress.plugin import CoderInfo, hookimpl
-
 from .chunk_cm import MODELS, ChunkCmCoder, ChunkCmV1Params, ChunkCmV2Params
 
 
@@ -47,20 +45,3 @@ class ChunkCmV1Coder(ChunkCmCoder):
     model = MODELS[1]
     codec_id = model.codec_id
     params_class = ChunkCmV1Params
-
-
-def _reader(coder: type[ChunkCmCoder], summary: str) -> CoderInfo:
-    """An older model's coder: named and versioned by its model."""
-    version = coder.model.version
-    return CoderInfo(name=f"chunk-cm-v{version}", factory=coder, params=coder.params_class, version=str(version),
-                     summary=summary)
-
-
-@hookimpl
-def register_coders():
-    return [
-        _reader(ChunkCmV1Coder, "chunk-cm's first model (each rank's bits down a complete trie): reads older archives"),
-        _reader(ChunkCmV2Coder, "chunk-cm's second model (no run model): reads its archives"),
-        _reader(ChunkCmV3Coder, "chunk-cm's third model (its tree split at the weight's half): reads its archives"),
-        _reader(ChunkCmV4Coder, "chunk-cm's fourth model (weight sets by bit position): reads its archives"),
-    ]

@@ -20,14 +20,12 @@ import numpy as np
 from chunkpress.plugin import (
     BYTE_SYMBOLS,
     Coder,
-    CoderInfo,
     FormatError,
     call_interruptibly,
     check_allocation,
     decode_varints,
     encode_varints,
     expand,
-    hookimpl,
 )
 
 from . import cm_model as cmm
@@ -197,13 +195,3 @@ class CmCoder(Coder):
         """Bytes per part: the rules (with the counts) and the coded text with its boundaries."""
         _, _, _, rule_stream, text_stream = self._sections(payload, None)
         return {"dictionary_bytes": len(payload) - len(text_stream), "string_bytes": len(text_stream)}
-
-
-@hookimpl
-def register_coders():
-    return [
-        CoderInfo(
-            name="cm", factory=CmCoder, params=CmParams, version="1",
-            summary="context mixing over the text and its chunk parse (orders 1-6, word, match, chunk contexts)",
-        ),
-    ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, Coder, CoderInfo, FormatError, bit_length_scalar, code_length, hookimpl
+from chunkpress.plugin import BYTE_SYMBOLS, Coder, FormatError, bit_length_scalar, code_length
 
 _WINDOW = np.uint64(56)
 _MASK = np.uint64((1 << 56) - 1)
@@ -368,14 +368,3 @@ class CombinatorialCoder(Coder):
         out["written_bits"] = 8 * len(payload)
         out["written_minus_model_bits"] = 8 * len(payload) - parts.total_bits
         return out
-
-
-@hookimpl
-def register_coders():
-    return [
-        CoderInfo(
-            name="combinatorial", factory=CombinatorialCoder,
-            version="1",
-            summary="exact coder of the MDL model: Elias-delta, uniform rules, stars and bars, urn",
-        )
-    ]

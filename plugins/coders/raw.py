@@ -10,9 +10,9 @@ frame. Codecs ``chunkpress.raw-{zlib,lzma,zstd,bz2,ppmd}.v1``.
 from __future__ import annotations
 
 import numpy as np
-from chunkpress.plugin import STORED_CODEC, Coder, CoderInfo, FormatError, expand, hookimpl, memory_limit
+from chunkpress.plugin import STORED_CODEC, Coder, FormatError, expand, memory_limit
 
-from .backends import Backend, backend_coders, check_backend
+from .backends import Backend, check_backend, family_class
 
 
 class RawCoder(Coder):
@@ -54,8 +54,7 @@ class StoredCoder(Coder):
         return {"dictionary_bytes": 0, "string_bytes": len(payload)}
 
 
-@hookimpl
-def register_coders():
-    return [*backend_coders("raw", RawCoder, "the raw bytes through {} (baseline; pair with max_rules = 0)"),
-            CoderInfo(name="stored", factory=StoredCoder, version="1",
-                      summary="the bytes as they are (no compression; what incompressible data is stored as)")]
+
+def __getattr__(name: str):
+    """The family's coder for each backend (RawZstd, RawLzma, ...), made on first use."""
+    return family_class("raw", RawCoder, name)

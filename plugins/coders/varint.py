@@ -12,7 +12,6 @@ string frame to N ranks.
 
 from __future__ import annotations
 
-import attrs
 import numpy as np
 from chunkpress.plugin import (
     BYTE_SYMBOLS,
@@ -21,11 +20,10 @@ from chunkpress.plugin import (
     check_allocation,
     decode_varints,
     encode_varints,
-    hookimpl,
     memory_limit,
 )
 
-from .backends import Backend, backend_coders, check_backend
+from .backends import Backend, check_backend, family_class
 
 
 def rank_table(symbols: np.ndarray, by_frequency: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -115,11 +113,7 @@ class VarintCoder(Coder):
                 "dictionary_bytes": len(payload) - len(second)}
 
 
-#: ``order = "id"`` writes the tokens in id order instead of frequency order (seed 3's
-#: ablation). The decoder reads the table either way, so the byte format is the same.
-ORDER = attrs.field(default="frequency", validator=attrs.validators.in_(("frequency", "id")))
 
-
-@hookimpl
-def register_coders():
-    return backend_coders("varint", VarintCoder, "frequency-ordered ranks as LEB128 varints, then {}", order=ORDER)
+def __getattr__(name: str):
+    """The family's coder for each backend (VarintZstd, VarintLzma, ...), made on first use."""
+    return family_class("varint", VarintCoder, name)

@@ -1,7 +1,7 @@
 """The fast rewriter: the engine's incremental linked string (see
 :mod:`chunkpress.engine.linkedstring`), so the engine runs the whole merge loop compiled."""
 
-from chunkpress.plugin import LinkedString, Rewriter, RewriterInfo, hookimpl
+from chunkpress.plugin import LinkedString, Rewriter
 
 
 class LinkedRewriter(LinkedString, Rewriter):
@@ -14,15 +14,3 @@ class LinkedRewriter(LinkedString, Rewriter):
 
     def linked_string(self):
         return self
-
-
-@hookimpl
-def register_rewriters():
-    return [
-        RewriterInfo(
-            name="linked",
-            factory=LinkedRewriter,
-            summary="fast incremental rewriter: linked string, per-pair occurrence lists (numba)",
-            version="1",
-        )
-    ]

@@ -7,7 +7,7 @@ replacement semantics that the fast ``linked`` rewriter must reproduce exactly.
 from __future__ import annotations
 
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, MergeReport, Rewriter, RewriterInfo, hookimpl
+from chunkpress.plugin import BYTE_SYMBOLS, MergeReport, Rewriter
 
 _SHIFT = np.int64(32)
 
@@ -104,15 +104,3 @@ def _lookup(keys, counts, query):
     i_clipped = np.minimum(i, len(keys) - 1)
     found = (i < len(keys)) & (keys[i_clipped] == query) if len(keys) else np.zeros(len(query), bool)
     return np.where(found, counts[i_clipped] if len(keys) else 0, 0).astype(np.int64)
-
-
-@hookimpl
-def register_rewriters():
-    return [
-        RewriterInfo(
-            name="scan",
-            factory=ScanRewriter,
-            summary="reference rewriter: numpy recount and rewrite of the whole string per merge",
-            version="1",
-        )
-    ]

@@ -2,7 +2,7 @@
 
 import math
 
-from chunkpress.plugin import LOG2E, ScorerInfo, SplitScorer, elias_delta_bits_scalar, hookimpl, log_factorial_scalar
+from chunkpress.plugin import LOG2E, SplitScorer, elias_delta_bits_scalar, log_factorial_scalar
 
 lf = log_factorial_scalar
 ed = elias_delta_bits_scalar
@@ -40,15 +40,3 @@ class MdlScorer(SplitScorer):
     @staticmethod
     def stop(best_loss, k01):
         return best_loss > 0.0
-
-
-@hookimpl
-def register_scorers():
-    return [
-        ScorerInfo(
-            name="mdl",
-            factory=MdlScorer,
-            summary="total code length of data plus model (Information Theoretic Chunking)",
-            version="1",
-        )
-    ]

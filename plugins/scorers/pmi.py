@@ -8,7 +8,7 @@ order) of the reference program, which decides its near-ties. They have no natur
 
 import math
 
-from chunkpress.plugin import ScorerInfo, SplitScorer, hookimpl
+from chunkpress.plugin import SplitScorer
 
 
 class PmiScorer(SplitScorer):
@@ -40,21 +40,3 @@ class SpmiScorer(SplitScorer):
     @staticmethod
     def loss_b(k01, k0, k1, same):
         return float(k01) * (math.log(float(k0)) + math.log(float(k1)))
-
-
-@hookimpl
-def register_scorers():
-    return [
-        ScorerInfo(
-            name="pmi",
-            factory=PmiScorer,
-            summary="pointwise mutual information -ln(k01 N / (k0 k1)); needs max_rules",
-            version="1",
-        ),
-        ScorerInfo(
-            name="spmi",
-            factory=SpmiScorer,
-            summary="count-scaled PMI -k01 ln(k01 N / (k0 k1)); needs max_rules",
-            version="1",
-        ),
-    ]

@@ -1,5 +1,5 @@
 """Re-Pair / BPE: merge the most frequent pair; stop when no pair occurs twice."""
-from chunkpress.plugin import ScorerInfo, SplitScorer, hookimpl
+from chunkpress.plugin import SplitScorer
 
 
 class RepairScorer(SplitScorer):
@@ -21,15 +21,3 @@ class RepairScorer(SplitScorer):
     @staticmethod
     def loss_b(k01, k0, k1, same):
         return 0.0
-
-
-@hookimpl
-def register_scorers():
-    return [
-        ScorerInfo(
-            name="repair",
-            factory=RepairScorer,
-            summary="most frequent pair (Re-Pair / BPE); stops when no pair occurs twice",
-            version="1",
-        )
-    ]
