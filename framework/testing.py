@@ -152,8 +152,9 @@ def check_golden(name: str, folder, params: dict | None = None, *, registry: Reg
     return path
 
 
-def _brute_force_best(rewriter, scorer, step: int, floor: int):
-    """The pair a scan of every pair picks, by the selection rule in ``chunkpress.plugin.base``."""
+def _brute_force_best(rewriter, scorer, step: int, floor: int, lengths: list[int]):
+    """The pair a scan of every pair picks, by the selection rule in ``chunkpress.plugin.base``
+    (``lengths``: bytes per symbol, for a scorer that reads them)."""
     s0, s1, k = rewriter.pairs()
     keep = k >= floor
     s0, s1, k = s0[keep], s1[keep], k[keep]
@@ -162,7 +163,11 @@ def _brute_force_best(rewriter, scorer, step: int, floor: int):
     counts = rewriter.symbol_counts()
     n, m = rewriter.length, 256 + step
     if getattr(scorer, "loss_a", None) is not None:
-        total = [scorer.loss_a(n, m, int(kk)) + scorer.loss_b(int(kk), int(counts[a]), int(counts[b]), a == b)
+        def loss_b(kk, a, b):
+            extra = (lengths[a], lengths[b]) if getattr(scorer, "uses_lengths", False) else ()
+            return scorer.loss_b(kk, int(counts[a]), int(counts[b]), a == b, *extra)
+
+        total = [scorer.loss_a(n, m, int(kk)) + loss_b(int(kk), a, b)
                  for a, b, kk in zip(s0.tolist(), s1.tolist(), k.tolist(), strict=False)]
     else:
         total = [scorer.loss(n, m, int(kk), int(counts[a]), int(counts[b]), a == b)
@@ -192,10 +197,12 @@ def check_scorer(name: str, params: dict | None = None, *, registry: Registry | 
     floor = max(1, built.min_merge_count)
     rewriter = ScanRewriter()
     rewriter.load(np.frombuffer(data, np.uint8))
+    lengths = [1] * 256
     for step, (s0, s1) in enumerate(linked):
-        best = _brute_force_best(rewriter, built, step, floor)
+        best = _brute_force_best(rewriter, built, step, floor, lengths)
         assert best == (s0, s1), f"scorer {name!r}, step {step}: merged {(s0, s1)}, a scan of all pairs picks {best}"
         rewriter.apply(s0, s1)
+        lengths.append(lengths[s0] + lengths[s1])
 
 
 def check_rewriter(name: str, params: dict | None = None, *, registry: Registry | None = None,

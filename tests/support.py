@@ -55,3 +55,89 @@ def extra_peak_bytes(function) -> int:
 
 
 from chunkpress.testing import mutated  # noqa: E402,F401 - the fuzz tests' damage, as plugin authors get it
+
+
+class PlainBpe:
+    """BPE written from the papers' definitions, in plain Python over weighted words, as a
+    reference for the engine: the most frequent pair (ties: the smallest (s0, s1)), counted
+    left to right without overlaps (in x x x the pair (x, x) counts once). ``words`` maps a
+    unit to its count, a unit being a tuple of words, each a tuple of symbols: pairs across
+    words are candidates from rule ``join_after`` on (SuperBPE; None: never). ``tau``: Picky
+    BPE's threshold (after a merge of (a, b) into z, a part x with k_z / (k_z + k_x) > tau, not
+    a byte, is removed: its occurrences split into what it was made of)."""
+
+    def __init__(self, words: dict, join_after: int | None = None, tau: float | None = None):
+        self.units = {tuple(tuple(w) for w in unit): count for unit, count in words.items()}
+        self.join_after, self.tau = join_after, tau
+        self.rules: list[tuple[int, int]] = []
+        self.deletions: list[tuple[int, int]] = []
+
+    def _sequences(self, joined: bool):
+        for unit, count in self.units.items():
+            if joined:
+                yield [s for w in unit for s in w], count
+            else:
+                for w in unit:
+                    yield list(w), count
+
+    def counts(self):
+        from collections import Counter
+
+        joined = self.join_after is not None and len(self.rules) >= self.join_after
+        if joined:  # the words of a unit become one sequence for good
+            self.units = {(tuple(s for w in unit for s in w),): c for unit, c in self.units.items()}
+        pairs, symbols = Counter(), Counter()
+        for seq, count in self._sequences(False):
+            for s in seq:
+                symbols[s] += count
+            offset = 0
+            for i in range(len(seq) - 1):
+                if seq[i] != seq[i + 1] or offset % 2 == 0:
+                    pairs[(seq[i], seq[i + 1])] += count
+                offset = offset + 1 if seq[i] == seq[i + 1] else 0
+        return pairs, symbols
+
+    def _rewrite(self, change):
+        self.units = {tuple(tuple(change(list(w))) for w in unit): c for unit, c in self.units.items()}
+
+    def _split(self, symbol: int) -> list[int]:
+        gone = {s for _, s in self.deletions}
+
+        def walk(s):
+            if s >= 256 and (s == symbol or s in gone):
+                a, b = self.rules[s - 256]
+                return walk(a) + walk(b)
+            return [s]
+        return walk(symbol)
+
+    def step(self, min_count: int = 2) -> bool:
+        pairs, _ = self.counts()
+        best = max(((k, (-a, -b)) for (a, b), k in pairs.items() if k >= min_count), default=None)
+        if best is None:
+            return False
+        a, b = -best[1][0], -best[1][1]
+        z = 256 + len(self.rules)
+
+        def merge(seq):
+            out, i = [], 0
+            while i < len(seq):
+                if i + 1 < len(seq) and seq[i] == a and seq[i + 1] == b:
+                    out.append(z)
+                    i += 2
+                else:
+                    out.append(seq[i])
+                    i += 1
+            return out
+        self._rewrite(merge)
+        self.rules.append((a, b))
+        if self.tau is not None:
+            for part in dict.fromkeys((a, b)):
+                _, symbols = self.counts()
+                if part >= 256 and symbols[z] > self.tau * (symbols[z] + symbols[part]):
+                    pieces = self._split(part)
+                    self.deletions.append((len(self.rules) - 1, part))
+                    self._rewrite(lambda seq, p=part, q=pieces: [x for s in seq for x in (q if s == p else [s])])
+        return True
+
+    def vocabulary(self) -> int:
+        return 256 + len(self.rules) - len(self.deletions)

@@ -39,7 +39,7 @@ min_count = 3
 @pytest.mark.parametrize(
     "text,needle",
     [
-        ("[scorer]\nname = 'nope'", "unknown scorer 'nope'; available: mdl, pmi, repair, spmi"),
+        ("[scorer]\nname = 'nope'", "unknown scorer 'nope'; available: length-max, mdl, pmi, repair, spmi, wordpiece"),
         ("[coder]\nname = 'varint-zstd'\nparams = { levle = 3 }",
          "unknown coder.params key 'levle' for 'varint-zstd'; allowed: level, order"),
         ("[coder]\nname = 'varint-zstd'\nparams = { level = 99 }", "bad coder.params for 'varint-zstd'"),

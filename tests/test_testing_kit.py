@@ -24,7 +24,7 @@ def test_every_builtin_coder_passes_the_kit(registry, name):
     check_coder(name, FAST.get(name), registry=registry)
 
 
-@pytest.mark.parametrize("name", ["mdl", "repair", "pmi", "spmi"])
+@pytest.mark.parametrize("name", build_registry(autoload=False).names("scorer"))
 def test_every_builtin_scorer_passes_the_kit(registry, name):
     check_scorer(name, registry=registry)
 

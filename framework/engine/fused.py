@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from . import index as ix
@@ -25,24 +26,31 @@ from .prefetch import prefetch_row
 from .trace import fill_trace_row
 
 # status codes of the kernel
-STOP_FOUND, BATCH_DONE, NEED_ROOM = 0, 1, 2
+STOP_FOUND, BATCH_DONE, NEED_ROOM, DELETE = 0, 1, 2, 3
 # the strategies, as ints the kernel compares with
 FULL, BY_COUNT, SPLIT_PARTS = int(Strategy.FULL), int(Strategy.BY_COUNT), int(Strategy.SPLIT_PARTS)
 
 
 @kernel
-def run_fused(strategy, f_a, f_b, f, f_stop, bounds, acc, string, index, rules_out, trace_out, held):
+def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, rules_out, trace_out, held, lengths,
+              f_del):
     """Up to ``batch`` merges. Returns (merges done, status): STOP_FOUND when the best
     candidate would stop the run (or ``max_rules`` is reached, or no candidate is left): the
-    caller then takes the final step itself; BATCH_DONE; or NEED_ROOM when the slot arrays must
-    grow first. ``acc[0]`` is the running sum of lf(k_i) for the trace.
+    caller then takes the final step itself; BATCH_DONE; NEED_ROOM when the slot arrays must
+    grow first; or DELETE after a merge one of whose parts the deletion policy ``f_del``
+    (compiled ``removes``, or None: compiled out) removes, which the caller then does. ``acc[0]``
+    is the running sum of lf(k_i) for the trace.
 
     ``strategy``: the scorer's :class:`~.losses.Strategy` (an int); ``f_a``, ``f_b``, ``f``,
     ``f_stop``: its compiled loss_a, loss_b, loss and stop (first-class functions, passed one
-    by one: numba warns on each call given them in a tuple); ``bounds``: (batch, rules done,
+    by one: numba warns on each call given them in a tuple); ``f_bl``: loss_b of a scorer that
+    reads lengths (numba prunes the branch of a None argument, not that of an array, so the
+    two signatures come as two arguments, the unused one a zero loss); ``bounds``: (batch, rules done,
     max rules or -1, floor); ``string``: :class:`~.linkedstring.StringArrays`; ``index``:
     :class:`~.index.IndexArrays`; ``trace_out`` None for no trace (the trace code is then
-    compiled out); ``held``: :class:`Scratch` (this kernel creates no arrays)."""
+    compiled out); ``held``: :class:`Scratch` (this kernel creates no arrays); ``lengths``: the
+    bytes of each symbol for a scorer whose loss_b reads them (kept here: the merged symbol's
+    is written), else None (compiled out, as the trace)."""
     batch, rules_done, max_rules, floor = bounds
     node, pool, table, pairs, changed, meta, weight, zcache, counts, sites = string
     x_table, x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out = index
@@ -89,22 +97,11 @@ def run_fused(strategy, f_a, f_b, f, f_stop, bounds, acc, string, index, rules_o
         old_a = counts[a]
         old_b = counts[b]
         merge(slot_ab, a, b, m, node, pool, table, pairs, changed, meta, weight, zcache, counts, sites)
+        if lengths is not None:
+            lengths[m] = lengths[a] + lengths[b]
         if trace_out is not None:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
-        # the changed pairs, by their index slots (found once per pair, then kept in its record)
-        n_ch = meta[META_N_CHANGED]
-        keep = 0
-        for t in range(n_ch):
-            rs = changed[t]
-            if pairs[rs].cnt != pairs[rs].oldcnt:
-                x = pairs[rs].xslot
-                if x == EMPTY:
-                    x = ix.record_slot(pairs[rs].ps0, pairs[rs].ps1, x_table, x_meta, x_rec)
-                    pairs[rs].xslot = x
-                prefetch_row(x_rec, x)  # ingest_slots reads it next
-                cslots[keep] = x
-                ck[keep] = pairs[rs].cnt
-                keep += 1
+        keep = _changed_slots(changed[:meta[META_N_CHANGED]], pairs, x_table, x_meta, x_rec, cslots, ck)
         touched[0] = a
         touched[1] = b
         n_out, n_moved = ix.ingest_slots(
@@ -115,12 +112,36 @@ def run_fused(strategy, f_a, f_b, f, f_stop, bounds, acc, string, index, rules_o
             t = out[i]
             p0 = x_rec[t].ps0
             p1 = x_rec[t].ps1
-            scores[i] = f_b(x_rec[t].k01, counts[p0], counts[p1], p0 == p1)
+            if lengths is None:
+                scores[i] = f_b(x_rec[t].k01, counts[p0], counts[p1], p0 == p1)
+            else:
+                scores[i] = f_bl(x_rec[t].k01, counts[p0], counts[p1], p0 == p1, lengths[p0], lengths[p1])
         ix.insert_scored(out[:n_out], scores, n_moved, floor, x_meta, x_rec, groot, gsize, gactive,
                          gpos, scratch)
         rules_out[done, 0] = a
         rules_out[done, 1] = b
         done += 1
+        if f_del is not None:
+            if (a >= 256 and f_del(counts[m], counts[a])) or (b != a and b >= 256 and f_del(counts[m], counts[b])):
+                return done, DELETE
+
+
+@numba.njit(cache=True, inline="always")
+def _changed_slots(changed, pairs, x_table, x_meta, x_rec, cslots, ck):
+    """The pairs whose count a merge changed, as index slots (found once per pair, then kept in
+    its record) in ``cslots`` and their counts in ``ck``: how many."""
+    keep = 0
+    for rs in changed:
+        if pairs[rs].cnt != pairs[rs].oldcnt:
+            x = pairs[rs].xslot
+            if x == EMPTY:
+                x = ix.record_slot(pairs[rs].ps0, pairs[rs].ps1, x_table, x_meta, x_rec)
+                pairs[rs].xslot = x
+            prefetch_row(x_rec, x)  # ingest_slots reads it next
+            cslots[keep] = x
+            ck[keep] = pairs[rs].cnt
+            keep += 1
+    return keep
 
 
 class Scratch(NamedTuple):
@@ -147,27 +168,32 @@ class _HeldScratch:
 
 
 def run(string: LinkedString, scorer: CompiledScorer, index: ix.PairIndex, rules_done: int,
-        max_rules: int | None, trace: bool, acc: np.ndarray, batch: int = 1 << 12):
-    """Merge until the run would stop (the caller then takes the final step). Yields (rules,
-    trace rows as an (n, 12) array or None, seconds) per batch."""
+        max_rules: int | None, trace: bool, acc: np.ndarray, batch: int = 1 << 12, removes=None):
+    """Merge until the run would stop (the caller then takes the final step) or, with a
+    deletion policy's compiled ``removes``, until a merge whose part it removes. Yields (rules,
+    trace rows as an (n, 12) array or None, seconds, status) per batch, the last with
+    STOP_FOUND or DELETE. A scorer that reads lengths finds them in ``index.lengths``, grown
+    here with the symbols."""
     string.bind_index(index)
     scratch = _HeldScratch()
     while True:
         rules = np.zeros((batch, 2), dtype=np.int64)
         trace_out = np.zeros((batch, 12)) if trace else None
         index.reserve_like(*string.capacities())
+        if index.lengths is not None and index.lengths.size < string.counts.size:
+            index.lengths = np.concatenate([index.lengths, np.zeros(string.counts.size - index.lengths.size, np.int64)])
         started = time.perf_counter()
         arrays = index.arrays()
         steps, status = run_fused(
-            int(scorer.strategy), scorer.loss_a, scorer.loss_b, scorer.loss, scorer.stop,
+            int(scorer.strategy), scorer.loss_a, *scorer.loss_b_pair(), scorer.loss, scorer.stop,
             (batch, rules_done, -1 if max_rules is None else max_rules, index.floor), acc, string.arrays(), arrays,
-            rules, trace_out, scratch.get(string.changed.size, arrays.out.size),
+            rules, trace_out, scratch.get(string.changed.size, arrays.out.size), index.lengths, removes,
         )
         del arrays  # a live reference would make the next growth copy the arrays
         string.next_symbol += steps
         rules_done += steps
-        yield rules[:steps], trace_out[:steps] if trace_out is not None else None, time.perf_counter() - started
-        if status == STOP_FOUND:
+        yield rules[:steps], trace_out[:steps] if trace_out is not None else None, time.perf_counter() - started, status
+        if status in (STOP_FOUND, DELETE):
             return
         if status == NEED_ROOM:
             scratch.arrays = None  # the slot arrays grow: let go of views of them

@@ -431,6 +431,14 @@ class PairIndex:
         self.lhead = np.full(512, _EMPTY, dtype=np.int32)
         self.rhead = np.full(512, _EMPTY, dtype=np.int32)
         self._out = np.zeros(cap, dtype=np.int64)
+        #: bytes per symbol, for a scorer that reads them (its learner keeps them up to date)
+        self.lengths: np.ndarray | None = None
+
+    def _lengths_of(self, a: np.ndarray, b: np.ndarray) -> tuple:
+        if not self.scorer.uses_lengths:
+            return None, None
+        assert self.lengths is not None, "a scorer that reads lengths needs the learner's lengths"
+        return self.lengths[a], self.lengths[b]
 
     @property
     def n_slots(self) -> int:
@@ -497,7 +505,7 @@ class PairIndex:
         slots = self._out[:n].copy()
         r = self.rec[slots]
         a, b = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64)
-        losses = self.scorer.losses_b(r["k01"], counts[a], counts[b], a == b)
+        losses = self.scorer.losses_b(r["k01"], counts[a], counts[b], a == b, *self._lengths_of(a, b))
         insert_scored(
             slots, losses, n_moved, self.floor, self.meta, self.rec,
             self.groot, self.gsize, self.gactive, self.gpos, self.scratch,
@@ -531,7 +539,7 @@ class PairIndex:
             losses = self.scorer.losses(N, m, kk, k0, k1, same)
             i = lexicographic_argmin(losses, kk, a, b)
         else:
-            loss_b = self.scorer.losses_b(kk, k0, k1, same)
+            loss_b = self.scorer.losses_b(kk, k0, k1, same, *self._lengths_of(a, b))
             losses = self.scorer.losses_a(N, m, kk) + loss_b
             i = lexicographic_argmin(losses, kk, loss_b, a, b)
         low = (int(a[i]), int(b[i]), int(kk[i]), float(losses[i]))

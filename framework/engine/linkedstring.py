@@ -19,172 +19,37 @@ per distinct pair (its 40-byte record, the list of changed slots, and the hash t
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba
 import numpy as np
 
 from ..plugin.base import BYTE_SYMBOLS, MergeReport
 from .codelength import merge_sum_delta, string_log_sum
 from .kernels import kernel, sort_in_place
-from .pairtable import EMPTY, HASH_USED, N_SLOTS, find_or_insert, find_slot, grow, has_room, new_table, rehash
+from .linkednodes import (
+    LINK,
+    META_FIELDS,
+    META_LENGTH,
+    META_N_CHANGED,
+    META_REBUILDS,
+    META_ROOM,
+    META_TOUCH_EPOCH,
+    NODE_FIELDS,
+    NXT,
+    OSLOT,
+    PAIR,
+    POS,
+    PREFETCH_AHEAD,
+    PRV,
+    SYM,
+    StringArrays,
+    count_at,
+    recount_region,
+    region_bounds,
+    slot_of,
+    unlink,
+)
+from .pairtable import EMPTY, HASH_USED, N_SLOTS, find_slot, grow, has_room, new_table, rehash
 from .prefetch import prefetch_row
-
-# The kernels are memory-bound (a merge site touches a handful of nodes and pairs scattered over
-# the string), so each node and each pair is one record: one cache miss instead of one per field.
-#: fields of a node record (int32): symbol, string links, and the slot of the pair counted at
-#: the node: >= 0 counted, and its pool entry is live; -(slot + 2) uncounted, but its entry is
-#: still on that slot's list (counting the same pair there again reuses it); -1 neither
-SYM, NXT, PRV, OSLOT = range(4)
-NODE_FIELDS = 4
-#: fields of a pool entry (int32): the node, the next entry of the same pair's list
-POS, LINK = 0, 1
-#: a pair record (40 bytes): count, count before this merge, epoch of the last touch,
-#: occurrence-list head (a pool entry), sites (unweighted count), the pair itself, and its slot in the
-#: candidate index of the fused loop (saves the index a hash lookup per changed pair)
-PAIR = np.dtype([
-    ("cnt", np.int64), ("oldcnt", np.int64), ("cmark", np.int32), ("head", np.int32),
-    ("nsites", np.int32), ("ps0", np.int32), ("ps1", np.int32), ("xslot", np.int32),
-])
-
-#: how many sites ahead the merge kernel asks for a node
-PREFETCH_AHEAD = 8
-
-# meta fields after the pair table's; META_ROOM: sites of the next merge (what it needs room for,
-# see room_for); META_POOL_USED: entries handed out; META_LIVE: nodes counted (live entries);
-# META_REBUILDS: times the pool was rebuilt
-META_TOUCH_EPOCH, META_N_CHANGED, META_LENGTH, META_ROOM, META_POOL_USED, META_LIVE, META_REBUILDS = 2, 3, 4, 5, 6, 7, 8
-META_FIELDS = 9
-
-
-class StringArrays(NamedTuple):
-    """A LinkedString's arrays, as compiled code takes them (one named argument, not ten)."""
-
-    node: np.ndarray  # node records: symbol, links, counted slot (SYM, NXT, PRV, OSLOT)
-    pool: np.ndarray  # occurrence-list entries (POS, LINK)
-    table: np.ndarray  # hash table (s0, s1) -> pair slot
-    pairs: np.ndarray  # pair records (PAIR)
-    changed: np.ndarray  # slots whose count the last merge changed
-    meta: np.ndarray  # counters (pair table's, then META_TOUCH_EPOCH ... META_REBUILDS)
-    weight: np.ndarray  # per node: how many times it counts (word counts), or empty
-    zcache: np.ndarray  # per symbol: cached zero-count lookups
-    counts: np.ndarray  # per symbol: occurrences (weighted)
-    sites: np.ndarray  # a merge's sites, sort scratch
-
-
-@numba.njit(cache=True, inline="always")
-def _touch(slot, pairs, changed, meta):
-    if pairs[slot].cmark != meta[META_TOUCH_EPOCH]:
-        pairs[slot].cmark = meta[META_TOUCH_EPOCH]
-        pairs[slot].oldcnt = pairs[slot].cnt
-        changed[meta[META_N_CHANGED]] = slot
-        meta[META_N_CHANGED] += 1
-
-
-@numba.njit(cache=True, inline="always")
-def _uncount(q, node, pairs, changed, meta, weight, merged):
-    """Take the pair at node q out of its count. Its list entry stays, marked stale by the node
-    (the merged pair's whole list is dropped at the end of the merge)."""
-    slot = node[q, OSLOT]
-    _touch(slot, pairs, changed, meta)
-    node[q, OSLOT] = EMPTY if slot == merged else -(slot + 2)
-    pairs[slot].cnt -= weight[q] if weight.size else 1
-    pairs[slot].nsites -= 1
-    meta[META_LIVE] -= 1
-
-
-@numba.njit(cache=True, inline="always")
-def _slot_of(x, y, table, meta, pairs):
-    """Slot of (x, y), recording the pair in a new slot's record. (Written only then: storing
-    it at every count made counting several times slower on AMD Zen, as measured.)"""
-    made = meta[N_SLOTS]
-    slot = find_or_insert(table, meta, x, y)
-    if slot == made:  # new: records are not filled in advance
-        pairs[slot].cnt = 0
-        pairs[slot].oldcnt = 0
-        pairs[slot].cmark = -1  # no epoch yet: its first count touches it
-        pairs[slot].head = EMPTY
-        pairs[slot].nsites = 0
-        pairs[slot].ps0 = x
-        pairs[slot].ps1 = y
-        pairs[slot].xslot = EMPTY
-    return slot
-
-
-@numba.njit(cache=True, inline="always")
-def _pair_slot(x, y, z, zcache, table, meta, pairs):
-    """Slot of (x, y). Pairs with the new symbol z go through ``zcache`` first: a merge's sites
-    mostly share a few neighbours, and a row of this small array is cheaper than a probe of the
-    large hash table. Rows are valid for the merge (epoch) that wrote them."""
-    if y == z:
-        col = 0
-        key = x
-    elif x == z:
-        col = 2
-        key = y
-    else:
-        return _slot_of(x, y, table, meta, pairs)
-    if zcache[key, col] == meta[META_TOUCH_EPOCH]:
-        return zcache[key, col + 1]
-    slot = _slot_of(x, y, table, meta, pairs)
-    zcache[key, col] = meta[META_TOUCH_EPOCH]
-    zcache[key, col + 1] = slot
-    return slot
-
-
-@numba.njit(cache=True, inline="always")
-def _append(q, slot, node, pool, pairs, meta):
-    """A new entry for node q, first on ``slot``'s list. A full pool is rebuilt first: at most
-    one live entry per node, and the pool holds more entries than there are nodes, so a rebuild
-    always frees room (and, with a quarter of headroom, rebuilds are rare: amortized O(1)).
-    No merge, however degenerate, can write past the pool."""
-    if meta[META_POOL_USED] >= pool.shape[0]:
-        rebuild_pool(node, pool, pairs, meta)
-    _append_entry(q, slot, pool, pairs, meta)
-
-
-@numba.njit(cache=True, inline="always")
-def _append_entry(q, slot, pool, pairs, meta):
-    e = meta[META_POOL_USED]
-    meta[META_POOL_USED] += 1
-    pool[e, POS] = q
-    pool[e, LINK] = pairs[slot].head
-    pairs[slot].head = e
-
-
-@numba.njit(cache=True, inline="always")
-def _count(q, slot, node, pool, pairs, changed, meta, weight):
-    """Count the pair (x, y) at node q, whose slot is ``slot``. A pair at a node never comes
-    back once it changed (symbols are only replaced by new ones), so the only stale entry that
-    can name q on this slot's list is its own last one, which is reused."""
-    _touch(slot, pairs, changed, meta)
-    if node[q, OSLOT] != -(slot + 2):
-        _append(q, slot, node, pool, pairs, meta)
-    node[q, OSLOT] = slot
-    pairs[slot].cnt += weight[q] if weight.size else 1
-    pairs[slot].nsites += 1
-    meta[META_LIVE] += 1
-
-
-@numba.njit(cache=True, inline="always")
-def _region(start, off, after, add, merged, z, zcache, node, pool, table, pairs, changed, meta, weight):
-    """Uncount (add=False) or count (add=True) the pairs from node ``start``, at offset ``off``
-    in its run of equal symbols, up to the node ``after`` (exclusive; -1 = end of list). A pair
-    (x, x) counts at even run offsets."""
-    q = start
-    while True:
-        r = node[q, NXT]
-        if r == EMPTY or r == after:
-            return
-        x = node[q, SYM]
-        y = node[r, SYM]
-        if x != y or off % 2 == 0:
-            if add:
-                _count(q, _pair_slot(x, y, z, zcache, table, meta, pairs), node, pool, pairs, changed, meta, weight)
-            else:
-                _uncount(q, node, pairs, changed, meta, weight, merged)
-        off = off + 1 if x == y else 0
-        q = r
 
 
 @numba.njit(cache=True)
@@ -192,7 +57,7 @@ def room_for(nsites, z):
     """New pair slots a merge with ``nsites`` sites that makes symbol ``z`` may need: 3 per
     site, but every new pair holds z, as (x, z), (z, y) or (z, z), so at most 2 (z + 1) + 1 of
     them however many sites there are (3 per site alone made 10 MB of "ab" reserve 15 million
-    pair records for the one new pair (z, z)). The pool needs no reservation (see _append)."""
+    pair records for the one new pair (z, z)). The pool needs no reservation (see append_node)."""
     return min(3 * nsites + 8, 2 * z + 11)
 
 
@@ -213,7 +78,7 @@ def load_nodes(data, breaks, node):
 @kernel
 def count_all(node, pool, table, pairs, changed, meta, weight, zcache, direct):
     """Count every pair of a freshly loaded string (node order is string order): what
-    :func:`_region` does segment by segment, with byte pairs found in ``direct`` (a 64K table,
+    :func:`recount_region` does segment by segment, with byte pairs found in ``direct`` (a 64K table,
     all -1) instead of the hash table."""
     off = 0
     for q in range(node.shape[0]):
@@ -227,38 +92,10 @@ def count_all(node, pool, table, pairs, changed, meta, weight, zcache, direct):
             code = x * BYTE_SYMBOLS + y
             slot = direct[code]
             if slot == EMPTY:
-                slot = _slot_of(x, y, table, meta, pairs)
+                slot = slot_of(x, y, table, meta, pairs)
                 direct[code] = slot
-            _count(q, slot, node, pool, pairs, changed, meta, weight)
+            count_at(q, slot, node, pool, pairs, changed, meta, weight)
         off = off + 1 if x == y else 0
-
-
-@numba.njit(cache=True, inline="always")
-def _unlink(j, node):
-    p = node[j, PRV]
-    n = node[j, NXT]
-    node[p, NXT] = n
-    if n != EMPTY:
-        node[n, PRV] = p
-    node[j, SYM] = EMPTY
-    node[j, NXT] = EMPTY
-    node[j, PRV] = EMPTY
-
-
-@kernel
-def rebuild_pool(node, pool, pairs, meta):
-    """Rebuild every list from the nodes, dropping the stale entries: one pass in string order
-    (so each list comes out in reverse string order, as a merge wants it)."""
-    for slot in range(meta[N_SLOTS]):
-        pairs[slot].head = EMPTY
-    meta[META_POOL_USED] = 0
-    meta[META_REBUILDS] += 1
-    for q in range(node.shape[0]):
-        slot = node[q, OSLOT]
-        if slot >= 0:
-            _append_entry(q, slot, pool, pairs, meta)
-        else:
-            node[q, OSLOT] = EMPTY
 
 
 @numba.njit(cache=True, inline="always")
@@ -295,6 +132,8 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
         if node[q, OSLOT] == slot_ab:  # else stale
             order[n] = q
             n += 1
+        elif node[q, OSLOT] == -(slot_ab + 2):  # its entry goes with the list (the pair may come back:
+            node[q, OSLOT] = EMPTY              # a deletion splits a symbol into the pair it was made of)
         e = pool[e, LINK]
     # Lists are mostly in reverse string order (a merge adds its new pairs left to right, each
     # at the head), so reversing first makes the sort cheap.
@@ -335,11 +174,11 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
             s = node[after, SYM]
             while after != EMPTY and node[after, SYM] == s:
                 after = node[after, NXT]
-        _region(start, off, after, False, slot_ab, z, zcache, node, pool, table, pairs, changed, meta, weight)
+        recount_region(start, off, after, False, slot_ab, z, zcache, node, pool, table, pairs, changed, meta, weight)
         w = weight[i] if weight.size else 1  # every node of a word carries the word's count
         if a != b:
             node[i, SYM] = z
-            _unlink(j, node)
+            unlink(j, node)
             replaced += w
         else:
             end = node[last, NXT]
@@ -349,10 +188,10 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
                 if r == end:
                     break
                 node[q, SYM] = z
-                _unlink(r, node)
+                unlink(r, node)
                 replaced += w
                 q = node[q, NXT]
-        _region(start, off, after, True, EMPTY, z, zcache, node, pool, table, pairs, changed, meta, weight)
+        recount_region(start, off, after, True, EMPTY, z, zcache, node, pool, table, pairs, changed, meta, weight)
     # every occurrence of (a, b) was replaced (a merge cannot make a new one), so its list is empty
     pairs[slot_ab].head = EMPTY
     counts[a] -= replaced
@@ -360,6 +199,76 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
     counts[z] = replaced
     meta[META_LENGTH] -= replaced
     return replaced
+
+
+@kernel
+def split_symbol(t, pieces, offsets, node, pool, table, pairs, changed, meta, weight, zcache, counts):
+    """Replace every occurrence of symbol ``t`` by ``pieces``, piece k taking the node of its
+    first byte, ``offsets[k]`` bytes past the occurrence's first (the merges that made t unlinked
+    those nodes; a node is a byte of the loaded text). Visits every node: a deletion is rare.
+    Returns the occurrences replaced (weighted); the changed slots are in ``changed``."""
+    meta[META_TOUCH_EPOCH] += 1
+    meta[META_N_CHANGED] = 0
+    k = pieces.size
+    replaced = 0
+    for i in range(node.shape[0]):
+        if node[i, SYM] != t:
+            continue
+        start, off, after = region_bounds(i, node)
+        recount_region(start, off, after, False, EMPTY, EMPTY, zcache, node, pool, table, pairs, changed, meta, weight)
+        nxt = node[i, NXT]
+        node[i, SYM] = pieces[0]
+        last = i
+        for j in range(1, k):
+            q = i + offsets[j]
+            node[q, SYM] = pieces[j]
+            node[q, PRV] = last
+            node[last, NXT] = q
+            last = q
+        node[last, NXT] = nxt
+        if nxt != EMPTY:
+            node[nxt, PRV] = last
+        w = weight[i] if weight.size else 1
+        counts[t] -= w
+        for j in range(k):
+            counts[pieces[j]] += w
+        meta[META_LENGTH] += (k - 1) * w
+        replaced += w
+        recount_region(start, off, after, True, EMPTY, EMPTY, zcache, node, pool, table, pairs, changed, meta, weight)
+    return replaced
+
+
+@kernel
+def open_boundaries(positions, node, pool, table, pairs, changed, meta, weight, zcache):
+    """Join the string across the boundary after each byte of ``positions`` (ascending; cuts
+    the load made), counting the pairs across it: the right segment's first node is never
+    unlinked (a merge unlinks its right node), the left one's last symbol is the live node at
+    or before the byte. Where both sides' symbols are equal, the right run's pairs are counted
+    again with their new parity. The changed slots are in ``changed``."""
+    meta[META_TOUCH_EPOCH] += 1
+    meta[META_N_CHANGED] = 0
+    for k in range(positions.size):
+        f = positions[k] + 1
+        last = positions[k]
+        while node[last, SYM] == EMPTY:
+            last -= 1
+        if node[last, NXT] != EMPTY or node[f, PRV] != EMPTY:
+            continue  # not a cut (or opened already)
+        s = node[f, SYM]
+        after = f
+        while after != EMPTY and node[after, SYM] == s:
+            after = node[after, NXT]
+        same = node[last, SYM] == s
+        if same:
+            recount_region(f, 0, after, False, EMPTY, EMPTY, zcache, node, pool, table, pairs, changed, meta, weight)
+        off = 0
+        p = node[last, PRV]
+        if p != EMPTY and node[p, SYM] == node[last, SYM] and node[p, OSLOT] >= 0:
+            off = 1
+        node[last, NXT] = f
+        node[f, PRV] = last
+        recount_region(last, off, after if same else node[f, NXT], True, EMPTY, EMPTY, zcache, node, pool, table, pairs,
+                changed, meta, weight)
 
 
 @numba.njit(cache=True)
@@ -530,9 +439,34 @@ class LinkedString:
         a, b, k01 = changed_pairs(self.changed, int(self.meta[META_N_CHANGED]), self.pair_records)
         return MergeReport(symbol=z, sites=int(sites), s0=a, s1=b, k01=k01)
 
-    def replay(self, rules: np.ndarray, record: bool = False):
-        """Apply ``rules`` in order to the loaded string (see :func:`replay`). With ``record``,
-        returns (N before each rule and after the last, sum lf(k_i) likewise)."""
+    def _report(self, symbol: int, sites: int) -> MergeReport:
+        a, b, k01 = changed_pairs(self.changed, int(self.meta[META_N_CHANGED]), self.pair_records)
+        return MergeReport(symbol=symbol, sites=sites, s0=a, s1=b, k01=k01)
+
+    def delete(self, step) -> MergeReport:
+        """Split every occurrence of ``step.symbol`` into ``step.pieces`` (an
+        :class:`~.events.Deletion`); the report's ``sites`` are the occurrences (weighted)."""
+        sites = int(np.count_nonzero(self.node[:, SYM] == step.symbol))
+        if sites == 0:
+            none = np.zeros(0, dtype=np.int64)
+            return MergeReport(symbol=step.symbol, sites=0, s0=none, s1=none, k01=none)
+        self._reserve((step.pieces.size + 1) * sites + 8)
+        replaced = split_symbol(step.symbol, step.pieces, step.offsets, *self.arrays()[:8], self.counts)
+        return self._report(step.symbol, int(replaced))
+
+    def open(self, positions) -> MergeReport:
+        """Open the boundaries after the bytes ``positions`` (ascending): pairs across them
+        count from now on; the report's ``sites`` are the boundaries."""
+        positions = np.ascontiguousarray(positions, dtype=np.int64)
+        self._reserve(2 * positions.size + 8)
+        open_boundaries(positions, *self.arrays()[:8])
+        return self._report(-1, int(positions.size))
+
+    def replay(self, rules: np.ndarray, record: bool = False, events=()):
+        """Apply ``rules`` in order to the loaded string (see :func:`replay`), and ``events``
+        (:mod:`.events`: deletions and openings, in the order :func:`~.events.schedule` gives)
+        where they happened. With ``record``, returns (N before each rule and after the last,
+        sum lf(k_i) likewise)."""
         rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         r = len(rules)
         self._reserve_symbols(BYTE_SYMBOLS + r)
@@ -540,11 +474,21 @@ class LinkedString:
         sum_out = np.zeros(r + 1 if record else 1)
         acc = np.array([string_log_sum(self.counts, BYTE_SYMBOLS) if record else 0.0])
         i = 0
-        while True:
-            i = replay(rules, i, record, n_out, sum_out, acc, *self.arrays())
-            if i >= r:
+        for event in [*events, None]:
+            stop = r if event is None else min(event.point[0], r)
+            while i < stop:
+                i = replay(rules[:stop], i, record, n_out, sum_out, acc, *self.arrays())
+                if i < stop:
+                    self._reserve_merge(self._sites_at(find_slot(self.table, rules[i, 0], rules[i, 1])),
+                                        BYTE_SYMBOLS + i)
+            if event is None:
                 break
-            self._reserve_merge(self._sites_at(find_slot(self.table, rules[i, 0], rules[i, 1])), BYTE_SYMBOLS + i)
+            if hasattr(event, "symbol"):
+                self.delete(event)
+                if record:  # a deletion moves several counts: the sum is taken again
+                    acc[0] = string_log_sum(self.counts, BYTE_SYMBOLS + i)
+            else:
+                self.open(event.positions)
         self.next_symbol = BYTE_SYMBOLS + r
         if record:
             n_out[r] = self.length

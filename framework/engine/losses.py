@@ -22,8 +22,12 @@ from .kernels import kernel
 
 LOSS_A = types.float64(types.int64, types.int64, types.int64)
 LOSS_B = types.float64(types.int64, types.int64, types.int64, types.boolean)
+#: loss_b of a scorer that reads its symbols' byte lengths (``uses_lengths``)
+LOSS_B_LENGTHS = types.float64(types.int64, types.int64, types.int64, types.boolean, types.int64, types.int64)
 LOSS = types.float64(types.int64, types.int64, types.int64, types.int64, types.int64, types.boolean)
 STOP = types.boolean(types.float64, types.int64)
+#: a deletion policy's removes(k_z, k_part)
+REMOVES = types.boolean(types.int64, types.int64)
 
 #: how the engine evaluates a scorer: grouped by k01 (split), or every candidate each step
 SPLIT, FULL = 0, 1
@@ -48,6 +52,10 @@ def _zero_a(N, m, k01):
 
 
 def _zero_b(k01, k0, k1, same):
+    return 0.0
+
+
+def _zero_bl(k01, k0, k1, same, n0, n1):
     return 0.0
 
 
@@ -112,10 +120,19 @@ class CompiledScorer:
     stop: object
     floor: int
     strategy: Strategy
+    #: loss_b takes the byte lengths of the pair's symbols (see ``SplitScorer.uses_lengths``)
+    uses_lengths: bool = False
 
     @property
     def split(self) -> bool:
         return self.mode == SPLIT
+
+    def loss_b_pair(self) -> tuple:
+        """(loss_b without lengths, loss_b with lengths): this scorer's in its slot, a zero
+        loss in the other (the fused loop takes both signatures)."""
+        if self.uses_lengths:
+            return _cached(_zero_b, LOSS_B, "zero"), self.loss_b
+        return self.loss_b, _cached(_zero_bl, LOSS_B_LENGTHS, "zero")
 
     # array forms, for the general (Python-driven) path and for settling the final candidate
     def losses_a(self, N, m, k01) -> np.ndarray:
@@ -124,17 +141,24 @@ class CompiledScorer:
         _eval_a(self.loss_a, N, m, k01, out)
         return out
 
-    def losses_b(self, k01, k0, k1, same) -> np.ndarray:
+    def losses_b(self, k01, k0, k1, same, n0=None, n1=None) -> np.ndarray:
+        """loss_b of each pair; ``n0``, ``n1``: the byte lengths of its symbols, for a scorer
+        that reads them."""
         k01 = np.ascontiguousarray(k01, dtype=np.int64)
         out = np.empty(k01.size)
-        _eval_b(self.loss_b, k01, np.ascontiguousarray(k0, dtype=np.int64),
-                np.ascontiguousarray(k1, dtype=np.int64), np.ascontiguousarray(same, dtype=np.bool_), out)
+        parts = (np.ascontiguousarray(k0, dtype=np.int64), np.ascontiguousarray(k1, dtype=np.int64),
+                 np.ascontiguousarray(same, dtype=np.bool_))
+        if self.uses_lengths:
+            _eval_b_lengths(self.loss_b, k01, *parts, np.ascontiguousarray(n0, dtype=np.int64),
+                            np.ascontiguousarray(n1, dtype=np.int64), out)
+        else:
+            _eval_b(self.loss_b, k01, *parts, out)
         return out
 
-    def losses(self, N, m, k01, k0, k1, same) -> np.ndarray:
+    def losses(self, N, m, k01, k0, k1, same, n0=None, n1=None) -> np.ndarray:
         """The whole loss of each pair (either mode)."""
         if self.split:
-            return self.losses_a(N, m, k01) + self.losses_b(k01, k0, k1, same)
+            return self.losses_a(N, m, k01) + self.losses_b(k01, k0, k1, same, n0, n1)
         k01 = np.ascontiguousarray(k01, dtype=np.int64)
         out = np.empty(k01.size)
         _eval(self.loss, N, m, k01, np.ascontiguousarray(k0, dtype=np.int64),
@@ -152,12 +176,15 @@ def compile_scorer(scorer: Scorer) -> CompiledScorer:
     name = type(scorer).__name__
     stop = _cached(_function(scorer, "stop") if scorer.stop is not None else _never, STOP, f"{name}.stop")
     floor = max(1, int(scorer.min_merge_count))
+    lengths = bool(getattr(scorer, "uses_lengths", False))
     if isinstance(scorer, SplitScorer):
         mode = SPLIT
         loss_a = _cached(_function(scorer, "loss_a"), LOSS_A, f"{name}.loss_a")
-        loss_b = _cached(_function(scorer, "loss_b"), LOSS_B, f"{name}.loss_b")
+        loss_b = _cached(_function(scorer, "loss_b"), LOSS_B_LENGTHS if lengths else LOSS_B, f"{name}.loss_b")
         loss = _cached(_zero, LOSS, "zero")
     else:
+        if lengths:
+            raise PluginError(f"{name}: uses_lengths needs a SplitScorer (its loss_b reads the lengths)")
         user = _function(scorer, "loss")
         loss = _cached(user, LOSS, f"{name}.loss")
         if scorer.uses_totals:
@@ -175,12 +202,30 @@ def compile_scorer(scorer: Scorer) -> CompiledScorer:
             loss_b = _compile(pair_loss, LOSS_B, f"{name}.loss")
     if mode == FULL:
         strategy = Strategy.FULL
-    elif scorer.by_count and not scorer.uses_parts:
+    elif scorer.by_count and not scorer.uses_parts and not lengths:
         strategy = Strategy.BY_COUNT
     else:
         strategy = Strategy.SPLIT_PARTS if scorer.uses_parts else Strategy.SPLIT
     return CompiledScorer(mode=mode, loss_a=loss_a, loss_b=loss_b, loss=loss, stop=stop, floor=floor,
-                          strategy=strategy)
+                          strategy=strategy, uses_lengths=lengths)
+
+
+def compile_removes(policy):
+    """A deletion policy's ``removes`` compiled (a PluginError says why not), or None when it
+    removes nothing."""
+    fn = getattr(policy, "removes", None)
+    if fn is None:
+        return None
+    if hasattr(fn, "__self__"):
+        raise PluginError(f"{type(policy).__name__}.removes is a method; write it as a @staticmethod "
+                          "(or a function made in __init__ that closes over your params)")
+    return _cached(fn, REMOVES, f"{type(policy).__name__}.removes")
+
+
+@kernel
+def removes(f, k_z, k_part):
+    """``f(k_z, k_part)`` for a compiled ``removes``, from Python."""
+    return f(k_z, k_part)
 
 
 @kernel
@@ -193,6 +238,12 @@ def _eval_a(f, N, m, k01, out):
 def _eval_b(f, k01, k0, k1, same, out):
     for i in range(k01.size):
         out[i] = f(k01[i], k0[i], k1[i], same[i])
+
+
+@kernel
+def _eval_b_lengths(f, k01, k0, k1, same, n0, n1, out):
+    for i in range(k01.size):
+        out[i] = f(k01[i], k0[i], k1[i], same[i], n0[i], n1[i])
 
 
 @kernel

@@ -59,6 +59,9 @@ class SplitScorer(Scorer):
     loss_a: Callable | None = None
     #: ``loss_b(k01, k0, k1, same) -> float``: the part that depends on the pair.
     loss_b: Callable | None = None
+    #: True when the loss reads the byte lengths of the pair's symbols: ``loss_b`` is then
+    #: ``loss_b(k01, k0, k1, same, n0, n1)``, n0 and n1 the bytes that s0 and s1 spell.
+    uses_lengths: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -85,6 +88,9 @@ class Rewriter:
     #: True when :meth:`load` accepts ``weights`` (position i counts ``weights[i]`` times), so
     #: that the distinct words of a text, weighted by their counts, train like the whole text.
     supports_weights: bool = False
+    #: True when the rewriter implements :meth:`delete` and :meth:`open`, which a deletion
+    #: policy (Picky BPE) and a boundary policy (SuperBPE) need.
+    supports_events: bool = False
 
     def __init__(self, params=None):
         """``params``: an instance of the descriptor's params class (None: defaults), as every
@@ -114,6 +120,17 @@ class Rewriter:
 
     def symbols(self) -> np.ndarray:
         """The current symbol string."""
+        raise NotImplementedError
+
+    def delete(self, step) -> MergeReport:
+        """Split every occurrence of ``step.symbol`` into ``step.pieces`` (a
+        :class:`chunkpress.engine.events.Deletion`: piece k starts ``step.offsets[k]`` bytes into
+        the symbol) and report what changed (``sites``: the occurrences)."""
+        raise NotImplementedError
+
+    def open(self, positions: np.ndarray) -> MergeReport:
+        """Let pairs cross the boundaries after the bytes ``positions`` of the loaded text (cuts
+        ``breaks`` made) and report what changed (``sites``: the boundaries)."""
         raise NotImplementedError
 
     def replay(self, rules: np.ndarray) -> None:
@@ -160,6 +177,45 @@ class Coder:
         symbol string); studies record the first and derive the second when it is missing. Any
         other key (a str, its value a number or str) is shown by ``inspect`` as it is."""
         return {}
+
+
+class BoundaryPolicy:
+    """Which pairs across a pre-token boundary may merge, as a function of the step: each
+    boundary gets the number of rules learned from which pairs across it are candidates, or
+    never (SuperBPE: words first, then the spaces between words). This base class opens none:
+    no pair ever crosses a pre-token, as in BPE."""
+
+    def __init__(self, params=None):
+        self.params = params
+
+    def opening_steps(self, data: np.ndarray, breaks: np.ndarray) -> np.ndarray | None:
+        """For the text ``data`` (uint8) cut by the pre-tokenizer at ``breaks`` (``breaks[i]``:
+        a boundary between bytes i and i + 1): an int64 array as long as ``data``, whose entry
+        i, where ``breaks[i]``, is the rules learned before that boundary opens, or -1 for
+        never (other entries are not read). None: no boundary ever opens. Opening a boundary
+        must leave a pre-token unchanged: the text between two boundaries that never open is
+        split alike on its own and in context (encoding relies on it)."""
+        return None
+
+    def hf_units(self, pretokenizer: str) -> str | None:
+        """A regex (Oniguruma, as HF's ``Split`` pre-tokenizer takes it) that cuts text into this
+        policy's units under ``pretokenizer``, for ``export-hf``; None: no HF tokenizer encodes
+        as this policy does (export-hf refuses)."""
+        return None
+
+
+class DeletionPolicy:
+    """Whether a symbol leaves the vocabulary after a merge that used it (Picky BPE). After
+    each merge of (a, b) into z, the engine asks ``removes(k_z, k_part)`` for each part that is
+    not a byte: k_z the new symbol's count, k_part what is left of the part's. A removed part's
+    occurrences split back into what it was made of; it frees a place in the vocabulary."""
+
+    #: ``removes(k_z, k_part) -> bool``, compiled like a scorer's loss (scalar arguments; params
+    #: through a closure). None: nothing is ever removed.
+    removes: Callable | None = None
+
+    def __init__(self, params=None):
+        self.params = params
 
 
 def as_symbols(data) -> np.ndarray:

@@ -8,6 +8,7 @@ class LinkedRewriter(LinkedString, Rewriter):
     """Incremental rewriter; same semantics as ``scan``, cost proportional to the sites."""
 
     supports_weights = True
+    supports_events = True
 
     def __init__(self, params=None):
         LinkedString.__init__(self)

@@ -35,9 +35,12 @@ def pair_table(s: np.ndarray, breaks: np.ndarray):
 
 
 class ScanRewriter(Rewriter):
+    supports_events = True
+
     def __init__(self, params=None):
         self._s = np.zeros(0, dtype=np.int32)
         self._breaks = np.zeros(0, dtype=bool)
+        self._starts = np.zeros(0, dtype=np.int64)  # each symbol's first byte in the loaded text
         self._counts = np.zeros(BYTE_SYMBOLS, dtype=np.int64)
         self._next_symbol = BYTE_SYMBOLS
 
@@ -48,6 +51,7 @@ class ScanRewriter(Rewriter):
         self._breaks = (
             np.zeros(len(self._s), dtype=bool) if breaks is None else np.asarray(breaks, dtype=bool).copy()
         )
+        self._starts = np.arange(len(self._s), dtype=np.int64)
         self._counts = np.bincount(self._s, minlength=BYTE_SYMBOLS).astype(np.int64)
         self._next_symbol = BYTE_SYMBOLS
         self._table = pair_table(self._s, self._breaks)
@@ -78,25 +82,47 @@ class ScanRewriter(Rewriter):
         breaks[sites] = breaks[sites + 1]
         keep = np.ones(len(s), dtype=bool)
         keep[sites + 1] = False
-        self._s, self._breaks = s[keep], breaks[keep]
         if new >= len(self._counts):
             self._counts = np.concatenate([self._counts, np.zeros(len(self._counts), dtype=np.int64)])
         self._counts[s0] -= len(sites)
         self._counts[s1] -= len(sites)
         self._counts[new] = len(sites)
+        return self._rewritten(s[keep], breaks[keep], self._starts[keep], new, len(sites))
+
+    def delete(self, step):
+        at = np.flatnonzero(self._s == step.symbol)
+        k = step.pieces.size
+        repeat = np.where(self._s == step.symbol, k, 1)
+        s = np.repeat(self._s, repeat)
+        starts = np.repeat(self._starts, repeat)
+        breaks = np.zeros(s.size, dtype=bool)
+        ends = np.cumsum(repeat) - 1
+        breaks[ends] = self._breaks  # a symbol's boundary goes after its last piece
+        first = ends[at] - (k - 1)
+        for j in range(k):
+            s[first + j] = step.pieces[j]
+            starts[first + j] += step.offsets[j]
+        self._counts[step.symbol] -= at.size
+        np.add.at(self._counts, step.pieces, at.size)
+        return self._rewritten(s, breaks, starts, step.symbol, at.size)
+
+    def open(self, positions):
+        last = np.searchsorted(self._starts, np.asarray(positions, dtype=np.int64), side="right") - 1
+        breaks = self._breaks.copy()
+        breaks[last] = False
+        return self._rewritten(self._s, breaks, self._starts, -1, len(last))
+
+    def _rewritten(self, s, breaks, starts, symbol, sites):
+        """Take the new string, and report every pair whose count changed."""
+        self._s, self._breaks, self._starts = s, breaks, starts
         old_keys, old_counts = self._table
         self._table = new_keys, new_counts = pair_table(self._s, self._breaks)
         keys = np.union1d(old_keys, new_keys)
         before = _lookup(old_keys, old_counts, keys)
         after = _lookup(new_keys, new_counts, keys)
         changed = keys[before != after]
-        return MergeReport(
-            symbol=new,
-            sites=len(sites),
-            s0=changed >> _SHIFT,
-            s1=changed & 0xFFFFFFFF,
-            k01=after[before != after],
-        )
+        return MergeReport(symbol=symbol, sites=sites, s0=changed >> _SHIFT, s1=changed & 0xFFFFFFFF,
+                           k01=after[before != after])
 
 
 def _lookup(keys, counts, query):

@@ -17,4 +17,8 @@ def register_scorers():
                    summary="pointwise mutual information -ln(k01 N / (k0 k1)); needs max_rules"),
         ScorerInfo(name="spmi", factory=f"{_HERE}.pmi:SpmiScorer", version="1",
                    summary="count-scaled PMI -k01 ln(k01 N / (k0 k1)); needs max_rules"),
+        ScorerInfo(name="wordpiece", factory=f"{_HERE}.wordpiece:WordPieceScorer", version="1",
+                   summary="WordPiece's score k01 / (k0 k1); stops when no pair occurs twice"),
+        ScorerInfo(name="length-max", factory=f"{_HERE}.length_max:LengthMaxScorer", version="1",
+                   summary="Length-MAX's objective as a merge score: k01 times the pair's bytes"),
     ]

@@ -1,0 +1,100 @@
+"""What happens between two merges besides the merges: a symbol deleted (its occurrences split
+back into the symbols it was made of) and pre-token boundaries opened (pairs across them become
+candidates). Training records them; encoding replays them at the same points of the rules.
+
+A deletion after rule r happens before rule r + 1; boundaries that open at step s open when s
+rules have been learned, before rule s. At the same point, deletions come first.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from ..errors import FormatError
+from ..plugin.base import BYTE_SYMBOLS
+
+#: a trace row's ``s1`` for a step that is not a merge: a deletion (``s0`` the symbol deleted,
+#: ``k01`` its occurrences split) and an opening (``k01`` the boundaries opened)
+DELETED, OPENED = -2, -3
+
+
+def _array(values) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.int64).ravel()
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Deletion:
+    """Symbol ``symbol`` leaves the vocabulary after rule ``after``: each occurrence becomes
+    ``pieces``, the symbols it spells that are still in the vocabulary, piece k starting
+    ``offsets[k]`` bytes into it."""
+
+    after: int
+    symbol: int
+    pieces: np.ndarray = attrs.field(converter=_array)
+    offsets: np.ndarray = attrs.field(converter=_array)
+
+    @property
+    def point(self) -> tuple[int, int]:
+        return self.after + 1, 0
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Opening:
+    """The boundaries after the bytes ``positions`` (ascending) open once ``at`` rules are learned."""
+
+    at: int
+    positions: np.ndarray = attrs.field(converter=_array)
+
+    @property
+    def point(self) -> tuple[int, int]:
+        return self.at, 1
+
+
+def split_of(symbol: int, rules, lengths, gone) -> tuple[list[int], list[int]]:
+    """(pieces, offsets) that ``symbol`` splits into: its two parts, each part in ``gone``
+    (deleted before) split further, as Picky BPE's ``walk``; ``lengths``: bytes per symbol."""
+    pieces, offsets, at, stack = [], [], 0, [symbol]
+    while stack:
+        s = stack.pop()
+        if s >= BYTE_SYMBOLS and (s == symbol or s in gone):
+            a, b = rules[s - BYTE_SYMBOLS]
+            stack += [int(b), int(a)]
+        else:
+            pieces.append(s)
+            offsets.append(at)
+            at += int(lengths[s])
+    return pieces, offsets
+
+
+def deletion_steps(rules: np.ndarray, deletions: np.ndarray) -> list[Deletion]:
+    """The deletions (rows ``(after, symbol)``) with what each symbol splits into: its two parts,
+    each part deleted before it split further (Picky BPE's ``walk``). FormatError when a row
+    is out of order, deletes a byte, a symbol twice, one not yet made, or one a later rule uses."""
+    rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
+    deletions = np.asarray(deletions, dtype=np.int64).reshape(-1, 2)
+    lengths = np.ones(BYTE_SYMBOLS + len(rules), dtype=np.int64)
+    for r, (a, b) in enumerate(rules.tolist()):
+        lengths[BYTE_SYMBOLS + r] = lengths[a] + lengths[b]
+    gone: dict[int, int] = {}
+    steps, last = [], -1
+    for after, symbol in deletions.tolist():
+        if not (last <= after < len(rules)) or not BYTE_SYMBOLS <= symbol <= BYTE_SYMBOLS + after or symbol in gone:
+            raise FormatError(f"deletion ({after}, {symbol}): out of order, of a byte, repeated, or of a symbol "
+                              "not made yet")
+        last = after
+        pieces, offsets = split_of(symbol, rules, lengths, gone)
+        gone[symbol] = after
+        steps.append(Deletion(after=after, symbol=symbol, pieces=pieces, offsets=offsets))
+    if gone:  # the last rule that uses each symbol must come before its deletion
+        last_use = np.full(BYTE_SYMBOLS + len(rules), -1, dtype=np.int64)
+        np.maximum.at(last_use, rules.ravel(), np.repeat(np.arange(len(rules)), 2))
+        for symbol, after in gone.items():
+            if last_use[symbol] > after:
+                raise FormatError(f"symbol {symbol} is deleted after rule {after} but rule {last_use[symbol]} uses it")
+    return steps
+
+
+def schedule(*events) -> list:
+    """The events in the order they happen (see the module docstring)."""
+    return sorted((e for group in events for e in group), key=lambda e: e.point)
