@@ -20,6 +20,18 @@ name), plus stop limits::
     [pretokenizer]
     name = "gpt2"        # none (default) | gpt2 | whitespace: no merge crosses a word boundary
 
+    [boundary]           # when pairs may cross pre-token boundaries: pretokens (never; default)
+    name = "superbpe"    # or superbpe (SuperBPE): after params.after rules, between words
+    params = { after = 12032 }
+
+    [deletion]           # which symbols leave the vocabulary: none (default) or picky (Picky BPE)
+    name = "picky"
+    params = { tau = 0.9 }
+
+Two shortcuts, as the command line's options: ``superword_after = T`` (the vocabulary size,
+bytes included, at SuperBPE's transition) for the [boundary] above with ``after = T - 256``,
+and ``picky = 0.9`` for the [deletion] above.
+
 Validation runs in two passes: the shape (known sections and keys), then each ``params`` table
 against the params class of the plugin it names. Errors name the file, the key and what is
 allowed.
@@ -41,8 +53,13 @@ from .text.pretokenizers import check_name
 
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.
-DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial"}
-_SECTIONS = (*ROLES, "limits", "pretokenizer")
+DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial", "boundary": "pretokens",
+            "deletion": "none"}
+#: roles whose default a config (and a rules file) leaves out: what it records stays as before
+_QUIET_DEFAULTS = ("boundary", "deletion")
+#: the shortcuts: key -> (role, component, its param), see the module docstring
+SHORTCUTS = {"superword_after": ("boundary", "superbpe", "after"), "picky": ("deletion", "picky", "tau")}
+_SECTIONS = (*ROLES, "limits", "pretokenizer", *SHORTCUTS)
 #: a config file is a few lines; a larger one is refused before it is read whole
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -55,7 +72,11 @@ class ComponentConfig:
     params: Any = None
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "params": attrs.asdict(self.params)}
+        return {"name": self.name, "params": attrs.asdict(self.params) if self.params is not None else {}}
+
+
+def _default_component(role: str):
+    return attrs.Factory(lambda: ComponentConfig(name=DEFAULTS[role], params=None))
 
 
 @attrs.frozen(kw_only=True)
@@ -65,9 +86,12 @@ class PipelineConfig:
     coder: ComponentConfig
     limits: Limits = Limits()
     pretokenizer: str = attrs.field(default="none", validator=lambda _i, _a, value: check_name(value))
+    boundary: ComponentConfig = attrs.field(default=_default_component("boundary"))
+    deletion: ComponentConfig = attrs.field(default=_default_component("deletion"))
 
     def to_dict(self) -> dict:
-        out = {role: getattr(self, role).to_dict() for role in ROLES}
+        out = {role: getattr(self, role).to_dict() for role in ROLES
+               if role not in _QUIET_DEFAULTS or getattr(self, role).name != DEFAULTS[role]}
         out["limits"] = {k: v for k, v in attrs.asdict(self.limits).items() if v is not None}
         out["pretokenizer"] = {"name": self.pretokenizer}
         return out
@@ -137,16 +161,44 @@ def _pretokenizer(raw, where) -> str:
     return check_name(raw, where)
 
 
+def _shortcuts(raw: dict, where: str) -> dict:
+    """``raw`` with its shortcut keys written out as the sections they stand for."""
+    raw = dict(raw)
+    for key, (role, name, param) in SHORTCUTS.items():
+        if key not in raw:
+            continue
+        value = raw.pop(key)
+        if role in raw:
+            raise ConfigError(f"{where}: {key} and [{role}] say the same thing; give one")
+        if key == "superword_after":
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 256:
+                raise ConfigError(f"{where}: superword_after (--superword-after) {value!r}: a vocabulary size, "
+                                  "the 256 byte tokens included, so a whole number above 256")
+            value -= 256
+        raw[role] = {"name": name, "params": {param: value}}
+    return raw
+
+
 def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "config") -> PipelineConfig:
     registry = registry or default_registry()
     unknown = sorted(set(raw) - set(_SECTIONS))
     if unknown:
         raise ConfigError(f"{where}: unknown section {unknown[0]!r}; allowed: {', '.join(_SECTIONS)}")
-    return PipelineConfig(
+    raw = _shortcuts(raw, where)
+    config = PipelineConfig(
         **{role: _component(registry, role, raw.get(role), where) for role in ROLES},
         limits=_limits(raw.get("limits"), where),
         pretokenizer=_pretokenizer(raw.get("pretokenizer"), where),
     )
+    after = getattr(config.boundary.params, "after", None)
+    if after is not None and config.limits.max_rules is not None and after >= config.limits.max_rules:
+        raise ConfigError(f"{where}: the boundaries open after {after:,} rules (superword_after "
+                          f"{after + 256:,}), at or beyond the vocabulary's {config.limits.max_rules:,} rules "
+                          f"({config.limits.max_rules + 256:,} tokens): give a smaller transition point")
+    if config.boundary.name != DEFAULTS["boundary"] and config.pretokenizer == "none":
+        raise ConfigError(f"{where}: boundary {config.boundary.name!r} opens pre-token boundaries: give a "
+                          "pre-tokenizer (--pretokenizer gpt2)")
+    return config
 
 
 def load_config(path: str | Path | None = None, registry: Registry | None = None, overrides: dict | None = None,
@@ -193,12 +245,18 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
 
 def pipeline_overrides(scorer: str | None = None, rewriter: str | None = None, coder: str | None = None,
                        pretokenizer: str | None = None, max_rules: int | None = None, vocab_size: int | None = None,
-                       min_count: int | None = None, reserved: int = 0) -> dict:
+                       min_count: int | None = None, superword_after: int | None = None, picky: float | None = None,
+                       reserved: int = 0) -> dict:
     """Overrides of a config (for :func:`load_config`, a Pipeline or a Compressor) from the
     settings given; ``vocab_size`` counts tokens as HF does (the 256 bytes, the rules and the
-    ``reserved`` added tokens), so it stands for ``max_rules = vocab_size - 256 - reserved``."""
+    ``reserved`` added tokens), so it stands for ``max_rules = vocab_size - 256 - reserved``, and
+    ``superword_after`` (SuperBPE's transition, a vocabulary size) likewise."""
     out: dict = {key: value for key, value in (("scorer", scorer), ("rewriter", rewriter), ("coder", coder),
                                                ("pretokenizer", pretokenizer)) if value}
+    if superword_after is not None:
+        out["superword_after"] = superword_after - reserved
+    if picky is not None:
+        out["picky"] = picky
     limits = {}
     if vocab_size is not None:
         if max_rules is not None:

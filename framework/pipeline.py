@@ -72,27 +72,38 @@ class Pipeline:
             )
         return scorer
 
+    def policies(self) -> tuple:
+        """(boundary policy or None when it opens nothing by its kind, deletion policy or None)."""
+        boundary = self._build("boundary") if self.config.boundary.name != "pretokens" else None
+        deletion = self._build("deletion") if self.config.deletion.name != "none" else None
+        return boundary, deletion
+
     def fit(self, data, trace: bool = True, progress: Callable | None = None, breaks=None) -> FitResult:
         """Learn a dictionary on ``data``: rules, final symbols and the per-step trace.
         ``breaks`` overrides the configured pre-tokenizer's boundaries."""
         from .engine.learner import fit  # numba: see the module's imports
         from .text.pretokenize import pretoken_breaks  # numba
+        from .text.units import opening_steps, openings, unit_breaks  # numba
         from .text.wordcounts import DistinctWords  # numba
 
         arr = as_symbols(data)
         rewriter = self._build("rewriter")
+        boundary, deletion = self.policies()
         if breaks is None:
             breaks = pretoken_breaks(arr, self.config.pretokenizer)
             if breaks is not None and rewriter.supports_weights:
-                # train on each distinct pre-token once, weighted by its count: no pair crosses
-                # a pre-token, so the counts, rules and trace are those of the whole text (as HF
-                # tokenizers trains BPE), at the cost of the distinct words only
-                words = DistinctWords(arr, breaks)
+                # train on each distinct pre-token (or unit of pre-tokens a boundary policy may
+                # join) once, weighted by its count: no pair crosses one, so the counts, rules and
+                # trace are those of the whole text (as HF tokenizers trains BPE), at the cost of
+                # the distinct words only
+                words = DistinctWords(arr, unit_breaks(boundary, arr, breaks))
                 breaks = None  # a byte a position: the words hold their own
                 result = self.fit_words(words, trace, progress, rewriter)
                 del rewriter  # its string, about 40 bytes a word byte, is not needed any more
                 return self._assembled(words, result)
-        return fit(arr, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace, progress=progress)
+        steps = opening_steps(boundary, arr, breaks) if breaks is not None else None
+        return fit(arr, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace, progress=progress,
+                   openings=openings(steps), deletion=deletion)
 
     @staticmethod
     def _assembled(words: DistinctWords, result: FitResult) -> FitResult:
@@ -108,17 +119,24 @@ class Pipeline:
     def fit_words(self, words, trace: bool = True, progress: Callable | None = None, rewriter=None) -> FitResult:
         """Learn a dictionary from word counts (:class:`~chunkpress.text.wordcounts.WordCounts`):
         each distinct word once, weighted by its count, so rules and trace are those of the
-        counted text. ``symbols`` in the result are those of the distinct words."""
+        counted text. ``symbols`` in the result are those of the distinct words. Words counted
+        for a boundary policy that joins pre-tokens are its units (``count_stream(boundary=)``)."""
         from .engine.learner import fit  # numba: see the module's imports
+        from .text.units import inside_units  # numba
 
         rewriter = rewriter or self._build("rewriter")
         if not rewriter.supports_weights:
             raise ConfigError(f"rewriter {self.config.rewriter.name!r} cannot train on word counts (no weights)")
+        boundary, deletion = self.policies()
+        breaks = words.breaks
+        opened: list = []
+        if boundary is not None:
+            breaks, opened = inside_units(boundary, words.buf, words.offsets, self.config.pretokenizer)
         # every word seen once (one long pre-token, as in periodic text): no weights, whose 8
         # bytes a position are then the largest array of the run
         weights = words.position_weights() if words.counts.size and int(words.counts.max()) > 1 else None
-        return fit(words.buf, self._scorer(), rewriter, self.config.limits, breaks=words.breaks,
-                   trace=trace, progress=progress, weights=weights)
+        return fit(words.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks,
+                   trace=trace, progress=progress, weights=weights, openings=opened, deletion=deletion)
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""

@@ -120,7 +120,7 @@ def test_a_long_line_encodes_in_pieces_within_the_limit(tmp_path):
     status, err, peak = _peak_run(["encode", "line.txt", "--rules", "r.rules", "-o", "ids"], tmp_path, 200 << 20)
     assert status == 0, err
     assert peak <= (200 << 20) + PEAK_OVER_LIMIT, peak
-    whole = chunkpress.Tokenizer.from_file(rules).encode(line).ids
+    whole = chunkpress.Tokenizer.from_file(rules).encode(line).id_array
     assert np.array_equal(np.frombuffer((tmp_path / "ids").read_bytes(), "<u4"), whole)
 
 

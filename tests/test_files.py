@@ -73,7 +73,7 @@ def test_a_block_size_that_is_not_a_whole_number_is_refused_when_opening(tmp_pat
 
 def test_a_token_id_must_be_an_integer():
     tokenizer = chunkpress.Tokenizer(rules=[[104, 105]])
-    assert tokenizer.decode([256, 33]) in (b"hi!", "hi!")
+    assert tokenizer.decode([256, 33]) == "hi!"
     for bad in ([1.5], [True], ["a"]):
         with pytest.raises(chunkpress.ChunkpressError, match="integers"):
             tokenizer.decode(bad)

@@ -7,7 +7,6 @@ import sys
 import unicodedata
 
 import chunkpress
-import numpy as np
 import pytest
 from chunkpress.cli import main
 from chunkpress.text.unicodeclasses import OTHER, code_point_classes
@@ -51,9 +50,10 @@ def test_an_hf_trained_tokenizer_imported_gives_hf_s_ids_over_all_of_unicode(tmp
     ours = chunkpress.Tokenizer.from_file(tmp_path / "tokenizer.rules")
     theirs = hf.encode(mixed)
     encoding = ours.encode(mixed)
-    assert encoding.ids.tolist() == theirs.ids  # token for token, some 700,000 of them
+    assert encoding.ids == theirs.ids  # token for token, some 700,000 of them
     assert encoding.tokens == theirs.tokens
-    assert ours.decode(encoding.ids) == mixed.encode()
+    assert ours.decode(encoding.ids) == hf.decode(theirs.ids)  # HF drops added tokens by default
+    assert ours.decode(encoding.ids, skip_special_tokens=False) == mixed == ours.decode_bytes(encoding.ids).decode()
     (tmp_path / "mixed.txt").write_text(mixed)
     assert main(["encode", str(tmp_path / "mixed.txt"), "--rules", str(tmp_path / "tokenizer.rules"),
                  "--format", "text", "-o", str(tmp_path / "ids")]) == 0
@@ -70,7 +70,7 @@ def test_our_tokenizer_exported_is_encoded_by_hf_as_we_encode_it(tmp_path, mixed
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "t.json"))
     ours = chunkpress.Tokenizer.from_file(rules)
     for sample in (mixed, unicode_text[::-1], "naïve café — 𱍐𱍑 Ᲊᲊ 12,345 it's"):
-        assert ours.encode(sample).ids.tolist() == hf.encode(sample).ids
+        assert ours.encode(sample).ids == hf.encode(sample).ids
 
 
 def test_train_on_several_files_with_an_added_token(tmp_path, monkeypatch):
@@ -87,15 +87,16 @@ def test_train_on_several_files_with_an_added_token(tmp_path, monkeypatch):
     assert [s["name"] for s in meta.sources] == [str(tmp_path / "a.txt"), "-", str(tmp_path / "b.txt")]
     assert meta.length == len(alice) + 13 + len(read("udhr_arb.txt"))
     # the added token is no word of the training text: no rule spells any part of "<|endo"
-    spelled = [tok.decode([256 + r]) for r in range(len(tok.rules))]
+    spelled = [tok.decode_bytes([256 + r]) for r in range(len(tok.rules))]
     assert not any(b"<|" in s or b"|>" in s for s in spelled)
     assert main(["export-hf", str(rules), "-o", str(tmp_path / "t.json")]) == 0
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "t.json"))
     sample = "Alice was<|endoftext|>beginning to get very tired<|endoftext|>"
     theirs = hf.encode(sample).ids
     assert theirs.count(999) == 2 and hf.token_to_id("<|endoftext|>") == 999
-    assert tok.encode(sample).ids.tolist() == theirs
-    assert tok.decode(theirs) == sample.encode()
+    assert tok.encode(sample).ids == theirs
+    assert tok.decode(theirs, skip_special_tokens=False) == sample == hf.decode(theirs, skip_special_tokens=False)
+    assert tok.decode(theirs) == hf.decode(theirs) == sample.replace("<|endoftext|>", "")
 
 
 def test_train_counts_words_as_hf_s_trainer_does(tmp_path, unicode_text):
@@ -132,20 +133,21 @@ def test_the_tokenizer_object(tmp_path):
                  "--rules", str(rules), "-q"]) == 0
     tok = chunkpress.Tokenizer.from_file(rules)
     by_text, by_bytes = tok.encode(text), tok.encode(text.encode())
-    assert np.array_equal(by_text.ids, by_bytes.ids) and len(by_text) == len(by_text.tokens) > 10
+    assert by_text.ids == by_bytes.ids and len(by_text) == len(by_text.tokens) > 10
     tok.save(tmp_path / "again.rules")
     again = chunkpress.Tokenizer.from_file(tmp_path / "again.rules")
-    assert np.array_equal(again.encode(text).ids, by_text.ids)
+    assert again.encode(text).ids == by_text.ids
     assert again.meta.blake2b == tok.meta.blake2b and again.meta.unicode == tok.meta.unicode == "16.0.0"
-    # offsets are byte offsets into the text; each token's bytes are the text's there
+    # offsets are character offsets into a str (byte offsets into bytes), as HF's; each
+    # token's bytes are the text's there
     data = text.encode()
-    assert [data[a:b] for a, b in by_text.offsets.tolist()] == [tok.decode([i]) for i in by_text.ids.tolist()]
-    assert by_text.offsets[-1, 1] == len(data)
+    assert [data[a:b] for a, b in by_bytes.offsets] == [tok.decode_bytes([i]) for i in by_text.ids]
+    assert by_text.offsets[-1][1] == len(text) and by_bytes.offsets[-1][1] == len(data)
     # tokens and offsets as HF's Encoding gives them (byte-level spelling; char offsets = byte offsets in ASCII)
     assert main(["export-hf", str(rules), "-o", str(tmp_path / "t.json")]) == 0
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "t.json")).encode(text[:-7])
     assert tok.encode(text[:-7]).tokens == hf.tokens
-    assert [tuple(o) for o in tok.encode(text[:-7]).offsets.tolist()] == hf.offsets
+    assert tok.encode(text[:-7]).offsets == hf.offsets
     batch = tok.encode_batch([text, b"sister", ""])
     assert [len(e) for e in batch] == [len(by_text), len(tok.encode("sister")), 0]
     with pytest.raises(chunkpress.InputError, match="cannot read .*missing.rules"):
@@ -165,8 +167,7 @@ def test_an_imported_tokenizer_s_offsets_skip_the_prefix_space_and_span_added_to
     tok = chunkpress.Tokenizer.from_file(tmp_path / "t.rules")
     text = "Alice<s>said the Queen<s>"
     encoding = tok.encode(text)
-    assert encoding.ids.tolist() == hf.encode(text).ids
-    data = text.encode()
-    pieces = [data[a:b] for a, b in encoding.offsets.tolist()]
-    assert b"".join(pieces) == data and pieces.count(b"<s>") == 2
-    assert encoding.tokens == hf.encode(text).tokens
+    assert encoding.ids == hf.encode(text).ids
+    pieces = [text[a:b] for a, b in encoding.offsets]
+    assert "".join(pieces) == text and pieces.count("<s>") == 2
+    assert encoding.tokens == hf.encode(text).tokens and encoding.offsets == hf.encode(text).offsets

@@ -18,6 +18,7 @@ from ..engine.interruptible import first_compile_ahead
 from ..errors import ChunkpressError, InputError
 from ..fileio import StreamingOutput, check_not_input, check_writable, default_output, file_size, files_under, opened
 from ..process import naming, shown, warnings_about
+from ..tables import key_values
 from .options import Common, Files
 
 
@@ -25,7 +26,8 @@ def run(opts: Files) -> int:
     """The command: every input, each to its own output (or all to stdout)."""
     inputs = _inputs(opts)
     if opts.mode == "list":
-        return _each(opts.common, inputs, lambda path: print_table(describe(path, False), path, len(inputs) > 1))
+        return _each(opts.common, inputs, lambda path: print(key_values(describe(path, False),
+                                                                        path if len(inputs) > 1 else None)))
     if opts.remove and (opts.output == "-" or opts.mode == "test"):
         print("chunkpress: note: --rm keeps the inputs when writing to stdout or testing", file=sys.stderr)
     if opts.mode == "compress":
@@ -148,19 +150,6 @@ def describe(path: str, per_block: bool) -> dict:
         return Decompressor().describe(source, per_block)
 
 
-def print_table(info: dict, title: str | None = None, titled: bool = False) -> None:
-    """``key  value`` lines, numbers with thousands separators; a title line first if asked."""
-    if titled:
-        print(f"{title}:")
-    width = max(len(k) for k in info)
-    for key, value in info.items():
-        if isinstance(value, float):
-            value = f"{value:.4f}"
-        elif isinstance(value, int) and not isinstance(value, bool):
-            value = f"{value:,}"
-        print(f"{key:<{width}}  {value}")
-
-
 def cmd_inspect(args: argparse.Namespace) -> int:
     """Each archive's header and parts; a block archive's totals (each block's in --json).
     Several archives: a titled section each, or a JSON list."""
@@ -174,7 +163,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(infos[0] if len(infos) == 1 else infos, indent=2, default=int))
     for path, info in zip(args.input, infos, strict=False) if not args.json else ():
-        print_table(info, path, len(args.input) > 1)
+        print(key_values(info, path if len(args.input) > 1 else None))
     return 0
 
 

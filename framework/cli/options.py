@@ -20,7 +20,8 @@ COMMANDS = ("compress", "decompress", "train", "encode", "decode", "evaluate", "
 #: options that take no value and may come before a command
 LEADING_FLAGS = {"-q", "--quiet", "-v", "--verbose", "--debug", "-k", "--keep"}
 #: the pipeline's overrides, as options and as the keys of ``config.pipeline_overrides``
-OVERRIDES = ("scorer", "rewriter", "coder", "pretokenizer", "max_rules", "vocab_size", "min_count")
+OVERRIDES = ("scorer", "rewriter", "coder", "pretokenizer", "max_rules", "vocab_size", "min_count", "superword_after",
+             "picky")
 
 
 class Parser(argparse.ArgumentParser):
@@ -46,6 +47,13 @@ def workers(text: str) -> int:
     if not text.isdigit() or int(text) > 1024:
         raise argparse.ArgumentTypeError(f"takes 0 (serial) to 1024 processes, not {text!r}")
     return int(text)
+
+
+def sizes(text: str) -> tuple[int, ...]:
+    """Vocabulary sizes, V or V,V,... (evaluate's --vocab-size)."""
+    if not re.fullmatch(r"\d+(,\d+)*", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a vocabulary size or a comma-separated list of them")
+    return tuple(map(int, text.split(",")))
 
 
 def threads(text: str) -> int:
@@ -80,6 +88,10 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-rules", type=int, help="stop after this many rules")
     p.add_argument("--vocab-size", type=int, help="stop at this many tokens, the 256 bytes included (HF's count)")
     p.add_argument("--min-count", type=int, help="only merge pairs seen at least this often")
+    p.add_argument("--superword-after", type=int, metavar="T", help="SuperBPE: merges may join words once the "
+                   "vocabulary has T tokens (the 256 bytes included)")
+    p.add_argument("--picky", type=float, metavar="TAU", help="Picky BPE: a part of a merge whose count falls "
+                   "to at most (1 - TAU) / TAU of the new token's leaves the vocabulary (0 < TAU <= 1)")
 
 
 def file_options(p: argparse.ArgumentParser, mode: str | None) -> None:

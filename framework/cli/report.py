@@ -12,20 +12,8 @@ from .options import Common, workers
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    reg = default_registry()
-    rows = list(reg.rows())
-    if args.json:
-        print(json.dumps([{**dict(zip(("role", "name", "summary", "version", "provider"), r, strict=False)),
-                           "installed": reg.distribution(r[0], r[1])} for r in rows]
-                         + [{"failed": f.plugin, "error": f.error} for f in reg.failures], indent=2))
-        return 0
-    for role, name, summary, version, provider in rows:
-        extra = f" [{reg.components[role][name].codec_id}]" if role == "coder" else ""
-        dist = reg.distribution(role, name)
-        installed = f"{dist['distribution']} {dist['version']}" if dist["distribution"] else "not installed"
-        print(f"{role:<9} {name:<14} v{version:<5} {summary}{extra}  ({provider}; {installed})")
-    for f in reg.failures:
-        print(f"FAILED    {f.plugin}: {f.error}")
+    registry = default_registry()
+    print(json.dumps(registry.listing(), indent=2) if args.json else registry.listing_text())
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from ..errors import ChunkpressError, FormatError, InputError
@@ -11,7 +12,7 @@ from ..format.idfile import FORMATS
 from ..format.limits import READ_BYTES_PER_BYTE, memory_limit, work_limit
 from ..process import naming
 from ..progress import Progress
-from .options import Common, overrides, pipeline_options, workers
+from .options import Common, overrides, pipeline_options, sizes, workers
 
 
 def _tokenizer(path: str, decoding: bool = False):
@@ -112,6 +113,15 @@ def cmd_import_hf(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from ..text.metrics import evaluate, table  # deferred: numba's modules load for the commands that use them
+
+    rows = evaluate(args.rules, {t: read_input(t, work_limit(READ_BYTES_PER_BYTE)) for t in args.texts},
+                    args.vocab_size or (), args.alpha)
+    print("\n".join(json.dumps(r) for r in rows) if args.json else table(rows))
+    return 0
+
+
 def add_commands(add) -> None:
     p = add("train", help="learn a dictionary; save the rules and/or the trace")
     p.add_argument("inputs", nargs="+", metavar="input", help="training texts ('-' for stdin); with a "
@@ -147,3 +157,11 @@ def add_commands(add) -> None:
         p.add_argument("-o", "--output", help=f"the file to write (default {default})")
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
         p.set_defaults(func=func)
+    p = add("evaluate", help="tokenizer metrics (tokens, bytes and words per token, Renyi efficiency) per text")
+    p.add_argument("rules", help="rules file")
+    p.add_argument("texts", nargs="+", metavar="TEXT", help="UTF-8 texts ('-' for stdin)")
+    p.add_argument("--vocab-size", type=sizes, metavar="V[,V...]", help="evaluate the prefixes of the dictionary "
+                   "that hold these many tokens (as training to that size would have learned)")
+    p.add_argument("--alpha", type=float, default=2.5, help="Renyi efficiency's order (default 2.5)")
+    p.add_argument("--json", action="store_true", help="one JSON object a line, keys as the table's columns")
+    p.set_defaults(func=cmd_evaluate)

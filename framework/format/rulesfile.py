@@ -5,6 +5,10 @@ Layout: magic ``b"CPRL"``, version byte (2), varint length of a JSON metadata ob
 varints (rule r creates symbol 256 + r from two earlier symbols), then a BLAKE2b-32 of all the
 bytes before it (as archives end), so a flipped byte is refused instead of decoding to other
 text. Version 1 files (the same without the check) are still read.
+
+Version 3 is version 2 for a dictionary that encodes with more than its rules: deletions
+(``deletions`` in the metadata) or a boundary policy (``config.boundary``). An older reader,
+which would ignore those keys and encode otherwise, refuses it; every other file stays version 2.
 """
 
 from __future__ import annotations
@@ -22,15 +26,19 @@ from .leb128 import decode_varints, encode_varints
 
 MAGIC = b"CPRL"
 VERSION = 2
+#: the version of a dictionary with deletions or a boundary policy (see the module docstring)
+VERSION_EVENTS = 3
 #: versions this reader understands; 1 has no trailing check
-READABLE = (1, 2)
+READABLE = (1, 2, 3)
 
 
 def dump_rules(rules: np.ndarray, meta: dict) -> bytes:
     rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
     head = json.dumps(meta, sort_keys=True, separators=(",", ":")).encode()
-    body = (MAGIC + bytes([VERSION]) + encode_varints([len(head)]) + head + encode_varints([len(rules)])
-            + encode_varints(rules.ravel()))
+    config = meta.get("config") or {}
+    events = bool(meta.get("deletions")) or (isinstance(config, dict) and "boundary" in config)
+    body = (MAGIC + bytes([VERSION_EVENTS if events else VERSION]) + encode_varints([len(head)]) + head
+            + encode_varints([len(rules)]) + encode_varints(rules.ravel()))
     return body + check_bytes(body)
 
 
@@ -78,7 +86,8 @@ class RulesFile:
     - ``sources``: the training files, when several,
     - ``unicode``: the Unicode version the pre-tokenizer classified characters by,
     - ``hf``: HF's ids and added tokens (:class:`chunkpress.text.hf.HFVocab`'s ``to_meta``),
-    - ``chunkpress``: the version that wrote it, and ``learned_from`` / ``imported_from``.
+    - ``chunkpress``: the version that wrote it, and ``learned_from`` / ``imported_from``,
+    - ``deletions``: the symbols deleted while learning, as [rule after which, symbol] pairs.
     """
 
     rules: np.ndarray = attrs.field(converter=lambda r: np.ascontiguousarray(r, dtype=np.int64).reshape(-1, 2))
@@ -91,6 +100,7 @@ class RulesFile:
     chunkpress: str | None = attrs.field(default=None, validator=_optional(str))
     learned_from: str | None = attrs.field(default=None, validator=_optional(str))
     imported_from: str | None = attrs.field(default=None, validator=_optional(str))
+    deletions: list | None = attrs.field(default=None, validator=_optional(list))
 
     @property
     def pretokenizer(self) -> str:
@@ -126,6 +136,15 @@ class RulesFile:
         rules, meta = load_rules(data)
         known = {a.name for a in attrs.fields(cls)} - {"rules"}
         try:
-            return cls(rules=rules, **{k: v for k, v in meta.items() if k in known})
+            read = cls(rules=rules, **{k: v for k, v in meta.items() if k in known})
         except TypeError as exc:
             raise FormatError(f"rules file: corrupt metadata ({exc.args[0] if exc.args else exc})") from None
+        if read.deletions is not None and not all(
+                isinstance(d, list) and len(d) == 2 and all(type(v) is int for v in d) for d in read.deletions):
+            raise FormatError("rules file: corrupt metadata ('deletions' must be [rule, symbol] pairs)")
+        return read
+
+    @property
+    def deletion_table(self) -> np.ndarray:
+        """The deletions as a (D, 2) int64 array (none: empty)."""
+        return np.array(self.deletions or [], dtype=np.int64).reshape(-1, 2)

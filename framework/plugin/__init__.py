@@ -17,8 +17,18 @@ Test a plugin with :mod:`chunkpress.testing` (``check_coder``, ``check_scorer``,
 from typing import TYPE_CHECKING
 
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
-from .base import BYTE_SYMBOLS, Coder, MergeReport, Rewriter, Scorer, SplitScorer, as_symbols
-from .descriptors import CoderInfo, NoParams, RewriterInfo, ScorerInfo
+from .base import (
+    BYTE_SYMBOLS,
+    BoundaryPolicy,
+    Coder,
+    DeletionPolicy,
+    MergeReport,
+    Rewriter,
+    Scorer,
+    SplitScorer,
+    as_symbols,
+)
+from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, NoParams, RewriterInfo, ScorerInfo
 from .hookspecs import hookimpl
 
 #: the helpers, each loaded from its module on first use: the engine and the formats import
@@ -32,6 +42,8 @@ _HELPERS = {
     "symbol_lengths": "format.expand", "decode_varints": "format.leb128", "encode_varints": "format.leb128",
     "check_allocation": "format.limits", "memory_limit": "format.limits", "coding_meter": "progress",
     "code_length": "engine.codelength", "varint": "format.varint", "read_varint": "format.varint",
+    "char_classes": "text.pretokenize", "SPACE": "text.unicodeclasses", "LETTER": "text.unicodeclasses",
+    "DIGIT": "text.unicodeclasses", "OTHER": "text.unicodeclasses",
 }
 
 if TYPE_CHECKING:
@@ -47,6 +59,8 @@ if TYPE_CHECKING:
     from ..format.limits import check_allocation, memory_limit
     from ..format.varint import read_varint, varint
     from ..progress import coding_meter
+    from ..text.pretokenize import char_classes
+    from ..text.unicodeclasses import DIGIT, LETTER, OTHER, SPACE
 
 
 def __getattr__(name: str):
@@ -62,7 +76,8 @@ def __getattr__(name: str):
 __all__ = [
     # hooks and roles
     "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
-    "ScorerInfo", "RewriterInfo", "CoderInfo", "NoParams",
+    "BoundaryPolicy", "DeletionPolicy", "ScorerInfo", "RewriterInfo", "CoderInfo", "BoundaryInfo", "DeletionInfo",
+    "NoParams",
     # errors
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
     # coders' helpers
@@ -71,4 +86,6 @@ __all__ = [
     "prefetch_item", "coding_meter", "STORED_CODEC",
     # rewriters' and scorers' helpers
     "LinkedString", "LOG2E", "bit_length_scalar", "elias_delta_bits_scalar", "log_factorial_scalar", "code_length",
+    # boundary policies' helpers: each byte's character class
+    "char_classes", "SPACE", "LETTER", "DIGIT", "OTHER",
 ]

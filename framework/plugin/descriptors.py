@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..errors import PluginError
-from .base import Coder, Rewriter, Scorer
+from .base import BoundaryPolicy, Coder, DeletionPolicy, Rewriter, Scorer
 
 
 @attrs.frozen(kw_only=True)
@@ -163,5 +163,20 @@ class CoderInfo(_Component):
                               f"{component.codec_id!r}")
 
 
+@attrs.frozen(kw_only=True)
+class BoundaryInfo(_Component):
+    """A boundary policy: from which step pairs across each pre-token boundary may merge."""
+
+    role = "boundary"
+
+
+@attrs.frozen(kw_only=True)
+class DeletionInfo(_Component):
+    """A deletion policy: which parts of a merged pair leave the vocabulary."""
+
+    role = "deletion"
+
+
 #: the contract each role's factory must honour
-_BASES = {"scorer": Scorer, "rewriter": Rewriter, "coder": Coder}
+_BASES = {"scorer": Scorer, "rewriter": Rewriter, "coder": Coder, "boundary": BoundaryPolicy,
+          "deletion": DeletionPolicy}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .descriptors import CoderInfo, RewriterInfo, ScorerInfo
+    from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, RewriterInfo, ScorerInfo
 
 hookspec = pluggy.HookspecMarker("chunkpress")
 hookimpl = pluggy.HookimplMarker("chunkpress")
@@ -115,5 +115,71 @@ def register_coders() -> list[CoderInfo]:
         def register_coders():
             return [chunkpress.CoderInfo(name="raw-u32", factory=RawU32,
                                          summary="uint32 per symbol", version="1")]
+    """
+    return []  # a spec: pluggy calls the implementations, never this body
+
+
+@hookspec
+def register_boundary_policies() -> list[BoundaryInfo]:
+    """Return a list of :class:`chunkpress.plugin.BoundaryInfo` descriptors.
+
+    A boundary policy is a :class:`chunkpress.plugin.BoundaryPolicy`: for every pre-token
+    boundary of a text it says from which step pairs across it are candidates, or never. The
+    engine opens each group of boundaries at its step, counting the new pairs where they are
+    (no recount of the text), and encoding does the same. Example, a policy that lets every
+    word join the next after ``after`` rules, except across a newline::
+
+        import numpy as np
+        import attrs
+        import chunkpress.plugin as cp
+
+        @attrs.frozen(kw_only=True)
+        class Params:
+            after: int = attrs.field(default=1000, validator=attrs.validators.ge(0))
+
+        class AllSpaces(cp.BoundaryPolicy):
+            def opening_steps(self, data, breaks):
+                steps = np.full(data.size, self.params.after, dtype=np.int64)
+                newline = (data == 10) | (np.roll(data, -1) == 10)  # a newline on either side
+                steps[newline] = -1
+                return steps
+
+        @cp.hookimpl
+        def register_boundary_policies():
+            return [cp.BoundaryInfo(name="all-spaces", factory=AllSpaces, params=Params, version="1",
+                                    summary="every boundary but a newline opens after `after` rules")]
+
+    A policy must keep each unit of text that never opens split the same on its own as in
+    context (see ``opening_steps``): encoding splits new text into those units first.
+    """
+    return []  # a spec: pluggy calls the implementations, never this body
+
+
+@hookspec
+def register_deletion_policies() -> list[DeletionInfo]:
+    """Return a list of :class:`chunkpress.plugin.DeletionInfo` descriptors.
+
+    A deletion policy is a :class:`chunkpress.plugin.DeletionPolicy` whose ``removes(k_z,
+    k_part)``, compiled like a scorer's loss, says after each merge whether a part of the merged
+    pair leaves the vocabulary. Example, Picky BPE's rule with its threshold as a param::
+
+        import attrs
+        import chunkpress.plugin as cp
+
+        @attrs.frozen(kw_only=True)
+        class Params:
+            tau: float = attrs.field(default=0.9, validator=[attrs.validators.gt(0), attrs.validators.le(1)])
+
+        class Picky(cp.DeletionPolicy):
+            def __init__(self, params):
+                tau = params.tau  # a constant to the compiled function
+                def removes(k_z, k_part):
+                    return k_z > tau * (k_z + k_part)  # IoS = k_z / (k_z + k_part) > tau
+                self.removes = removes
+
+        @cp.hookimpl
+        def register_deletion_policies():
+            return [cp.DeletionInfo(name="my-picky", factory=Picky, params=Params, version="1",
+                                    summary="Picky BPE's intersection over self")]
     """
     return []  # a spec: pluggy calls the implementations, never this body

@@ -18,7 +18,7 @@ import pluggy
 
 from ..errors import PluginError
 from . import hookspecs
-from .descriptors import CoderInfo, RewriterInfo, ScorerInfo
+from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, RewriterInfo, ScorerInfo
 
 ENTRY_POINT_GROUP = "chunkpress"
 AUTOLOAD_ENV = "CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD"
@@ -30,15 +30,17 @@ def builtin_plugins() -> list:
     ``default_plugins``): one per role, each listing its components by reference, so that
     building a registry imports none of their implementations (or numba)."""
     # the plugins import this framework's plugin API: loaded when a registry is first built
-    from ..plugins import coders, rewriters, scorers
+    from ..plugins import boundaries, coders, deletions, rewriters, scorers
 
-    return [scorers, rewriters, coders]
+    return [scorers, rewriters, coders, boundaries, deletions]
 
 
 ROLES = {
     "scorer": ("register_scorers", ScorerInfo),
     "rewriter": ("register_rewriters", RewriterInfo),
     "coder": ("register_coders", CoderInfo),
+    "boundary": ("register_boundary_policies", BoundaryInfo),
+    "deletion": ("register_deletion_policies", DeletionInfo),
 }
 
 
@@ -102,6 +104,24 @@ class Registry:
             for name in sorted(self.components[role]):
                 d = self.components[role][name]
                 yield role, name, d.summary, d.version, d.module or self.providers[(role, name)]
+
+
+    def listing(self) -> list[dict]:
+        """Every component (role, name, summary, version, module, the installed distribution)
+        and every failed plugin, as ``chunkpress plugins --json`` prints them."""
+        keys = ("role", "name", "summary", "version", "provider")
+        return ([{**dict(zip(keys, row, strict=True)), "installed": self.distribution(row[0], row[1])}
+                 for row in self.rows()] + [{"failed": f.plugin, "error": f.error} for f in self.failures])
+
+    def listing_text(self) -> str:
+        """:meth:`listing` as lines (a coder with its codec id), failures last."""
+        lines = []
+        for role, name, summary, version, provider in self.rows():
+            extra = f" [{self.components[role][name].codec_id}]" if role == "coder" else ""
+            dist = self.distribution(role, name)
+            installed = f"{dist['distribution']} {dist['version']}" if dist["distribution"] else "not installed"
+            lines.append(f"{role:<9} {name:<14} v{version:<5} {summary}{extra}  ({provider}; {installed})")
+        return "\n".join(lines + [f"FAILED    {f.plugin}: {f.error}" for f in self.failures])
 
 
 @functools.cache

@@ -166,8 +166,12 @@ class HFVocab:
         return expand_with_extras(rules, symbols, [c.encode() for c, _ in self.special])
 
 
-def _pre_tokenizer(name: str, add_prefix_space: bool = False) -> dict:
-    byte_level = {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": True, "use_regex": name == "gpt2"}
+def _pre_tokenizer(name: str, add_prefix_space: bool = False, units: str | None = None) -> dict:
+    byte_level = {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": True,
+                  "use_regex": name == "gpt2" and units is None}
+    if units is not None:
+        split = {"type": "Split", "pattern": {"Regex": units}, "behavior": "Isolated", "invert": False}
+        return {"type": "Sequence", "pretokenizers": [split, byte_level]}
     if name == "whitespace":
         return {"type": "Sequence", "pretokenizers": [_WHITESPACE_SPLIT, byte_level]}
     return byte_level
@@ -187,9 +191,13 @@ def _pre_tokenizer_name(pre) -> tuple[str, bool]:
                       "(with or without its regex) or Split on \\s+ then ByteLevel")
 
 
-def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | None = None) -> str:
+def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | None = None,
+               units: str | None = None) -> str:
     """A tokenizer.json for ``rules``: ids are our symbol ids, or HF's own where the dictionary
-    was imported (``vocab``), with its added tokens and prefix space."""
+    was imported (``vocab``), with its added tokens and prefix space; ``units``: a regex that
+    cuts text into a boundary policy's units (a boundary policy's ``hf_units``), which replaces
+    the pre-tokenizer's (HF applies every merge by rank within a unit: a policy's contract is
+    that no rule learned before a boundary opens matches across it)."""
     rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
     # every token's string is held about four times (token, vocabulary, merges, JSON), at up to
     # 4 bytes a character: a few doubling rules must not grow without bound
@@ -219,7 +227,7 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
     }
     doc = {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
-        "pre_tokenizer": _pre_tokenizer(pretokenizer, vocab is not None and vocab.add_prefix_space),
+        "pre_tokenizer": _pre_tokenizer(pretokenizer, vocab is not None and vocab.add_prefix_space, units),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": model,

@@ -124,6 +124,16 @@ SPLITTERS = {"gpt2": _gpt2_breaks, "whitespace": _whitespace_breaks}
 assert ("none", *SPLITTERS) == NAMES, "a splitter is named in text/pretokenizers.py"
 
 
+def char_classes(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(class, starts) per byte of ``data`` (uint8): the class (SPACE, LETTER, DIGIT, OTHER of
+    :mod:`.unicodeclasses`) of the character the byte belongs to, as HF's pre-tokenizer reads
+    UTF-8, and whether the byte starts that character (an invalid byte is one of class OTHER)."""
+    cls = np.empty(data.size, dtype=np.int8)
+    start = np.empty(data.size, dtype=np.bool_)
+    _char_classes(data, code_point_classes(), cls, start)
+    return cls, start
+
+
 def pretoken_breaks(data, name: str, pieces=None, lines: bool = False) -> np.ndarray | None:
     """The ``breaks`` array of ``data`` under splitter ``name``; None (one word) for "none"
     unless the text is cut into pieces.
@@ -142,9 +152,7 @@ def pretoken_breaks(data, name: str, pieces=None, lines: bool = False) -> np.nda
         breaks = np.zeros(arr.size, dtype=np.bool_)
         breaks[ends[:-1] - 1] = True
         return breaks
-    cls = np.empty(arr.size, dtype=np.int8)
-    start = np.empty(arr.size, dtype=np.bool_)
-    _char_classes(arr, code_point_classes(), cls, start)
+    cls, start = char_classes(arr)
     breaks = np.zeros(arr.size, dtype=np.bool_)
     SPLITTERS[name](arr, cls, start, breaks, ends)
     breaks[ends[:-1] - 1] = True

@@ -1,122 +1,38 @@
-"""Use a learned dictionary on new text: encode to symbol ids, decode back, measure, export.
+"""Use a learned dictionary on new text, as HF ``tokenizers`` users hold one: encode to ids,
+decode back to str, batches, the vocabulary; plus measures and export.
 
-Encoding applies the rules in order, each by left-to-right replacement, exactly as training did,
-so encoding the training text gives back the training's final string. It replays the rules with
-the engine's linked string (its merge kernel): the cost is proportional to the sites, not one pass per
-rule. With a pre-tokenizer, every distinct pre-token is encoded once (an exact hash table over
-its bytes) and the output is assembled by copying.
+Encoding parses exactly as training did (:mod:`.encoder`: the rules in order, with the deletions
+and boundary openings of training), so encoding the training text gives back the training's
+final string. With a pre-tokenizer, every distinct unit (pre-token, or run of pre-tokens a
+boundary policy joins) is encoded once (an exact hash table over its bytes) and the output is
+assembled by copying.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
-import numba
 import numpy as np
 
 from ..engine.codelength import PART_NAMES, parts_from_sum
+from ..engine.events import deletion_steps, schedule
 from ..engine.linkedstring import LinkedString
-from ..errors import ChunkpressError
+from ..errors import ChunkpressError, ConfigError, FormatError
 from ..fileio import read_input, read_rest, write_output
 from ..format.expand import expand, symbol_lengths
 from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_memory, work_limit
 from ..format.rulesfile import RulesFile
-from ..plugin.base import BYTE_SYMBOLS, as_symbols
+from ..plugin.base import BYTE_SYMBOLS, BoundaryPolicy, as_symbols
+from ..plugin.registry import default_registry
 from ..version import __version__
+from .encoder import NEVER, Encoder
+from .encoding import Encoding, char_offsets
 from .hf import HFVocab, byte_to_unicode, from_hf_json, to_hf_json
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
+from .units import inside_units, opening_steps, openings
 from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, shards
-
-#: Words up to this many bytes are merged in a small array (lowest rank first); longer ones
-#: are replayed with the engine's linked string, whose cost does not grow with the square of the length.
-SHORT_WORD = 64
-
-
-@numba.njit(cache=True)
-def _rank_table(rules):
-    """Open-addressing table (s0, s1) -> rule index, for merging by rank."""
-    size = 1
-    while size < 2 * rules.shape[0] + 2:
-        size *= 2
-    keys = np.full(size, -1, dtype=np.int64)
-    vals = np.zeros(size, dtype=np.int64)
-    for r in range(rules.shape[0]):
-        key = (rules[r, 0] << 32) | rules[r, 1]
-        i = ((key * np.int64(-7046029254386353131)) >> 20) & (size - 1)
-        while keys[i] != -1 and keys[i] != key:
-            i = (i + 1) & (size - 1)
-        if keys[i] == -1:  # a repeated rule never fires: keep the first
-            keys[i] = key
-            vals[i] = r
-    return keys, vals
-
-
-@numba.njit(cache=True, inline="always")
-def _rank(keys, vals, a, b):
-    key = (a << 32) | b
-    mask = keys.size - 1
-    i = ((key * np.int64(-7046029254386353131)) >> 20) & mask
-    while True:
-        k = keys[i]
-        if k == key:
-            return vals[i]
-        if k == -1:
-            return -1
-        i = (i + 1) & mask
-
-
-@numba.njit(cache=True)
-def _merge_short_words(buf, offsets, keys, vals, out, out_len):
-    """Encode each word of at most SHORT_WORD bytes by merging its lowest-rank adjacent pair,
-    leftmost first, until none is left: the same result as applying the rules in order, left to
-    right (no merge creates a pair of a lower rank). Longer words get out_len -1."""
-    w = np.empty(SHORT_WORD, dtype=np.int64)
-    for u in range(offsets.size - 1):
-        length = offsets[u + 1] - offsets[u]
-        if length > SHORT_WORD:
-            out_len[u] = -1
-            continue
-        for k in range(length):
-            w[k] = buf[offsets[u] + k]
-        while length > 1:
-            best = -1
-            at = -1
-            for p in range(length - 1):
-                r = _rank(keys, vals, w[p], w[p + 1])
-                if r >= 0 and (best < 0 or r < best):
-                    best = r
-                    at = p
-            if best < 0:
-                break
-            w[at] = 256 + best
-            for p in range(at + 1, length - 1):
-                w[p] = w[p + 1]
-            length -= 1
-        for k in range(length):
-            out[offsets[u] + k] = w[k]
-        out_len[u] = length
-
-
-@attrs.frozen(kw_only=True, eq=False)
-class Encoding:
-    """One encoded text, as HF's ``Encoding``: ``ids`` (int64 array), ``offsets`` (a (start,
-    end) pair of byte offsets into the text per token; an added token spans its own bytes, a
-    prefix space that ByteLevel inserted spans none) and ``tokens`` (HF's byte-level spelling of
-    each token, added tokens as their text; built on first use)."""
-
-    ids: np.ndarray
-    offsets: np.ndarray  # (n, 2) int64
-    _spell: Callable[[], list[str]] = attrs.field(repr=False)
-
-    @property
-    def tokens(self) -> list[str]:
-        return self._spell()
-
-    def __len__(self) -> int:
-        return int(self.ids.size)
 
 
 def _text_bytes(text) -> bytes:
@@ -134,16 +50,45 @@ def _integer_ids(ids) -> np.ndarray:
     return found.astype(np.int64).ravel()
 
 
+def boundary_policy(config: dict):
+    """The boundary policy a rules file's config names (None for the default, which opens
+    nothing), built from the registry; FormatError when it is not installed or its params are bad."""
+    from ..config import DEFAULTS, build_params  # the config's checks, for a rules file's policy
+
+    raw = config.get("boundary")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not isinstance(raw.get("params", {}), dict):
+        raise FormatError("rules file: corrupt metadata (config.boundary must be {name, params})")
+    if raw["name"] == DEFAULTS["boundary"]:
+        return None
+    registry = default_registry()
+    try:
+        params = build_params(registry, "boundary", raw["name"], raw.get("params"), where="rules file")
+        return registry.get("boundary", raw["name"]).build(params)
+    except (ConfigError, ChunkpressError) as exc:
+        raise FormatError(str(exc)) from None
+
+
 class Tokenizer:
     """A learned dictionary used as a tokenizer: rules (R x 2) plus the pre-tokenizer it was
-    trained with, and HF's numbering where it was imported from HF or trained with added tokens
-    (``hf``): then ``encode`` and ``decode`` speak those ids, while ``symbols`` stays the
-    dictionary's own string. ``meta``: the rest of its rules file, kept by ``save``."""
+    trained with, the symbols it deleted (``deletions``, D x 2: the rule after which, the
+    symbol) and its boundary policy (``boundary``), and HF's numbering where it was imported
+    from HF or trained with added tokens (``hf``): then ``encode`` and ``decode`` speak those
+    ids, while ``symbols`` stays the dictionary's own string. ``meta``: the rest of its rules
+    file, kept by ``save``."""
 
-    def __init__(self, rules, pretokenizer: str = "none", hf=None, meta: RulesFile | None = None):
+    def __init__(self, rules, pretokenizer: str = "none", hf=None, meta: RulesFile | None = None, *,
+                 deletions=None, boundary: BoundaryPolicy | None = None):
         self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
+        self.deletions = np.zeros((0, 2), dtype=np.int64) if deletions is None else \
+            np.ascontiguousarray(deletions, dtype=np.int64).reshape(-1, 2)
+        deletion_steps(self.rules, self.deletions)  # validates: in order, of symbols made and unused after
         self.pretokenizer = check_name(pretokenizer)
+        if boundary is not None and self.pretokenizer == "none":
+            raise ConfigError("a boundary policy opens pre-token boundaries: give a pre-tokenizer")
+        self.boundary = boundary
         self.hf = hf
         self.meta = meta
 
@@ -158,7 +103,11 @@ class Tokenizer:
         hf = HFVocab.from_meta(source.hf, BYTE_SYMBOLS + len(source.rules)) if source.hf is not None else None
         if hf is not None:
             hf.check_spellings(source.rules)
-        return cls(source.rules, pre, hf, meta=source)
+        boundary = None if decoding else boundary_policy(source.config)
+        try:
+            return cls(source.rules, pre, hf, meta=source, deletions=source.deletion_table, boundary=boundary)
+        except ConfigError as exc:
+            raise FormatError(f"rules file: {exc}") from None
 
     @classmethod
     def from_file(cls, path, *, decoding: bool = False) -> Tokenizer:
@@ -182,57 +131,113 @@ class Tokenizer:
 
     def to_hf_json(self) -> str:
         """This dictionary as an HF tokenizers ``tokenizer.json`` (byte-level BPE) whose
-        encoding equals :meth:`encode`'s."""
-        return to_hf_json(self.rules, self.pretokenizer, self.hf)
+        encoding equals :meth:`encode`'s; FormatError for one HF cannot express (a deletion:
+        HF's BPE cannot undo a merge)."""
+        if self.deletions.size:
+            raise FormatError(f"this dictionary deleted {len(self.deletions):,} symbols (Picky BPE): HF's BPE "
+                              "applies every merge and cannot split a token back, so no tokenizer.json encodes as "
+                              "it does")
+        units = None
+        if self.boundary is not None:
+            units = self.boundary.hf_units(self.pretokenizer)
+            if units is None:
+                raise FormatError(f"boundary policy {type(self.boundary).__name__} over the {self.pretokenizer!r} "
+                                  "pre-tokenizer has no HF pre-tokenizer that cuts text as it does")
+        return to_hf_json(self.rules, self.pretokenizer, self.hf, units=units)
 
     def to_rules_file(self) -> RulesFile:
-        """This tokenizer as a rules file: its rules, pre-tokenizer (and the Unicode version it
-        splits by), HF ids and added tokens, and what its source file recorded."""
+        """This tokenizer as a rules file: its rules, deletions, pre-tokenizer (and the Unicode
+        version it splits by), HF ids and added tokens, and what its source file recorded."""
         kept = self.meta.meta() if self.meta is not None else {"config": {"pretokenizer": {"name": self.pretokenizer}}}
         kept.update(rules=self.rules, hf=self.hf.to_meta() if self.hf is not None else None,
                     unicode=unicode_version() if self.pretokenizer != "none" else None,
-                    chunkpress=kept.get("chunkpress") or __version__)
+                    chunkpress=kept.get("chunkpress") or __version__,
+                    deletions=self.deletions.tolist() if self.deletions.size else None)
         return RulesFile(**kept)
 
     def save(self, path) -> None:
         """Write the rules file (replacing one there), atomically: a reader never sees half."""
         write_output(str(path), self.to_rules_file().to_bytes(), force=True)
 
+    # -- the vocabulary, as HF's Tokenizer gives it ------------------------------------------------
     @property
     def vocab_size(self) -> int:
+        """One past the largest id."""
         return self.hf.size if self.hf is not None else BYTE_SYMBOLS + len(self.rules)
 
-    def _rewriter(self, data: np.ndarray, breaks):
-        string = LinkedString()
-        string.load(data, breaks)
-        return string
+    def _live(self) -> np.ndarray:
+        """Our symbols in the vocabulary: the bytes and every rule's symbol not deleted."""
+        live = np.ones(BYTE_SYMBOLS + len(self.rules), dtype=bool)
+        live[self.deletions[:, 1]] = False
+        return np.flatnonzero(live)
 
-    def _ranks(self):
-        if not hasattr(self, "_rank_cache"):
-            self._rank_cache = _rank_table(self.rules)
-        return self._rank_cache
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        """Token (HF's byte-level spelling; an added token as its text) -> id."""
+        table = byte_to_unicode()
+        symbols = self._live()
+        ids = self.hf.ids[symbols] if self.hf is not None else symbols
+        spelled = [expand(self.rules, [s]) for s in symbols.tolist()]
+        vocab = {"".join(table[b] for b in spelling): int(i) for spelling, i in zip(spelled, ids.tolist(), strict=True)
+                 if i >= 0}
+        if with_added_tokens and self.hf is not None:
+            vocab.update({content: i for content, i in self.hf.special})
+        return vocab
 
-    def _replay(self, arr: np.ndarray) -> np.ndarray:
-        rewriter = self._rewriter(arr, None)
-        rewriter.replay(self.rules)
-        return rewriter.symbols().astype(np.int64)
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """The tokens in the vocabulary (HF's count: deleted symbols are not in it)."""
+        symbols = self._live()
+        model = int((self.hf.ids[symbols] >= 0).sum()) if self.hf is not None else symbols.size
+        added = len({i for _, i in self.hf.special} - set(self.hf.ids[symbols].tolist())) if self.hf is not None else 0
+        return model + (added if with_added_tokens else 0)
 
-    def _encode_words(self, arr: np.ndarray, breaks) -> np.ndarray:
-        """The rules applied to ``arr`` within the words that ``breaks`` delimits (None: one word)."""
+    def token_to_id(self, token: str) -> int | None:
+        return self._vocab().get(token)
+
+    def id_to_token(self, id: int) -> str | None:
+        if not hasattr(self, "_by_id"):
+            self._by_id = {i: t for t, i in self._vocab().items()}
+        return self._by_id.get(int(id))
+
+    def _vocab(self) -> dict[str, int]:
+        if not hasattr(self, "_vocab_cache"):
+            self._vocab_cache = self.get_vocab()
+        return self._vocab_cache
+
+    def __repr__(self) -> str:
+        extra = [f"pretokenizer={self.pretokenizer!r}"]
+        if self.deletions.size:
+            extra.append(f"deleted={len(self.deletions)}")
+        if self.boundary is not None:
+            extra.append(f"boundary={type(self.boundary).__name__}")
+        if self.hf is not None and self.hf.special:
+            extra.append(f"added_tokens={[c for c, _ in self.hf.special]!r}")
+        return f"Tokenizer(vocab_size={self.get_vocab_size()}, rules={len(self.rules)}, {', '.join(extra)})"
+
+    # -- encoding ----------------------------------------------------------------------------------
+    def _encoder(self) -> Encoder:
+        if not hasattr(self, "_encoder_cache"):
+            self._encoder_cache = Encoder(self.rules, self.deletions, self.boundary)
+        return self._encoder_cache
+
+    def _encode_words(self, arr: np.ndarray, breaks, piece_ends=None) -> np.ndarray:
+        """The dictionary's symbols for ``arr`` cut at ``breaks`` (None: one word); the ends of
+        independent pieces (``piece_ends``) are never opened by the boundary policy."""
         if arr.size == 0:
             return np.zeros(0, dtype=np.int64)
+        encoder = self._encoder()
         if breaks is None:
-            return self._replay(arr)
-        words = DistinctWords(arr, breaks)
+            return encoder.replay(arr)
+        steps = opening_steps(self.boundary, arr, breaks, piece_ends)
+        words = DistinctWords(arr, breaks if steps is None else breaks & (steps < 0))
         buf, offsets = words.buf, words.offsets
-        symbols = np.empty(buf.size, dtype=np.int64)  # word u's symbols start at offsets[u]
-        seg_len = np.empty(offsets.size - 1, dtype=np.int64)
-        keys, vals = self._ranks()
-        _merge_short_words(buf, offsets, keys, vals, symbols, seg_len)
-        for u in np.flatnonzero(seg_len < 0):  # long words: replay with the linked string
-            word = self._replay(buf[offsets[u] : offsets[u + 1]])
-            symbols[offsets[u] : offsets[u] + word.size] = word
-            seg_len[u] = word.size
+        gaps = np.zeros(buf.size, dtype=np.int64)
+        if steps is not None:  # each unit split on its own, as in training (units.inside_units)
+            inner, opened = inside_units(self.boundary, buf, offsets, self.pretokenizer)
+            gaps[inner] = NEVER
+            for opening in opened:
+                gaps[opening.positions] = opening.at
+        gaps[offsets[1:] - 1] = NEVER
+        symbols, seg_len = encoder.encode_units(buf, offsets, gaps)
         return words.assemble(symbols, offsets[:-1], seg_len)
 
     def symbols(self, data) -> np.ndarray:
@@ -241,19 +246,38 @@ class Tokenizer:
         arr = as_symbols(data)
         return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer))
 
-    def encode(self, text) -> Encoding:
+    def encode(self, text, *, add_special_tokens: bool = True) -> Encoding:
         """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids for
-        an imported tokenizer or one trained with added tokens), byte offsets and tokens."""
-        data = _text_bytes(text)
-        if self.hf is None:
-            symbols = self.symbols(data)
-            lengths = symbol_lengths(self.rules)[symbols]
-            return self._encoding(symbols, symbols, lengths)
+        an imported tokenizer or one trained with added tokens), offsets (characters for a str,
+        bytes for bytes) and tokens. ``add_special_tokens`` is HF's keyword; no template adds any."""
+        return self.encode_batch([text])[0]
+
+    def encode_batch(self, texts, *, add_special_tokens: bool = True) -> list[Encoding]:
+        """``encode`` of each text, all in one pass: the texts are pre-tokenized each on its own,
+        their distinct units encoded once."""
+        datas = [_text_bytes(t) for t in texts]
+        if self.hf is not None:
+            return [self._encode_hf(d, isinstance(t, str)) for d, t in zip(datas, texts, strict=True)]
+        ends = np.cumsum([len(d) for d in datas], dtype=np.int64)
+        arr = np.frombuffer(b"".join(datas), dtype=np.uint8)
+        breaks = pretoken_breaks(arr, self.pretokenizer, pieces=ends) if len(datas) > 1 or self.pretokenizer != "none" \
+            else None
+        symbols = self._encode_words(arr, breaks, piece_ends=ends)
+        lengths = symbol_lengths(self.rules)[symbols]
+        cut = np.searchsorted(np.cumsum(lengths), ends, side="right")  # no symbol crosses a text's end
+        out, first = [], 0
+        for data, text, last in zip(datas, texts, cut.tolist(), strict=True):
+            out.append(self._encoding(symbols[first:last], symbols[first:last], lengths[first:last],
+                                      data if isinstance(text, str) else None))
+            first = last
+        return out
+
+    def _encode_hf(self, data: bytes, chars: bool) -> Encoding:
         texts, special, where, prefixed = self.hf.segments(data)
         buf = np.frombuffer(b"".join(texts), dtype=np.uint8)
         ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
         # each text segment is pre-tokenized on its own, as HF does
-        symbols = self._encode_words(buf, pretoken_breaks(buf, self.pretokenizer, pieces=ends))
+        symbols = self._encode_words(buf, pretoken_breaks(buf, self.pretokenizer, pieces=ends), piece_ends=ends)
         ids = self.hf.ids[symbols]
         if (ids < 0).any():
             at = int(np.argmax(ids < 0))
@@ -268,11 +292,15 @@ class Tokenizer:
         before = np.concatenate([[0], seg_symbols])[where] if special else []
         contents = dict((i, len(c.encode())) for c, i in self.hf.special)
         return self._encoding(np.insert(ids, before, special).astype(np.int64),
-                              np.insert(symbols, before, -1), np.insert(lengths, before, [contents[i] for i in special]))
+                              np.insert(symbols, before, -1), np.insert(lengths, before, [contents[i] for i in special]),
+                              data if chars else None)
 
-    def _encoding(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray) -> Encoding:
+    def _encoding(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, text: bytes | None) -> Encoding:
+        """``text``: the UTF-8 of a str, whose offsets then count characters."""
         ends = np.cumsum(lengths, dtype=np.int64)
         offsets = np.stack([ends - lengths, ends], axis=1) if ids.size else np.zeros((0, 2), dtype=np.int64)
+        if text is not None:
+            offsets = char_offsets(text, offsets)
         names = dict((i, c) for c, i in self.hf.special) if self.hf is not None else {}
 
         def spell() -> list[str]:
@@ -288,37 +316,44 @@ class Tokenizer:
                 out.append(cache[s])
             return out
 
-        return Encoding(ids=ids, offsets=offsets, spell=spell)
+        return Encoding(ids, offsets, spell)
 
     def ids_of_stream(self, stream) -> Iterator[np.ndarray]:
         """The ids of everything ``stream`` (a binary file object) holds, as :meth:`encode`
         gives them for the whole, a piece at a time: pieces are cut where the pre-tokenizer
-        breaks whatever surrounds them (:func:`~chunkpress.text.wordcounts.shards`), so memory
-        stays that of a piece. Without a pre-tokenizer, or with HF's prefix space, the text is
-        one piece. A piece longer than the memory limit allows is refused (InputError)."""
+        breaks whatever surrounds them (:func:`~chunkpress.text.wordcounts.shards`; with a
+        boundary policy, at line breaks), so memory stays that of a piece. Without a
+        pre-tokenizer, or with HF's prefix space, the text is one piece. A piece longer than the
+        memory limit allows is refused (InputError)."""
         limit = work_limit(ENCODE_BYTES_PER_BYTE)
         if self.pretokenizer == "none" or (self.hf is not None and self.hf.add_prefix_space):
-            yield self.encode(read_rest(stream, "", b"", limit)).ids
+            yield self.encode(read_rest(stream, "", b"", limit)).id_array
             return
         special = tuple(content.encode() for content, _ in self.hf.special) if self.hf is not None else ()
-        for piece in shards(stream, min(DEFAULT_SHARD_SIZE, limit), special, limit):
-            yield self.encode(piece).ids
+        for piece in shards(stream, min(DEFAULT_SHARD_SIZE, limit), special, limit,
+                            newline_only=self.boundary is not None):
+            yield self.encode(piece).id_array
 
-    def encode_batch(self, texts) -> list[Encoding]:
-        """``encode`` of each text."""
-        return [self.encode(text) for text in texts]
+    # -- decoding ----------------------------------------------------------------------------------
+    def decode(self, ids, skip_special_tokens: bool = True, *, max_memory: int | None = None) -> str:
+        """The text of ``ids`` (UTF-8; a byte sequence that is not, as a byte-level token may
+        hold part of a character, becomes U+FFFD, as HF decodes); added tokens are left out
+        unless ``skip_special_tokens`` is False. ``decode_bytes`` gives the exact bytes."""
+        return self.decode_bytes(ids, skip_special_tokens, max_memory=max_memory).decode("utf-8", errors="replace")
 
-    def decode_bytes(self, ids, *, max_memory: int | None = None) -> bytes:
-        """The bytes of ``ids``: see :meth:`decode`."""
-        return self.decode(ids, max_memory=max_memory)
+    def decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
+        """``decode`` of each sequence of ids."""
+        return [self.decode(ids, skip_special_tokens) for ids in sequences]
 
-    def decode(self, ids, *, max_memory: int | None = None) -> bytes:
-        """The bytes of ``ids`` (``.decode("utf-8")`` for text: a byte-level token may hold part
-        of a character); ``max_memory``: this call's bound in bytes (FormatError before
-        allocating past it; None: the default, see :mod:`chunkpress.format.limits`)."""
+    def decode_bytes(self, ids, skip_special_tokens: bool = False, *, max_memory: int | None = None) -> bytes:
+        """The bytes of ``ids``, added tokens as their text (unless ``skip_special_tokens``);
+        ``max_memory``: this call's bound in bytes (FormatError before allocating past it;
+        None: the default, see :mod:`chunkpress.format.limits`)."""
         ids = _integer_ids(ids)
         with bounded_memory(max_memory):
             if self.hf is not None:
+                if skip_special_tokens and self.hf.special:
+                    ids = ids[~np.isin(ids, [i for _, i in self.hf.special])]
                 return self.hf.decode(self.rules, ids)
             if ids.size and (ids.min() < 0 or ids.max() >= self.vocab_size):
                 raise ChunkpressError(f"symbol ids must lie in [0, {self.vocab_size}); got {ids.min()}..{ids.max()}")
@@ -329,8 +364,13 @@ class Tokenizer:
         m, N and the five parts (counts and string from ``data``'s own counts; the rules charged
         once, as in training)."""
         arr = as_symbols(data)
-        rewriter = self._rewriter(arr, pretoken_breaks(arr, self.pretokenizer))
-        n_before, sums = rewriter.replay(self.rules, record=True)
+        breaks = pretoken_breaks(arr, self.pretokenizer)
+        string = LinkedString()
+        string.load(arr, breaks)
+        events = self._encoder().steps
+        if self.boundary is not None and breaks is not None:
+            events = schedule(events, openings(opening_steps(self.boundary, arr, breaks)))
+        n_before, sums = string.replay(self.rules, record=True, events=events)
         columns = [("m", np.int64), ("total_bits", np.int64), *[(p, np.int64) for p in PART_NAMES], ("N", np.int64)]
         rows = np.zeros(len(n_before), dtype=columns)
         parts = np.zeros(5, dtype=np.int64)

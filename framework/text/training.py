@@ -65,6 +65,8 @@ class Training:
         what stopped the run and how long it took."""
         result, last = self.result, self.result.trace[-1]
         added = f" + {len(self.special)} added tokens" if self.special else ""
+        if len(result.deletions):
+            added += f", {len(result.deletions):,} deleted"
         return (f"{self.scorer}: {len(result.rules):,} rules (m = {BYTE_SYMBOLS + len(result.rules):,}{added}), "
                 f"N = {int(last['N']):,}, total {int(last['total_bits']):,} bits, stopped by {result.stop_reason}, "
                 f"{result.seconds:.2f}s")
@@ -97,14 +99,16 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
     if held is not None:
         from .tokenizer import Tokenizer  # the held-out curve replays the rules with the tokenizer's engine
 
-        curve = Tokenizer(result.rules, pipeline.config.pretokenizer).code_length_curve(held)
+        boundary, _ = pipeline.policies()
+        curve = Tokenizer(result.rules, pipeline.config.pretokenizer, deletions=result.deletions,
+                          boundary=boundary).code_length_curve(held)
         trace = recfunctions.append_fields(trace, ["eval_total_bits", "eval_N"], [curve["total_bits"], curve["N"]],
                                            usemask=False)
     rules_file = RulesFile.learned(
         result.rules, pipeline.config.to_dict(), unicode=unicode_version(), length=sum(n for _, n, _ in sources),
         blake2b=sources[0][2] if len(sources) == 1 else checksum("".join(d for _, _, d in sources).encode()),
         sources=[{"name": name, "length": n, "blake2b": d} for name, n, d in sources] if len(sources) > 1 else None,
-        hf=_added_vocab(result.rules, tokens))
+        hf=_added_vocab(result.rules, tokens), deletions=result.deletions.tolist() or None)
     return Training(rules_file=rules_file, result=result, trace=trace, special=tokens, scorer=pipeline.config.scorer.name)
 
 
@@ -145,7 +149,8 @@ def _count_words(pipeline, path: str, special, workers, scheduler, meter):
     try:
         with meter("count words", file_size(path), unit="B", unit_scale=True) as progress:
             words = count_stream(Hashed(stream), pipeline.config.pretokenizer, workers=workers, scheduler=scheduler,
-                                 progress=progress.update, lines=True, special=special)
+                                 progress=progress.update, lines=True, special=special,
+                                 boundary=pipeline.policies()[0])
     except ChunkpressError as exc:
         raise type(exc)(f"{'<stdin>' if path == '-' else path}: {exc}") from None
     finally:

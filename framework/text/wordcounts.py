@@ -23,6 +23,7 @@ from ..fileio import Readable
 from ..format.limits import COUNT_BYTES_PER_BYTE, work_limit
 from ..parallel import ordered_map
 from .pretokenize import pretoken_breaks
+from .units import unit_breaks
 
 #: the default shard: a few shards in flight per worker hold well under 1 GB
 DEFAULT_SHARD_SIZE = 16 << 20
@@ -186,10 +187,12 @@ def cut_special(text: bytes, special: tuple[bytes, ...] = ()) -> tuple[bytes, np
     return b"".join(kept), np.array(cuts, dtype=np.int64)
 
 
-def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tuple[bytes, ...] = ()) -> WordCounts:
+def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tuple[bytes, ...] = (),
+                boundary=None) -> WordCounts:
     """The word counts of one text (or shard) under a pre-tokenizer other than ``none``.
     ``lines``: each line is pre-tokenized on its own, as HF's trainer reads files; ``special``:
-    added tokens, cut out of the text (not counted) and never inside a word."""
+    added tokens, cut out of the text (not counted) and never inside a word; ``boundary``: a
+    boundary policy, whose units (pre-tokens it may join) are counted as words."""
     text, cuts = cut_special(text, special)
     arr = np.frombuffer(text, dtype=np.uint8)
     if arr.size == 0:
@@ -197,7 +200,8 @@ def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tu
     breaks = pretoken_breaks(arr, pretokenizer, pieces=cuts, lines=lines)
     if breaks is None:
         raise ValueError("word counts need a pre-tokenizer other than 'none'")
-    words = DistinctWords(arr, breaks)
+    ends = np.concatenate([cuts, np.flatnonzero(arr == 10) + 1]) if lines else cuts
+    words = DistinctWords(arr, unit_breaks(boundary, arr, breaks, ends))
     return WordCounts(words.buf, words.offsets, words.counts)  # without the per-token ids
 
 
@@ -222,12 +226,14 @@ def _ends_in_text(arr: np.ndarray, cut: int) -> bool:
     return len(char) == 1 and ord(char) not in _WIDE_SPACES
 
 
-def _last_safe_cut(data: bytes) -> int:
-    """The last offset before which a shard may end (see the module docstring), or 0."""
+def _last_safe_cut(data: bytes, newline_only: bool = False) -> int:
+    """The last offset before which a shard may end (see the module docstring), or 0;
+    ``newline_only``: only before a newline (units a boundary policy joins end at one)."""
     arr = np.frombuffer(data, dtype=np.uint8)
     for tail in (1 << 20, arr.size):  # almost always found near the end
         window = arr[max(0, arr.size - tail):]
-        space = (window[1:] == 32) | (window[1:] == 10) | (window[1:] == 9) | (window[1:] == 13)
+        space = (window[1:] == 10) if newline_only else \
+            (window[1:] == 32) | (window[1:] == 10) | (window[1:] == 9) | (window[1:] == 13)
         before = window[:-1]
         maybe = ((before >= 0x21) & (before <= 0x7E)) | ((before >= 0x80) & (before <= 0xBF))
         for at in np.flatnonzero(space & maybe)[::-1].tolist():
@@ -249,11 +255,12 @@ def _outside_special(data: bytes, cut: int, special: tuple[bytes, ...]) -> int:
     return cut
 
 
-def shards(stream: Readable, size: int, special: tuple[bytes, ...] = (), limit: int | None = None) -> Iterator[bytes]:
+def shards(stream: Readable, size: int, special: tuple[bytes, ...] = (), limit: int | None = None,
+           newline_only: bool = False) -> Iterator[bytes]:
     """Pieces of ``stream`` of about ``size`` bytes, each ending at a safe cut (never inside an
-    added token of ``special``). A stretch with no safe cut (a single word, text with no white
-    space) stays in one piece, up to ``limit`` bytes: an InputError past it (/dev/zero has no
-    cut, and one word must be learned or encoded whole)."""
+    added token of ``special``; ``newline_only``: before a newline). A stretch with no safe cut
+    (a single word, text with no white space) stays in one piece, up to ``limit`` bytes: an
+    InputError past it (/dev/zero has no cut, and one word must be learned or encoded whole)."""
     pieces: list[bytes] = []
     held = 0
     while True:
@@ -263,7 +270,7 @@ def shards(stream: Readable, size: int, special: tuple[bytes, ...] = (), limit: 
             held += len(chunk)
         if not chunk or held >= size:
             data = b"".join(pieces)
-            cut = _outside_special(data, _last_safe_cut(data), special) if chunk else len(data)
+            cut = _outside_special(data, _last_safe_cut(data, newline_only), special) if chunk else len(data)
             if cut > 0:
                 yield data[:cut]
                 data = data[cut:]
@@ -279,15 +286,16 @@ def shards(stream: Readable, size: int, special: tuple[bytes, ...] = (), limit: 
 def count_stream(stream: Readable, pretokenizer: str, shard_size: int = DEFAULT_SHARD_SIZE,
                  workers: int | None = None, scheduler: str | None = None,
                  progress: Callable[[int], None] | None = None, lines: bool = False,
-                 special: tuple[bytes, ...] = ()) -> WordCounts:
+                 special: tuple[bytes, ...] = (), boundary=None) -> WordCounts:
     """The word counts of everything ``stream`` holds, counted shard by shard (in parallel on
     Dask workers or a cluster when asked) and merged; ``progress`` hears the bytes counted.
-    ``lines`` and ``special`` as in :func:`count_words`. A stretch with no place to cut may
+    ``lines``, ``special`` and ``boundary`` as in :func:`count_words` (with a boundary policy,
+    shards are cut before newlines only, so that no unit is cut). A stretch with no place to cut may
     take what counting it needs within the memory limit (:func:`shards`)."""
     total, pending, done = WordCounts.merge([]), [], 0
     limit = work_limit(COUNT_BYTES_PER_BYTE)
-    pieces = shards(stream, min(shard_size, limit), special, limit)
-    for shard, words in ordered_map(count_words, pieces, pretokenizer, lines, special,
+    pieces = shards(stream, min(shard_size, limit), special, limit, newline_only=boundary is not None)
+    for shard, words in ordered_map(count_words, pieces, pretokenizer, lines, special, boundary,
                                     workers=workers, scheduler=scheduler):
         pending.append(words)
         done += len(shard)

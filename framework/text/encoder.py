@@ -1,0 +1,189 @@
+"""Encoding new text with a learned dictionary, exactly as training would have parsed it: the
+rules in order, each by left-to-right replacement, with training's events (boundaries opened
+at a step, symbols deleted after a rule) where they happened.
+
+A short unit (a pre-token, or a unit of pre-tokens a boundary policy may join) is merged in a
+small array, lowest rank first: the same result as the rules in order, since no merge creates
+a pair of a lower rank, except that a deletion brings back pairs whose rules came earlier, so
+only ranks at or past the last event count (and a pair learned again after a deletion has
+several ranks: the first one at or past that point). A longer one is replayed with the engine's linked
+string, whose cost does not grow with the square of the length.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..engine.events import Deletion, Opening, deletion_steps, schedule
+from ..engine.linkedstring import LinkedString
+from ..plugin.base import BYTE_SYMBOLS
+
+#: Units up to this many bytes are merged in a small array; longer ones are replayed.
+SHORT_UNIT = 64
+#: a rank or step no rule reaches
+NEVER = np.int64(1) << 62
+
+
+@numba.njit(cache=True)
+def rank_table(rules):
+    """Open-addressing table (s0, s1) -> the rules of that pair, for merging by rank: ``vals``
+    holds (first, count) into ``ranks``, where a pair's rule indices are listed ascending. A
+    pair has several where its symbol was deleted and the pair learned again."""
+    size = 1
+    while size < 2 * rules.shape[0] + 2:
+        size *= 2
+    keys = np.full(size, -1, dtype=np.int64)
+    vals = np.zeros((size, 2), dtype=np.int64)
+    slot_of = np.empty(rules.shape[0], dtype=np.int64)
+    for r in range(rules.shape[0]):
+        key = (rules[r, 0] << 32) | rules[r, 1]
+        i = ((key * np.int64(-7046029254386353131)) >> 20) & (size - 1)
+        while keys[i] != -1 and keys[i] != key:
+            i = (i + 1) & (size - 1)
+        keys[i] = key
+        vals[i, 1] += 1
+        slot_of[r] = i
+    first = 0
+    for i in range(size):
+        if keys[i] != -1:
+            vals[i, 0] = first
+            first += vals[i, 1]
+            vals[i, 1] = 0
+    ranks = np.empty(rules.shape[0], dtype=np.int64)
+    for r in range(rules.shape[0]):  # in order: each pair's list comes out ascending
+        i = slot_of[r]
+        ranks[vals[i, 0] + vals[i, 1]] = r
+        vals[i, 1] += 1
+    return keys, vals, ranks
+
+
+@numba.njit(cache=True, inline="always")
+def _rank(keys, vals, ranks, a, b, least):
+    """The first rule of the pair (a, b) at or past ``least``, or -1."""
+    key = (a << 32) | b
+    mask = keys.size - 1
+    i = ((key * np.int64(-7046029254386353131)) >> 20) & mask
+    while True:
+        k = keys[i]
+        if k == key:
+            for j in range(vals[i, 0], vals[i, 0] + vals[i, 1]):
+                if ranks[j] >= least:
+                    return ranks[j]
+            return -1
+        if k == -1:
+            return -1
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def merge_short_units(buf, offsets, gaps, keys, vals, ranks, deleted, pieces, out, out_len):
+    """Encode each unit of at most SHORT_UNIT bytes (unit u is ``buf[offsets[u]:offsets[u+1]]``);
+    longer ones get out_len -1. ``gaps[p]``: the step from which a pair across the boundary
+    after byte p may merge (0 inside a pre-token). ``deleted[s]``: (rule after which, order,
+    first piece, pieces) of a deleted symbol s, rule -1 if it is not deleted; its pieces are
+    ``pieces[first:first + count]``."""
+    width = 4 * SHORT_UNIT  # a deletion lengthens a unit back towards its bytes
+    w = np.empty(width, dtype=np.int64)
+    c = np.empty(width, dtype=np.int64)
+    for u in range(offsets.size - 1):
+        length = offsets[u + 1] - offsets[u]
+        if length > SHORT_UNIT:
+            out_len[u] = -1
+            continue
+        for k in range(length):
+            w[k] = buf[offsets[u] + k]
+            c[k] = gaps[offsets[u] + k]
+        least = 0  # ranks below it were applied (or came before the last deletion)
+        while True:
+            best = -1
+            at = -1
+            for p in range(length - 1):
+                r = _rank(keys, vals, ranks, w[p], w[p + 1], max(least, c[p]))
+                if r >= 0 and (best < 0 or r < best):
+                    best = r
+                    at = p
+            # a deletion due before that rule: the present symbol deleted first
+            due = -1
+            for p in range(length):
+                s = w[p]
+                if s < deleted.shape[0] and deleted[s, 0] >= 0 and (best < 0 or deleted[s, 0] < best):
+                    if due < 0 or deleted[s, 0] < deleted[due, 0] or (
+                            deleted[s, 0] == deleted[due, 0] and deleted[s, 1] < deleted[due, 1]):
+                        due = s
+            if due >= 0:
+                first, count = deleted[due, 2], deleted[due, 3]
+                p = 0
+                while p < length:
+                    if w[p] != due:
+                        p += 1
+                        continue
+                    for q in range(length - 1, p, -1):  # make room for count - 1 more
+                        w[q + count - 1] = w[q]
+                        c[q + count - 1] = c[q]
+                    gap = c[p]
+                    for j in range(count):
+                        w[p + j] = pieces[first + j]
+                        c[p + j] = 0
+                    c[p + count - 1] = gap
+                    length += count - 1
+                    p += count
+                least = deleted[due, 0] + 1
+                continue
+            if best < 0:
+                break
+            w[at] = 256 + best
+            for p in range(at + 1, length - 1):
+                w[p] = w[p + 1]
+            for p in range(at, length - 1):
+                c[p] = c[p + 1]
+            length -= 1
+            least = best
+        for k in range(length):
+            out[offsets[u] + k] = w[k]
+        out_len[u] = length
+
+
+class Encoder:
+    """The rules, deletions and boundary policy of a dictionary, ready to encode units."""
+
+    def __init__(self, rules: np.ndarray, deletions: np.ndarray, boundary=None):
+        self.rules = rules
+        self.steps: list[Deletion] = deletion_steps(rules, deletions)
+        self.boundary = boundary
+        self.keys, self.vals, self.ranks = rank_table(rules)
+        size = BYTE_SYMBOLS + len(rules)
+        self.deleted = np.full((size, 4), -1, dtype=np.int64)
+        flat: list[int] = []
+        for order, step in enumerate(self.steps):
+            self.deleted[step.symbol] = (step.after, order, len(flat), step.pieces.size)
+            flat += step.pieces.tolist()
+        self.pieces = np.array(flat, dtype=np.int64)
+
+    def encode_units(self, buf: np.ndarray, offsets: np.ndarray, gaps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(symbols, symbols per unit) of the units of ``buf`` (unit u's symbols start at
+        ``offsets[u]`` in the first array); ``gaps`` as in :func:`merge_short_units`."""
+        symbols = np.empty(buf.size, dtype=np.int64)
+        seg_len = np.empty(offsets.size - 1, dtype=np.int64)
+        merge_short_units(buf, offsets, gaps, self.keys, self.vals, self.ranks, self.deleted, self.pieces, symbols,
+                          seg_len)
+        for u in np.flatnonzero(seg_len < 0).tolist():  # long units: replayed with the linked string
+            lo, hi = int(offsets[u]), int(offsets[u + 1])
+            unit = self.replay(buf[lo:hi], gaps[lo:hi])
+            symbols[lo:lo + unit.size] = unit
+            seg_len[u] = unit.size
+        return symbols, seg_len
+
+    def replay(self, data: np.ndarray, gaps: np.ndarray | None = None) -> np.ndarray:
+        """The symbols of ``data`` replayed rule by rule with the events (``gaps`` > 0: a
+        boundary opening at that step; NEVER: a cut)."""
+        string = LinkedString()
+        if gaps is None:
+            string.load(data, None)
+            string.replay(self.rules, events=self.steps)
+        else:
+            string.load(data, gaps > 0)
+            steps = np.unique(gaps[(gaps > 0) & (gaps < NEVER)])
+            opened = [Opening(at=int(s), positions=np.flatnonzero(gaps == s)) for s in steps.tolist()]
+            string.replay(self.rules, events=schedule(self.steps, opened))
+        return string.symbols().astype(np.int64)

@@ -1,0 +1,106 @@
+"""What tokenization papers report about a tokenizer on a text, and the ``evaluate`` table.
+
+For the tokens of a text: how many, bytes and characters per token, tokens per white-space
+word (fertility), and the efficiency of the unigram distribution of tokens, Rényi's at alpha
+2.5 (Zouhar et al. 2023, "Tokenization and the Noiseless Channel") and Shannon's: the entropy
+over log2 of the distinct tokens used, as the ``tokenization-scorer`` package computes them;
+plus the code length of the token string under the MDL model (dictionary and string, bits).
+
+A sweep over vocabulary sizes evaluates prefixes of one dictionary: greedy merging makes the
+first k rules of a longer run the run to k (with its deletions and openings up to there).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..engine.codelength import code_length
+from ..errors import ConfigError, InputError
+from ..plugin.base import BYTE_SYMBOLS
+from ..tables import columns
+from .tokenizer import Tokenizer
+
+#: the columns of a row, in order
+COLUMNS = ("text", "vocab_size", "tokens", "bytes", "bytes_per_token", "chars_per_token", "tokens_per_word",
+           "renyi_efficiency", "shannon_efficiency", "vocab_used", "code_length_bits")
+#: Zouhar et al.'s alpha, which correlated best with downstream quality
+DEFAULT_ALPHA = 2.5
+
+
+def efficiency(counts: np.ndarray, alpha: float) -> float | None:
+    """Rényi efficiency of order ``alpha`` (Shannon's at 1) of the token counts: the entropy of
+    their distribution over log2 of the distinct tokens; None when fewer than two are used."""
+    counts = counts[counts > 0].astype(np.float64)
+    if counts.size < 2:
+        return None
+    p = counts / counts.sum()
+    if alpha == 1.0:
+        entropy = float(-np.sum(p * np.log2(p)))
+    else:
+        entropy = float(np.log2(np.sum(p**alpha)) / (1.0 - alpha))
+    return entropy / math.log2(counts.size)
+
+
+def measure(symbols: np.ndarray, text: bytes, dictionary_size: int, alpha: float = DEFAULT_ALPHA) -> dict:
+    """The metrics of ``text`` encoded as ``symbols`` (our ids, of a dictionary with
+    ``dictionary_size`` tokens, rules' ids included for the code length)."""
+    n = int(symbols.size)
+    arr = np.frombuffer(text, dtype=np.uint8)
+    chars = int(np.count_nonzero((arr & 0xC0) != 0x80))
+    words = len(text.decode("utf-8", errors="replace").split())
+    counts = np.bincount(symbols, minlength=dictionary_size) if n else np.zeros(dictionary_size, dtype=np.int64)
+    bits = code_length(max(dictionary_size, BYTE_SYMBOLS), n, counts).total_bits
+    return {"tokens": n, "bytes": len(text), "bytes_per_token": len(text) / n if n else None,
+            "chars_per_token": chars / n if n else None, "tokens_per_word": n / words if words else None,
+            "renyi_efficiency": efficiency(counts, alpha), "shannon_efficiency": efficiency(counts, 1.0),
+            "vocab_used": int(np.count_nonzero(counts)), "code_length_bits": int(bits)}
+
+
+def prefix(tokenizer, size: int):
+    """The tokenizer of the dictionary's first rules that hold ``size`` tokens (the 256 bytes
+    and added tokens included, deleted ones not), as that training would have stopped."""
+    added = len(tokenizer.hf.special) if tokenizer.hf is not None else 0
+    live = BYTE_SYMBOLS + added + np.arange(len(tokenizer.rules) + 1)  # tokens after r rules, before deletions
+    gone = np.searchsorted(tokenizer.deletions[:, 0], np.arange(len(tokenizer.rules) + 1), side="left")
+    live = live - gone
+    hit = np.flatnonzero(live == size)
+    if hit.size == 0:
+        raise ConfigError(f"vocab_size (--vocab-size) {size:,}: this dictionary's prefixes hold "
+                          f"{int(live[0]):,} to {int(live[-1]):,} tokens")
+    rules = int(hit[0])  # training stops where its vocabulary first holds that many
+    keep = tokenizer.deletions[tokenizer.deletions[:, 0] < rules]
+    return Tokenizer(tokenizer.rules[:rules], tokenizer.pretokenizer, deletions=keep, boundary=tokenizer.boundary)
+
+
+def evaluate(tokenizer, texts: dict[str, bytes], vocab_sizes=(), alpha: float = DEFAULT_ALPHA) -> list[dict]:
+    """One row per (text, vocabulary size) with :data:`COLUMNS`: ``tokenizer`` a Tokenizer or
+    a rules file's path, ``texts`` maps a name to UTF-8 text; no ``vocab_sizes``: the whole
+    dictionary (its own ids, added tokens included)."""
+    if not isinstance(tokenizer, Tokenizer):
+        tokenizer = Tokenizer.from_file(tokenizer)
+    if alpha <= 0:
+        raise ConfigError(f"alpha (--alpha) must be positive, not {alpha!r}")
+    for name, text in texts.items():
+        if not text:
+            raise InputError(f"{name}: empty: no tokens to measure")
+        try:
+            text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{name}: not UTF-8 text (byte {exc.start:,}): evaluate measures text") from None
+    tokenizers = [(None, tokenizer)] if not vocab_sizes else [(v, prefix(tokenizer, v)) for v in vocab_sizes]
+    rows = []
+    for name, text in texts.items():
+        for size, tok in tokenizers:
+            symbols = tok.symbols(text) if tok.hf is None else tok.encode(text).id_array
+            used = BYTE_SYMBOLS + len(tok.rules) if tok.hf is None else tok.vocab_size
+            row = {"text": name, "vocab_size": size or tok.get_vocab_size()}
+            row.update(measure(np.asarray(symbols, dtype=np.int64), text, used, alpha))
+            rows.append(row)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    """The rows as an aligned text table."""
+    return columns(rows, COLUMNS)

@@ -1,0 +1,56 @@
+"""A boundary policy applied to a text: which pre-token boundaries never open (they cut the text
+into units, which word counting treats as words), and which open at a step (inside a unit).
+
+Without a policy that opens anything, the units are the pre-tokens. With SuperBPE's, a unit is
+a run of words joined by single spaces, split at punctuation, digits and line breaks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.events import Opening
+from .pretokenize import pretoken_breaks
+
+
+def opening_steps(policy, data: np.ndarray, breaks: np.ndarray, piece_ends=None) -> np.ndarray | None:
+    """The policy's step for each boundary (-1: never), or None when none ever opens; the ends of
+    independent pieces (``piece_ends``, offsets) never open."""
+    if policy is None:
+        return None
+    steps = policy.opening_steps(data, breaks)
+    if steps is None:
+        return None
+    steps = np.asarray(steps, dtype=np.int64)
+    if steps.shape != data.shape:
+        raise ValueError(f"{type(policy).__name__}.opening_steps gave {steps.shape[0]:,} steps for "
+                         f"{data.size:,} bytes")
+    steps = np.where(breaks, steps, -1)
+    if piece_ends is not None:
+        ends = np.asarray(piece_ends, dtype=np.int64)
+        steps[ends[(ends > 0) & (ends <= data.size)] - 1] = -1
+    return steps if (steps >= 0).any() else None
+
+
+def unit_breaks(policy, data: np.ndarray, breaks: np.ndarray, piece_ends=None) -> np.ndarray:
+    """``breaks`` without the boundaries that ever open: the cuts between units."""
+    steps = opening_steps(policy, data, breaks, piece_ends)
+    return breaks if steps is None else breaks & (steps < 0)
+
+
+def openings(steps: np.ndarray | None) -> list[Opening]:
+    """The boundaries that open, grouped by their step."""
+    if steps is None:
+        return []
+    at = np.flatnonzero(steps >= 0)
+    return [Opening(at=int(step), positions=at[steps[at] == step]) for step in np.unique(steps[at]).tolist()]
+
+
+def inside_units(policy, buf: np.ndarray, offsets: np.ndarray, pretokenizer: str) -> tuple[np.ndarray, list[Opening]]:
+    """(breaks, openings) of distinct units one after another in ``buf`` (unit u is
+    ``buf[offsets[u]:offsets[u + 1]]``): each unit pre-tokenized on its own, which a policy
+    guarantees splits it as in context."""
+    breaks = pretoken_breaks(buf, pretokenizer, pieces=offsets[1:])
+    if breaks is None:
+        breaks = np.zeros(buf.size, dtype=bool)
+    return breaks, openings(opening_steps(policy, buf, breaks, offsets[1:]))
