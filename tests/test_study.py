@@ -58,7 +58,7 @@ def test_reduced_study_end_to_end(tmp_path, registry):
     assert all(type(one[c]) is int for c in ("archive_bytes", "header_bytes", "payload_bytes", "rules", "repeat"))
     assert one["config"]["limits"]["max_rules"] == 100 and one["versions"]["coder:combinatorial"]["distribution"]
     assert one["machine"]["python"].split()[-1].count(".") == 2 and one["machine"]["cores"] >= 1
-    assert {r["variant"] for r in good} >= {"repair, coder=combinatorial, pretokenizer=gpt2", "zstd alone"}
+    assert {r["variant"] for r in good} >= {"repair, combinatorial, gpt2", "zstd alone"}
     zstd = [r for r in good if r["variant"] == "zstd alone"]
     assert all(r["rules"] == "0" and float(r["dictionary_bytes"]) == 0 for r in zstd)
     # variants that differ only in their coder share one learned dictionary
@@ -70,7 +70,9 @@ def test_reduced_study_end_to_end(tmp_path, registry):
     line = next(x for x in md.splitlines() if x.startswith("| arabic | zstd alone |"))
     assert line.count("–") == 3 and line.count("(") == 3
     tex = (tmp_path / "out" / "results.tex").read_text()
-    assert "\\toprule" in tex and "\\bottomrule" in tex and "zstd alone" in tex and tex.count(" \\\\\n") == 11
+    assert "\\toprule" in tex and "\\bottomrule" in tex and "zstd alone" in tex
+    archives, tokens = tex.split("\\end{table}")[:2]  # sizes and times, then the tokenizer metrics
+    assert archives.count(" \\\\\n") == 11 and tokens.count(" \\\\\n") == 11 and "Rényi" in tokens
     for stem in ("factor", "size_time"):
         assert (tmp_path / "out" / f"{stem}.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
         assert (tmp_path / "out" / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
@@ -90,7 +92,7 @@ def test_study_cli(tmp_path, capsys):
     path = tmp_path / "s.toml"
     path.write_text(f"[datasets]\nd = '{DATA / 'udhr_cmn_hans.txt'}'\n[grid]\n'scorer.name' = ['mdl', 'repair']\n")
     assert main(["study", str(path), "--out", str(tmp_path / "r")]) == 0
-    assert "2 rows, 0 failed" in capsys.readouterr().err
+    assert "6 rows, 0 failed" in capsys.readouterr().err  # three repeats unless the study says
     assert (tmp_path / "r" / "results.md").exists()
 
 
@@ -109,11 +111,11 @@ def test_study_report_merges_results_from_several_machines(tmp_path, capsys):
     with open(halves[1], "a") as f:
         f.write('{"dataset": "d", "vari')  # an interrupted run's last line
     assert main(["study", "report", *map(str, halves), "--out", str(tmp_path / "all")]) == 0
-    assert "3 rows from 2 files" in capsys.readouterr().err
+    assert "9 rows from 2 files" in capsys.readouterr().err  # three cells of three repeats
     with open(tmp_path / "all" / "results.csv") as f:
         table = list(csv.DictReader(f))
-    assert sorted(r["scorer"] for r in table) == ["mdl", "pmi", "repair"]
-    assert (tmp_path / "all" / "results.md").read_text().count("| d |") == 3
+    assert sorted(r["scorer"] for r in table) == ["mdl"] * 3 + ["pmi"] * 3 + ["repair"] * 3
+    assert (tmp_path / "all" / "results.md").read_text().split("Tokenizer metrics")[0].count("| d |") == 3
     assert main(["study", "report", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "x")]) == 5
 
 
@@ -140,7 +142,7 @@ def test_study_variant_reuses_a_rules_file(tmp_path, registry):
     study.write_text(f"[datasets]\nzh = '{DATA / 'udhr_cmn_hans.txt'}'\n"
                      "[[variants]]\nname = 'alice dictionary'\nrules = 'alice.rules'\n")
     rows = run_study(load_study(study), tmp_path / "out", registry, progress=None)
-    assert len(rows) == 1 and not rows[0]["error"] and rows[0]["verified"]
+    assert len(rows) == 3 and not rows[0]["error"] and rows[0]["verified"]
     assert rows[0]["rules"] == 300  # the archive carries the reused dictionary
 
 
@@ -247,7 +249,7 @@ def test_a_study_with_failed_rows_exits_non_zero(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(runner, "run_variant", failing)
     assert main(["study", str(path), "--out", str(tmp_path / "r")]) == 1
-    assert "1 rows, 1 failed" in capsys.readouterr().err
+    assert "3 rows, 3 failed" in capsys.readouterr().err
 
 
 def test_a_study_on_two_dask_workers_resumes_and_matches(tmp_path, registry):

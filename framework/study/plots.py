@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import attrs
@@ -9,7 +10,7 @@ import numpy as np
 
 from ..engine.codelength import PART_NAMES
 from .display import display_name
-from .tables import cells
+from .tables import TOKEN_TABLE, Cell, cells
 
 _LABELS = {"m_bits": "dictionary size", "rules_bits": "rules", "n_bits": "string length",
            "counts_bits": "symbol counts", "string_bits": "string"}
@@ -128,6 +129,11 @@ def plot_factors(rows: list[dict], path: Path) -> list[Path]:
                color=style.color, hatch=style.hatch, edgecolor="black", linewidth=0.4)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], [_label(d, 30) for d in datasets])
     ax.set_ylabel("compression factor (original / archive)")
+    # bars from just below the smallest factor, not from 0: a 2% difference stays visible (the
+    # axis says where it starts)
+    factors = [f for c in found if (f := c.median("factor")) is not None]
+    low, high = min(factors), max(factors)
+    ax.set_ylim(max(0.0, low - 0.15 * (high - low) - 0.02 * high), high + 0.05 * (high - low) + 0.01 * high)
     fig.legend(fontsize="small", loc="outside right upper")
     try:
         return _save(fig, path)
@@ -153,7 +159,7 @@ def plot_size_against_time(rows: list[dict], path: Path) -> list[Path]:
             style = drawn[cell.label]
             ax.scatter([max(cell.compress_seconds() or 0.0, 1e-4)], [cell.median("archive_bytes")], color=style.color,
                        marker=style.marker, s=45, edgecolors="black", linewidths=0.4, label=_label(cell.label))
-        ax.set_xscale("log")
+        _log_axis(plt, ax.xaxis)
         ax.set_title(_label(dataset, 40), fontsize="medium")
         ax.set_xlabel("compress time (s, learn + encode)")
         ax.set_ylabel("archive bytes")
@@ -168,3 +174,96 @@ def plot_size_against_time(rows: list[dict], path: Path) -> list[Path]:
         return _save(fig, path)
     finally:
         plt.close(fig)
+
+
+def _log_axis(plt, axis) -> None:
+    """A log scale whose labels never overlap: decades labelled, minor ticks unlabelled."""
+    from matplotlib.ticker import LogLocator, NullFormatter  # matplotlib is there: _pyplot ran
+
+    axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
+    axis.set_major_locator(LogLocator(base=10, numticks=6))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _vocab_label(size: float, _=None) -> str:
+    return f"{size / 1024:g}k" if size >= 1024 and size % 1024 == 0 else f"{size:,.0f}"
+
+
+def _runs(found: list[Cell]) -> dict:
+    """The cells of a sweep by learning run (the config without its coder): variants that differ
+    only in their coder learned one dictionary, so they draw one line, named by the start their
+    names share ("SuperBPE, -6 coder" and "SuperBPE, -9 coder" are "SuperBPE")."""
+    runs: dict = {}
+    for cell in found:
+        config = dict(cell.rows[0].get("config") or {})
+        config.pop("coder", None)
+        runs.setdefault((cell.dataset, json.dumps(config, sort_keys=True)), []).append(cell)
+    named: dict = {}
+    for (dataset, _), members in runs.items():
+        labels = list(dict.fromkeys(c.label for c in members))
+        shared = labels[0]
+        for other in labels[1:]:
+            while not other.startswith(shared):
+                shared = shared[:-1]
+        label = shared.rstrip(" ,;:-(") if len(labels) > 1 and shared.strip(" ,;:-(") else " / ".join(labels)
+        named.setdefault((dataset, label), []).extend(c for c in members if c.label == labels[0])
+    return named
+
+
+#: the sweep plot's panels beside the tokenizer metrics: the archive's bits per byte
+_SWEEP_PANELS = tuple((c, h) for c, h, _, _ in TOKEN_TABLE if c != "vocab_used")
+
+
+def plot_vocab_sweep(rows: list[dict], path: Path) -> list[Path]:
+    """A figure per text (the studied dataset, each held-out text): each tokenizer metric
+    against the vocabulary size, a panel per metric (and the archive's bits per byte on the
+    studied text), a line per learning run. Written as ``path``'s stem plus ``_<text>``."""
+    found = [c for c in cells(rows) if c.rows and c.vocab_size is not None and c.median("tokens") is not None]
+    if not found:
+        return []
+    plt = _pyplot()
+    runs = _runs(found)
+    drawn = dict(zip(dict.fromkeys(label for _, label in runs), styles(len(runs)), strict=False))
+    held = list(dict.fromkeys(name for c in found for r in c.rows for name in (r.get("held_out") or {})))
+    written = []
+    for held_out in [None, *held]:
+        panels = [*_SWEEP_PANELS, *([("bits_per_byte", "archive bits/byte")] if held_out is None else [])]
+        for dataset in dict.fromkeys(c.dataset for c in found):
+            columns = 3
+            lines = -(-len(panels) // columns)
+            fig, axes = plt.subplots(lines, columns, figsize=(4.2 * columns + 3, 3.2 * lines), squeeze=False,
+                                     layout="constrained")
+            for ax, (column, heading) in zip(axes.flat, panels, strict=False):
+                for (trained, label), members in runs.items():
+                    if trained != dataset:
+                        continue
+                    points = sorted((c.vocab_size, c.median(column, held_out)) for c in members
+                                    if c.median(column, held_out) is not None)
+                    if points:
+                        style = drawn[label]
+                        ax.plot(*zip(*points, strict=True), color=style.color, marker=style.marker, markersize=4,
+                                markeredgecolor="black", markeredgewidth=0.3, linewidth=1, label=_label(label))
+                ax.set_xscale("log", base=2)
+                ax.xaxis.set_major_formatter(plt.FuncFormatter(_vocab_label))
+                ax.xaxis.set_minor_formatter(plt.NullFormatter())
+                ax.set_xlabel("vocabulary size")
+                ax.set_title(heading, fontsize="medium")
+                ax.grid(True, alpha=0.3)
+            for ax in list(axes.flat)[len(panels):]:
+                ax.set_visible(False)
+            text = dataset if held_out is None else held_out
+            fig.suptitle(f"{_label(text, 40)}" + ("" if held_out is None else f" (held out; learned on {dataset})"))
+            handles = [plt.Line2D([], [], marker=s.marker, color=s.color, markeredgecolor="black",
+                                  markeredgewidth=0.4, label=_label(label)) for label, s in drawn.items()]
+            fig.legend(handles=handles, fontsize="small", loc="outside right upper")
+            name = f"{path.stem}_{text}" if held_out is None or len(dict.fromkeys(c.dataset for c in found)) == 1 \
+                else f"{path.stem}_{text}_from_{dataset}"
+            try:
+                written += _save(fig, path.with_name(_file_name(name) + path.suffix))
+            finally:
+                plt.close(fig)
+    return written
+
+
+def _file_name(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)

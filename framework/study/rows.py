@@ -1,6 +1,6 @@
 """A study's rows: their columns and types, their identity, and reading them back.
 
-A row is one measurement (dataset x variant x repeat). In results.jsonl numbers are numbers and
+A row is one measurement (dataset x variant x repeat, and vocabulary size in a sweep). In results.jsonl numbers are numbers and
 ``config``, ``versions`` and ``machine`` are objects; the CSV flattens those into dotted columns
 (``config.coder.name``, ``machine.cpu``). Rows written by older versions (numbers as text,
 objects as JSON text) are read into the same types.
@@ -16,17 +16,22 @@ from pathlib import Path
 
 from ..errors import InputError
 
-INT_COLUMNS = ("repeat", "original_bytes", "archive_bytes", "header_bytes", "payload_bytes", "rules",
-               "dictionary_size", "symbols", "peak_rss_bytes")
+#: the tokenizer metrics of a row, on its dataset (columns) and on each held-out text (the
+#: ``held_out`` object, by text name): those of ``chunkpress evaluate``
+TOKEN_COLUMNS = ("tokens", "bytes_per_token", "chars_per_token", "tokens_per_word", "renyi_efficiency",
+                 "shannon_efficiency", "vocab_used", "code_length_bits")
+INT_COLUMNS = ("repeat", "vocab_size", "original_bytes", "archive_bytes", "header_bytes", "payload_bytes", "rules",
+               "deleted", "dictionary_size", "symbols", "peak_rss_bytes", "tokens", "vocab_used", "code_length_bits")
 FLOAT_COLUMNS = ("dictionary_bytes", "string_bytes", "bits_per_byte", "factor", "learn_seconds",
-                 "encode_seconds", "decode_seconds")
-OBJECT_COLUMNS = ("config", "versions", "machine")
+                 "encode_seconds", "decode_seconds", "bytes_per_token", "chars_per_token", "tokens_per_word",
+                 "renyi_efficiency", "shannon_efficiency")
+OBJECT_COLUMNS = ("config", "versions", "machine", "held_out")
 COLUMNS = (
-    "study", "dataset", "variant", "repeat", "scorer", "rewriter", "coder", "pretokenizer",
+    "study", "dataset", "variant", "vocab_size", "repeat", "scorer", "rewriter", "coder", "pretokenizer",
     "original_bytes", "archive_bytes", "header_bytes", "payload_bytes", "dictionary_bytes",
-    "string_bytes", "bits_per_byte", "factor", "rules", "dictionary_size", "symbols",
-    "learn_seconds", "encode_seconds", "decode_seconds", "peak_rss_bytes", "verified",
-    "config_hash", "input_blake2b", "config", "versions", "machine", "error",
+    "string_bytes", "bits_per_byte", "factor", "rules", "deleted", "dictionary_size", "symbols",
+    *TOKEN_COLUMNS, "learn_seconds", "encode_seconds", "decode_seconds", "peak_rss_bytes", "verified",
+    "config_hash", "input_blake2b", "config", "versions", "machine", "held_out", "error",
 )
 
 
@@ -79,8 +84,8 @@ def normalized(raw: dict) -> dict:
 def row_key(row: dict) -> tuple:
     """What makes a row the same measurement: the cell, the config, the input and the code."""
     versions = row.get("versions") or {}
-    return (row["dataset"], row["variant"], row["repeat"], row["config_hash"], row.get("input_blake2b") or "",
-            versions.get("chunkpress") or "")
+    return (row["dataset"], row["variant"], row.get("vocab_size"), row["repeat"], row["config_hash"],
+            row.get("input_blake2b") or "", versions.get("chunkpress") or "")
 
 
 def read_rows(path: Path) -> Iterator[tuple[tuple, dict]]:

@@ -20,19 +20,25 @@ import time
 import warnings
 from pathlib import Path
 
+import attrs
+import numpy as np
+
 from ..errors import ChunkpressWarning, FormatError, InputError
 from ..format.container import checksum
 from ..parallel import dask_client
 from ..pipeline import Pipeline, decode_archive
+from ..plugin.base import BYTE_SYMBOLS
 from ..plugin.registry import Registry, default_registry
 from ..progress import Progress
+from ..text.metrics import measure as token_metrics
+from ..text.metrics import prefix
 from ..text.tokenizer import Tokenizer
 from ..version import __version__
 from .isolation import run_isolated
 from .machine import machine, versions
-from .plots import plot_factors, plot_size_against_time
-from .rows import COLUMNS, new_row, read_rows, row_key, to_csv, to_json_line, unreadable_lines
-from .studyfile import Study, Variant, check_study, load_study, variant_config
+from .plots import plot_factors, plot_size_against_time, plot_vocab_sweep
+from .rows import COLUMNS, TOKEN_COLUMNS, new_row, read_rows, row_key, to_csv, to_json_line, unreadable_lines
+from .studyfile import Study, Variant, check_study, load_study, sweep_config, variant_config
 from .tables import latex_table, markdown_table
 
 __all__ = ["COLUMNS", "Study", "Variant", "load_study", "run_study", "run_variant", "report", "write_results"]
@@ -57,23 +63,60 @@ def config_hash(config) -> str:
     return hashlib.sha256(_canonical(config).encode()).hexdigest()[:16]
 
 
-def measure(config, rules_path, data: bytes, registry: Registry, fitted=None) -> tuple[dict, tuple | None]:
-    """Learn (or reuse ``fitted``: (rules, symbols, learn seconds)), encode, decode and verify
-    ``data``: (the row's measured columns, what was fitted for variants to share)."""
+@attrs.frozen(kw_only=True)
+class Learned:
+    """What a learning run leaves for the rows that share it: variants that differ only in
+    their coder, and every vocabulary size of a sweep."""
+
+    rules: np.ndarray
+    deletions: np.ndarray
+    symbols: np.ndarray  # the dataset in the learned dictionary's ids
+    seconds: float
+
+
+def _learn(pipe: Pipeline, rules_path, data: bytes) -> Learned:
+    t = time.perf_counter()
+    if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
+        tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes())
+        symbols = tokenizer.symbols(data)
+        return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
+                       seconds=time.perf_counter() - t)
+    result = pipe.fit(data, trace=False)
+    return Learned(rules=result.rules, deletions=result.deletions, symbols=result.symbols,
+                   seconds=time.perf_counter() - t)
+
+
+def _tokenizer(pipe: Pipeline, rules_path, learned: Learned) -> Tokenizer:
+    if rules_path is not None:
+        return Tokenizer.from_rules_file(Path(rules_path).read_bytes())
+    return Tokenizer(learned.rules, pipe.config.pretokenizer, deletions=learned.deletions,
+                     boundary=pipe.policies()[0])
+
+
+def _token_metrics(symbols: np.ndarray, text: bytes, rules: np.ndarray) -> dict:
+    found = token_metrics(np.asarray(symbols, dtype=np.int64), text, BYTE_SYMBOLS + len(rules))
+    return {column: found[column] for column in TOKEN_COLUMNS}
+
+
+def measure(config, rules_path, data: bytes, registry: Registry, fitted: Learned | None = None,
+            vocab_size: int | None = None, held_out: dict | None = None) -> tuple[dict, Learned | None]:
+    """Learn (or reuse ``fitted``), encode, decode and verify ``data``: (the row's measured
+    columns, what was learned, for rows to share). ``vocab_size``: the row of a sweep, measured
+    with the dictionary's prefix that holds that many tokens; ``held_out``: texts (name ->
+    bytes) whose tokenizer metrics the row reports too."""
     pipe = Pipeline(config, registry)
+    shared = None
     if fitted is None:
-        t = time.perf_counter()
-        if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
-            tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes())
-            rules, symbols = tokenizer.rules, tokenizer.symbols(data)
-        else:
-            result = pipe.fit(data, trace=False)
-            rules, symbols = result.rules, result.symbols
-        fitted = (rules, symbols, time.perf_counter() - t)
-        shared = fitted
-    else:
-        shared = None
-    rules, symbols, learn_seconds = fitted
+        fitted = shared = _learn(pipe, rules_path, data)
+    rules, deletions, symbols = fitted.rules, fitted.deletions, fitted.symbols
+    tokenizer = None
+    if vocab_size is not None or held_out:
+        tokenizer = _tokenizer(pipe, rules_path, fitted)
+    if vocab_size is not None:
+        tokenizer = prefix(tokenizer, vocab_size)
+        if len(tokenizer.rules) < len(rules):  # the whole dictionary's symbols are the learned ones
+            symbols = tokenizer.symbols(data)
+        rules, deletions = tokenizer.rules, tokenizer.deletions
     t = time.perf_counter()
     archive = pipe.encode(rules, symbols, data)
     encode_seconds = time.perf_counter() - t
@@ -85,15 +128,20 @@ def measure(config, rules_path, data: bytes, registry: Registry, fitted=None) ->
         raise FormatError("decoded archive differs from the input")
     info = decoded.describe()
     dictionary_bytes = float(info.get("dictionary_bytes", 0))
-    return {
-        "learn_seconds": learn_seconds, "encode_seconds": encode_seconds, "decode_seconds": decode_seconds,
+    row = {
+        "learn_seconds": fitted.seconds, "encode_seconds": encode_seconds, "decode_seconds": decode_seconds,
         "verified": True, "archive_bytes": len(archive), "header_bytes": int(info["header_bytes"]),
         "payload_bytes": int(info["payload_bytes"]), "dictionary_bytes": round(dictionary_bytes, 1),
         "string_bytes": round(info["payload_bytes"] - dictionary_bytes, 1),
         "bits_per_byte": 8 * len(archive) / len(data) if data else 0.0,
-        "factor": len(data) / len(archive), "rules": len(rules), "dictionary_size": 256 + len(rules),
-        "symbols": len(symbols),
-    }, shared
+        "factor": len(data) / len(archive), "rules": len(rules), "deleted": len(deletions),
+        "dictionary_size": BYTE_SYMBOLS + len(rules) - len(deletions), "symbols": len(symbols),
+    }
+    if data:
+        row.update(_token_metrics(symbols, data, rules))
+    if held_out and tokenizer is not None:
+        row["held_out"] = {name: _token_metrics(tokenizer.symbols(text), text, rules) for name, text in held_out.items()}
+    return row, shared
 
 
 #: configs whose kernels this process has already compiled and loaded
@@ -111,15 +159,19 @@ def warm_up(config, rules_path, data: bytes, registry: Registry) -> None:
 
 
 def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repeat: int, registry: Registry,
-                fits: dict | None = None, hashed: str | None = None) -> dict:
+                fits: dict | None = None, hashed: str | None = None, vocab_size: int | None = None,
+                held_out: dict | None = None) -> dict:
     """One row: warm up, then learn, encode, decode, verify and measure in a child process.
     Failures go into the row. ``fits`` caches learned dictionaries per repeat: variants that
-    differ only in their coder share one (their rows report the learning time it took).
-    ``hashed``: the data's checksum, when the caller has it (once per dataset, not per row)."""
-    row = new_row(study=study.name, dataset=dataset, variant=variant.name, repeat=repeat, original_bytes=len(data),
-                  input_blake2b=hashed or checksum(data), machine=machine())
+    differ only in their coder, and the vocabulary sizes of a sweep, share one (their rows
+    report the learning time it took). ``hashed``: the data's checksum, when the caller has it
+    (once per dataset, not per row). ``held_out``: name -> text, measured with the row's
+    tokenizer."""
+    row = new_row(study=study.name, dataset=dataset, variant=variant.name, vocab_size=vocab_size, repeat=repeat,
+                  original_bytes=len(data), input_blake2b=hashed or checksum(data), machine=machine())
     try:
-        config, rules_path = variant_config(variant, registry, where=f"variant {variant.name!r}")
+        config, rules_path = variant_config(sweep_config(variant, study.vocab_sizes), registry,
+                                            where=f"variant {variant.name!r}")
         row.update(scorer=config.scorer.name, rewriter=config.rewriter.name, coder=config.coder.name,
                    pretokenizer=config.pretokenizer, config=config.to_dict(), config_hash=config_hash(config),
                    versions=versions(registry, config))
@@ -127,7 +179,7 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
         key = (_fit_key(config, rules_path), repeat)
         fitted = fits.get(key) if fits is not None else None
         (measured, shared), row["peak_rss_bytes"] = run_isolated(
-            lambda: measure(config, rules_path, data, registry, fitted))
+            lambda: measure(config, rules_path, data, registry, fitted, vocab_size, held_out))
         row.update(measured)
         if fits is not None and shared is not None:
             fits[key] = shared
@@ -208,7 +260,9 @@ def _run_study_here(study: Study, out_dir: Path, registry: Registry, progress, r
     done = {} if rerun else _done_rows(jsonl)
     rows = []
     skipped = 0
-    total = len(study.datasets) * len(study.variants) * study.repeats
+    sizes = study.vocab_sizes or (None,)
+    total = len(study.datasets) * len(study.variants) * study.repeats * len(sizes)
+    held_out = {name: text.read() for name, text in study.held_out.items()}
     with _appending(jsonl) as log, _rows_progress(progress, total) as bar:
         for dataset, path in study.datasets.items():
             data = path.read_bytes()
@@ -216,16 +270,18 @@ def _run_study_here(study: Study, out_dir: Path, registry: Registry, progress, r
             fits: dict = {}
             for variant in study.variants:
                 for repeat in range(study.repeats):
-                    row = _reused(done, dataset, variant, repeat, hashed, registry)
-                    reused = row is not None
-                    if reused:
-                        skipped += 1
-                    else:
-                        row = run_variant(study, dataset, data, variant, repeat, registry, fits, hashed)
-                        log.write(to_json_line(row))
-                        log.flush()
-                    rows.append(row)
-                    _row_done(bar, progress, row, len(rows), total, reused)
+                    for size in sizes:
+                        row = _reused(done, dataset, variant, repeat, hashed, registry, study, size)
+                        reused = row is not None
+                        if reused:
+                            skipped += 1
+                        else:
+                            row = run_variant(study, dataset, data, variant, repeat, registry, fits, hashed, size,
+                                              held_out)
+                            log.write(to_json_line(row))
+                            log.flush()
+                        rows.append(row)
+                        _row_done(bar, progress, row, len(rows), total, reused)
     write_results(rows, out_dir)
     _say_reused(progress, skipped, total, jsonl)
     return rows
@@ -246,28 +302,33 @@ def _say_reused(progress, skipped: int, total: int, jsonl: Path) -> None:
               file=progress, flush=True)
 
 
-def _row_task(study: Study, dataset: str, path: str, variant: Variant, repeat: int, hashed: str) -> dict:
-    """One row, in a Dask worker: warmed up and measured there (``run_variant``)."""
-    return run_variant(study, dataset, Path(path).read_bytes(), variant, repeat, default_registry(), hashed=hashed)
+def _row_task(study: Study, dataset: str, path: str, variant: Variant, repeat: int, hashed: str,
+              size: int | None) -> dict:
+    """One row, in a Dask worker: warmed up and measured there (``run_variant``); a sweep's
+    rows learn each on their own there, as tasks share nothing."""
+    held_out = {name: text.read() for name, text in study.held_out.items()}
+    return run_variant(study, dataset, Path(path).read_bytes(), variant, repeat, default_registry(), hashed=hashed,
+                       vocab_size=size, held_out=held_out)
 
 
 def _run_study_on_dask(study, out_dir: Path, registry, progress, rerun, workers, scheduler) -> list[dict]:
 
     jsonl = out_dir / "results.jsonl"
     done = {} if rerun else _done_rows(jsonl)
-    cells = [(d, p, v, r) for d, p in study.datasets.items() for v in study.variants for r in range(study.repeats)]
+    cells = [(d, p, v, r, size) for d, p in study.datasets.items() for v in study.variants
+             for r in range(study.repeats) for size in study.vocab_sizes or (None,)]
     rows: dict = {}
     hashes = {d: checksum(Path(p).read_bytes()) for d, p in study.datasets.items()}
-    for i, (d, _, v, r) in enumerate(cells):
-        row = _reused(done, d, v, r, hashes[d], registry)
+    for i, (d, _, v, r, size) in enumerate(cells):
+        row = _reused(done, d, v, r, hashes[d], registry, study, size)
         if row is not None:
             rows[i] = row
     skipped = len(rows)
     with dask_client(workers, scheduler) as client:
         from distributed import as_completed  # present: dask_client checked it
 
-        futures = {client.submit(_row_task, study, d, str(p), v, r, hashes[d], pure=False): i
-                   for i, (d, p, v, r) in enumerate(cells) if i not in rows}
+        futures = {client.submit(_row_task, study, d, str(p), v, r, hashes[d], size, pure=False): i
+                   for i, (d, p, v, r, size) in enumerate(cells) if i not in rows}
         with _appending(jsonl) as log, _rows_progress(progress, len(cells)) as bar:
             bar.update(skipped)
             for future in as_completed(futures):
@@ -296,14 +357,16 @@ def _row_done(bar, stream, row: dict, done: int, total: int, reused: bool) -> No
     status = ("already in results.jsonl" if reused
               else f"ERROR {row['error']}" if row["error"]
               else f"factor {float(row['factor']):.3f}, {float(row['learn_seconds']):.1f}s")
-    bar.write(f"[{done}/{total}] {row['dataset']} / {row['variant']}: {status}")
+    size = f", {row['vocab_size']:,} tokens" if row.get("vocab_size") else ""
+    bar.write(f"[{done}/{total}] {row['dataset']} / {row['variant']}{size}: {status}")
 
 
-def _reused(done: dict, dataset: str, variant: Variant, repeat: int, hashed: str, registry):
+def _reused(done: dict, dataset: str, variant: Variant, repeat: int, hashed: str, registry, study: Study,
+            size: int | None):
     if not done:
         return None
-    config, _ = variant_config(variant, registry, where=f"variant {variant.name!r}")
-    return done.get(row_key({"dataset": dataset, "variant": variant.name, "repeat": repeat,
+    config, _ = variant_config(sweep_config(variant, study.vocab_sizes), registry, where=f"variant {variant.name!r}")
+    return done.get(row_key({"dataset": dataset, "variant": variant.name, "vocab_size": size, "repeat": repeat,
                              "config_hash": config_hash(config), "input_blake2b": hashed,
                              "versions": {"chunkpress": __version__}}))
 
@@ -329,6 +392,7 @@ def write_results(rows: list[dict], out_dir: Path, title: str = "") -> None:
     try:
         plot_factors(rows, out_dir / "factor.png")
         plot_size_against_time(rows, out_dir / "size_time.png")
+        plot_vocab_sweep(rows, out_dir / "sweep.png")
     except ImportError:
         print("chunkpress: matplotlib is not installed; no plots (pip install chunkpress[plots])", file=sys.stderr)
 

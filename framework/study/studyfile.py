@@ -4,7 +4,10 @@ A study is a TOML file::
 
     [study]
     name = "scorers"
-    repeats = 3                        # rows per dataset x variant (tables show the median)
+    repeats = 3                        # rows per dataset x variant (the default; tables show
+                                       # the median and the spread)
+    vocab_sizes = [4096, 8192]         # optional: a sweep, one learning run per dataset x
+                                       # variant x repeat to the largest size, a row per size
     data_root = "../../../shared/corpus"   # where datasets live (relative to this file);
                                        # --data-root DIR or CHUNKPRESS_DATA_ROOT overrides it
 
@@ -26,6 +29,11 @@ A study is a TOML file::
     [[variants]]                       # reuse a learned dictionary (a rules file from train)
     name = "wiki dictionary"
     rules = "wiki.rules"
+
+    [held_out]                         # optional: texts never learned from, whose tokenizer
+    udhr_arb = "udhr_arb.txt"          # metrics each row reports too (its held_out column);
+    rest = { path = "en_mix_100MB.txt", offset = 10_000_000, length = 10_000_000 }
+                                       # a slice of a file, in whole lines
 """
 
 from __future__ import annotations
@@ -45,7 +53,9 @@ from ..plugin.registry import Registry
 
 #: the environment variable that names the data folder when --data-root is not given
 DATA_ROOT_ENV = "CHUNKPRESS_DATA_ROOT"
-_STUDY_KEYS = {"name", "repeats", "data_root"}
+_STUDY_KEYS = {"name", "repeats", "data_root", "vocab_sizes"}
+#: rows per dataset x variant unless the study says: enough for a median and a spread
+DEFAULT_REPEATS = 3
 
 
 @attrs.frozen(kw_only=True)
@@ -59,7 +69,10 @@ class Study:
     name: str
     datasets: dict  # name -> Path
     variants: tuple
-    repeats: int = 1
+    repeats: int = DEFAULT_REPEATS
+    #: a sweep: the vocabulary sizes each learning run is measured at (ascending; empty: none)
+    vocab_sizes: tuple = ()
+    held_out: dict = attrs.field(factory=dict)  # name -> HeldOut: texts measured, never learned from
     #: the folder relative datasets were looked up in, and who chose it (for error messages)
     data_root: Path | None = None
     data_root_from: str = ""
@@ -84,12 +97,25 @@ def _merge(base: dict, overrides: dict) -> dict:
     return raw
 
 
+def _readable(key: str, value) -> str:
+    """One override as a reader says it: ``coder.name = "cm"`` is "cm", ``limits.max_rules =
+    1000`` is "1,000 rules", ``coder.params.memory = 22`` is "memory 22"."""
+    if key.endswith(".name") or key == "pretokenizer":
+        return str(value)
+    shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+    words = {"limits.max_rules": "rules", "limits.min_count": "min count"}
+    if key == "limits.max_rules":
+        return f"{shown} {words[key]}"
+    return f"{key.rsplit('.', 1)[-1].replace('_', ' ')} {shown}"
+
+
 def _label(overrides: dict, base: dict) -> str:
-    """A readable variant name: the scorer (from the overrides or the base) and the overrides."""
+    """A readable variant name: the scorer (from the overrides or the base) and the overrides,
+    as words ("wordpiece, 1,000 rules, cm"), not config keys."""
     base_scorer = base.get("scorer")
     scorer = (overrides.get("scorer.name")
               or (base_scorer.get("name") if isinstance(base_scorer, dict) else base_scorer) or "mdl")
-    rest = [f"{k[:-5] if k.endswith('.name') else k}={v}" for k, v in overrides.items() if k != "scorer.name"]
+    rest = [_readable(k, v) for k, v in overrides.items() if k != "scorer.name"]
     return ", ".join([scorer, *rest])
 
 
@@ -157,9 +183,10 @@ def load_study(path: str | Path, data_root: str | Path | None = None) -> Study:
     """Read and check a study file; ``data_root`` is --data-root (see ``_data_root``)."""
     path = Path(path)
     raw = _read_toml(path)
-    unknown = sorted(set(raw) - {"study", "datasets", "base", "grid", "variants"})
+    unknown = sorted(set(raw) - {"study", "datasets", "held_out", "base", "grid", "variants"})
     if unknown:
-        raise ConfigError(f"{path}: unknown section {unknown[0]!r}; allowed: study, datasets, base, grid, variants")
+        raise ConfigError(f"{path}: unknown section {unknown[0]!r}; allowed: study, datasets, held_out, base, grid, "
+                          "variants")
     head = _table(raw.get("study", {}), f"{path}: [study]")
     bad = sorted(set(head) - _STUDY_KEYS)
     if bad:
@@ -167,11 +194,9 @@ def load_study(path: str | Path, data_root: str | Path | None = None) -> Study:
     if not isinstance(head.get("name", ""), str):
         raise ConfigError(f"{path}: study.name must be a string")
     root, root_from = _data_root(path, head, data_root)
-    datasets = _table(raw.get("datasets", {}), f"{path}: [datasets]")
-    for name, p in datasets.items():
-        if not isinstance(p, str):
-            raise ConfigError(f"{path}: datasets.{name!r} must be a path (a string)")
-    datasets = {name: ((root or path.parent) / p).resolve() for name, p in datasets.items()}
+    datasets = {name: ((root or path.parent) / p).resolve() for name, p in _paths(path, raw, "datasets").items()}
+    held_out = {name: attrs.evolve(text, path=((root or path.parent) / text.path).resolve())
+                for name, text in _held_out(path, raw).items()}
     if not datasets:
         raise ConfigError(f"{path}: a study needs at least one entry in [datasets]")
     base = _table(raw.get("base", {}), f"{path}: [base]")
@@ -186,11 +211,82 @@ def load_study(path: str | Path, data_root: str | Path | None = None) -> Study:
         for key in ("name", "rules"):
             if not isinstance(extra.get(key, ""), str):
                 raise ConfigError(f"{path}: a variant's {key!r} must be a string")
-    repeats = head.get("repeats", 1)
+    repeats = head.get("repeats", DEFAULT_REPEATS)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"{path}: study.repeats must be a positive integer")
     return Study(name=head.get("name", path.stem), datasets=datasets, variants=tuple(_variants(path, base, grid, listed)),
-                 repeats=repeats, data_root=root, data_root_from=root_from)
+                 repeats=repeats, vocab_sizes=_vocab_sizes(path, head.get("vocab_sizes", [])), held_out=held_out,
+                 data_root=root, data_root_from=root_from)
+
+
+def _paths(path: Path, raw: dict, section: str) -> dict:
+    """The ``[section]`` table of name = path strings."""
+    table = _table(raw.get(section, {}), f"{path}: [{section}]")
+    for name, p in table.items():
+        if not isinstance(p, str):
+            raise ConfigError(f"{path}: {section}.{name!r} must be a path (a string)")
+    return table
+
+
+@attrs.frozen(kw_only=True)
+class HeldOut:
+    """A held-out text: a file, or the whole lines of a slice of one (``offset``, ``length``
+    bytes; a slice starts after the line the offset cuts and ends at the last line end)."""
+
+    path: Path
+    offset: int = 0
+    length: int | None = None
+
+    def read(self) -> bytes:
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            data = fh.read(-1 if self.length is None else self.length)
+        if self.offset:
+            data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+        if self.length is not None and b"\n" in data:
+            data = data[:data.rfind(b"\n") + 1]
+        return data
+
+
+def _held_out(path: Path, raw: dict) -> dict:
+    """[held_out]: name = path, or name = { path, offset, length }."""
+    table = _table(raw.get("held_out", {}), f"{path}: [held_out]")
+    out = {}
+    for name, spec in table.items():
+        if isinstance(spec, str):
+            spec = {"path": spec}
+        where = f"{path}: held_out.{name!r}"
+        if not isinstance(spec, dict) or not isinstance(spec.get("path"), str) or set(spec) - {"path", "offset",
+                                                                                             "length"}:
+            raise ConfigError(f"{where} must be a path, or a table of path, offset and length")
+        for key in ("offset", "length"):
+            value = spec.get(key, 0 if key == "offset" else 1)
+            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "offset" else 1):
+                raise ConfigError(f"{where}: {key} must be a{' non-negative' if key == 'offset' else ' positive'} "
+                                  "number of bytes")
+        out[name] = HeldOut(path=Path(spec["path"]), offset=spec.get("offset", 0), length=spec.get("length"))
+    return out
+
+
+def _vocab_sizes(path: Path, sizes) -> tuple:
+    """study.vocab_sizes: distinct integers above the 256 byte tokens, in ascending order."""
+    if not isinstance(sizes, list) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 256
+                                              for v in sizes):
+        raise ConfigError(f"{path}: study.vocab_sizes must be a list of vocabulary sizes above 256 "
+                          "(the byte tokens come first)")
+    return tuple(sorted(set(sizes)))
+
+
+def sweep_config(variant: Variant, sizes: tuple) -> Variant:
+    """The variant a sweep learns once: its dictionary grown to the largest of ``sizes``
+    (max_rules counts the rules alive, so the vocabulary reaches it with deletions too)."""
+    if not sizes:
+        return variant
+    limits = variant.config.get("limits") or {}
+    if "max_rules" in limits:
+        raise ConfigError(f"variant {variant.name!r} sets limits.max_rules, which study.vocab_sizes sets; "
+                          "drop one")
+    return Variant(name=variant.name, config=_merge(variant.config, {"limits.max_rules": sizes[-1] - 256}))
 
 
 def variant_config(variant: Variant, registry: Registry, where: str):
@@ -203,13 +299,13 @@ def variant_config(variant: Variant, registry: Registry, where: str):
 def check_study(study: Study, registry: Registry) -> None:
     """Before any row runs: every dataset is a readable file and every variant a valid config
     (a typo in the last variant is found at once, not after hours)."""
-    for name, path in study.datasets.items():
+    for name, path in {**study.datasets, **{n: h.path for n, h in study.held_out.items()}}.items():
         if not Path(path).is_file():
             hint = (f" (looked up in {study.data_root}, from {study.data_root_from})" if study.data_root
                     else f"; name the data folder with --data-root DIR or {DATA_ROOT_ENV}")
             raise ConfigError(f"study {study.name}: dataset {name!r} not found: {path}{hint}")
     for variant in study.variants:
         where = f"study {study.name}, variant {variant.name!r}"
-        _, rules = variant_config(variant, registry, where)
+        _, rules = variant_config(sweep_config(variant, study.vocab_sizes), registry, where)
         if rules is not None and not Path(rules).is_file():
             raise ConfigError(f"{where}: rules file not found: {rules}")

@@ -1,5 +1,8 @@
-"""A study's rows summarized per cell (dataset x variant x config): medians over repeats with
-their min and max, as a Markdown table and a LaTeX (booktabs) table.
+"""A study's rows summarized per cell (dataset x variant x config, and vocabulary size in a
+sweep): medians over repeats with their min and max, as Markdown and LaTeX (booktabs) tables.
+Rows that carry tokenizer metrics get a second table of them, on the studied text and on each
+held-out text; the LaTeX tables set the best value of each column in bold, per dataset (and
+vocabulary size).
 
 A cell is keyed by the config's hash as well as the variant's name: two configs that share a
 name (two studies that both call their variant "bpe") are two cells, labelled with the name
@@ -35,17 +38,25 @@ class Cell:
     label: str  # the variant's name, with a short config hash where the name is ambiguous
     rows: tuple  # rows without error
     errors: tuple  # rows with one
+    vocab_size: int | None = None  # a sweep's vocabulary size
 
-    def spread(self, column: str) -> Spread | None:
-        values = [r[column] for r in self.rows if isinstance(r.get(column), (int, float))
+    def spread(self, column: str, held_out: str | None = None) -> Spread | None:
+        """``column`` over the repeats; ``held_out``: of that held-out text's metrics."""
+        found = self.rows if held_out is None else [(r.get("held_out") or {}).get(held_out) or {} for r in self.rows]
+        values = [r[column] for r in found if isinstance(r.get(column), (int, float))
                   and not isinstance(r.get(column), bool)]
         if not values:
             return None
         return Spread(median=statistics.median(values), low=min(values), high=max(values), count=len(values))
 
-    def median(self, column: str) -> float | None:
-        spread = self.spread(column)
+    def median(self, column: str, held_out: str | None = None) -> float | None:
+        spread = self.spread(column, held_out)
         return None if spread is None else spread.median
+
+    @property
+    def name(self) -> str:
+        """The label with the sweep's vocabulary size: "repair, 8,192 tokens"."""
+        return self.label if self.vocab_size is None else f"{self.label}, {self.vocab_size:,} tokens"
 
     def compress_seconds(self) -> float | None:
         """Learning plus encoding: what a user waits for when compressing (median of repeats)."""
@@ -55,19 +66,22 @@ class Cell:
 
 
 def cells(rows: list[dict]) -> list[Cell]:
-    """The rows grouped by (dataset, variant, config hash), in first-seen order."""
+    """The rows grouped by (dataset, variant, config hash, vocabulary size), in first-seen order."""
     groups: dict = {}
     for row in rows:
-        groups.setdefault((row["dataset"], row["variant"], row.get("config_hash") or ""), []).append(row)
+        size = row.get("vocab_size")
+        key = (row["dataset"], row["variant"], row.get("config_hash") or "",
+               size if isinstance(size, int) and not isinstance(size, bool) else None)
+        groups.setdefault(key, []).append(row)
     hashes: dict = {}
-    for _, variant, config_hash in groups:
+    for _, variant, config_hash, _ in groups:
         hashes.setdefault(variant, set()).add(config_hash)
     out = []
-    for (dataset, variant, config_hash), members in groups.items():
+    for (dataset, variant, config_hash, size), members in groups.items():
         label = variant if len(hashes[variant]) == 1 else f"{variant} #{config_hash[:8]}"
         out.append(Cell(dataset=dataset, variant=variant, config_hash=config_hash, label=label,
                         rows=tuple(r for r in members if not r.get("error")),
-                        errors=tuple(r for r in members if r.get("error"))))
+                        errors=tuple(r for r in members if r.get("error")), vocab_size=size))
     return out
 
 
@@ -101,7 +115,7 @@ def markdown_table(rows: list[dict]) -> str:
     """One line per cell; sizes are medians, times median (min–max) over the repeats."""
     lines = ["| " + " | ".join(_HEADER) + " |", "|" + "---|" * len(_HEADER)]
     for cell in cells(rows):
-        name = f"| {display_name(cell.dataset)} | {display_name(cell.label)} |"
+        name = f"| {display_name(cell.dataset)} | {display_name(cell.name)} |"
         if not cell.rows:
             lines.append(f"{name} failed: {display_name(cell.errors[0]['error'], 200)} |" + "|" * (len(_HEADER) - 3))
             continue
@@ -112,7 +126,61 @@ def markdown_table(rows: list[dict]) -> str:
         lines.append(name + " " + " | ".join(values) + " |")
     note = ("\nTimes in seconds: median (min–max) over repeats; sizes are medians. "
             "Peak RSS: the measuring process's, from the OS.\n")
-    return "\n".join(lines) + "\n" + note
+    return "\n".join(lines) + "\n" + note + _markdown_token_tables(rows)
+
+
+#: the tokenizer metrics tables' columns: (row column, heading, digits, which way is better)
+TOKEN_TABLE = (("tokens", "tokens", 0, min), ("bytes_per_token", "bytes/token", 3, max),
+               ("chars_per_token", "chars/token", 3, max), ("tokens_per_word", "tokens/word", 3, min),
+               ("renyi_efficiency", "Rényi eff. (α 2.5)", 4, max), ("shannon_efficiency", "Shannon eff.", 4, max),
+               ("vocab_used", "tokens used", 0, max))
+
+
+def _texts(rows: list[dict]) -> list[str | None]:
+    """The texts tokenizer metrics were measured on: None (each row's dataset), then each
+    held-out text by name; [] when no row has tokenizer metrics."""
+    if not any(isinstance(r.get("tokens"), int) for r in rows if not r.get("error")):
+        return []
+    held = dict.fromkeys(name for r in rows for name in (r.get("held_out") or {}))
+    return [None, *held]
+
+
+def _metric_cells(texts_of: str | None, all_cells: list[Cell]) -> list[tuple[str, Cell]]:
+    """(the text's name, cell) for every cell with metrics on that text."""
+    out = []
+    for cell in all_cells:
+        if cell.rows and cell.median("tokens", texts_of) is not None:
+            out.append((cell.dataset if texts_of is None else texts_of, cell))
+    return out
+
+
+def _best(found: list[tuple[str, Cell]], column: str, held_out: str | None, better) -> dict:
+    """The best median of ``column`` per (text, trained on, vocabulary size) group."""
+    best: dict = {}
+    for text, cell in found:
+        value = cell.median(column, held_out)
+        if value is None:
+            continue
+        key = (text, cell.dataset, cell.vocab_size)
+        best[key] = value if key not in best else better(best[key], value)
+    return best
+
+
+def _markdown_token_tables(rows: list[dict]) -> str:
+    all_cells = cells(rows)
+    out = []
+    for held_out in _texts(rows):
+        found = _metric_cells(held_out, all_cells)
+        title = "the studied text" if held_out is None else f"held-out {display_name(held_out)} (never learned from)"
+        head = ("text", "trained on", "variant", *(h for _, h, _, _ in TOKEN_TABLE))
+        out += [f"\nTokenizer metrics on {title}: medians over repeats.\n", "| " + " | ".join(head) + " |",
+                "|" + "---|" * len(head)]
+        for text, cell in found:
+            values = [_fixed(cell.median(c, held_out), d) if d else _int(cell.median(c, held_out))
+                      for c, _, d, _ in TOKEN_TABLE]
+            out.append(f"| {display_name(text)} | {display_name(cell.dataset)} | {display_name(cell.name)} | "
+                       + " | ".join(values) + " |")
+    return "\n".join(out) + ("\n" if out else "")
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -131,18 +199,56 @@ def latex_table(rows: list[dict], caption: str = "") -> str:
            r"\begin{table}[htbp]", r"\centering", r"\begin{tabular}{ll" + "r" * (len(head) - 2) + "}", r"\toprule",
            " & ".join(head) + r" \\", r"\midrule"]
     previous = None
-    for cell in cells(rows):
-        if previous is not None and cell.dataset != previous:
+    all_cells = cells(rows)
+    best = _best([(c.dataset, c) for c in all_cells if c.rows], "archive_bytes", None, min)
+    for cell in all_cells:
+        if previous is not None and (cell.dataset, cell.vocab_size) != previous:
             out.append(r"\midrule")
-        previous = cell.dataset
+        previous = (cell.dataset, cell.vocab_size)
         name = [latex_escape(display_name(cell.dataset, markdown=False)),
-                latex_escape(display_name(cell.label, markdown=False))]
+                latex_escape(display_name(cell.name, markdown=False))]
         if not cell.rows:
             out.append(" & ".join(name) + rf" & \multicolumn{{{len(head) - 2}}}{{l}}{{failed}} \\")
             continue
-        values = [_int(cell.median("archive_bytes")), _fixed(cell.median("bits_per_byte"), 3),
-                  *(_timing(cell.spread(t), dash="--") for t in TIMES), _megabytes(cell.median("peak_rss_bytes"))]
-        out.append(" & ".join(name + [latex_escape(v) for v in values]) + r" \\")
+        smallest = best.get((cell.dataset, cell.dataset, cell.vocab_size))
+        size = cell.median("archive_bytes")
+        values = [_bold(latex_escape(_int(size)), size == smallest), _fixed(cell.median("bits_per_byte"), 3),
+                  *(latex_escape(_timing(cell.spread(t), dash="--")) for t in TIMES),
+                  _megabytes(cell.median("peak_rss_bytes"))]
+        out.append(" & ".join(name + values) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}",
-            rf"\caption{{{latex_escape(caption)} Times: median (min--max) over repeats.}}", r"\end{table}"]
-    return "\n".join(out) + "\n"
+            rf"\caption{{{latex_escape(caption)} Times: median (min--max) over repeats; the smallest archive of "
+            rf"each dataset{' and vocabulary size' if any(c.vocab_size for c in all_cells) else ''} in bold.}}",
+            r"\end{table}"]
+    return "\n".join(out) + "\n" + _latex_token_tables(all_cells, rows, caption)
+
+
+def _bold(text: str, best: bool) -> str:
+    return rf"\textbf{{{text}}}" if best and text else text
+
+
+def _latex_token_tables(all_cells: list[Cell], rows: list[dict], caption: str) -> str:
+    out = []
+    for held_out in _texts(rows):
+        found = _metric_cells(held_out, all_cells)
+        best = {c: _best(found, c, held_out, better) for c, _, _, better in TOKEN_TABLE}
+        head = ("Text", "Variant", *(latex_escape(h) for _, h, _, _ in TOKEN_TABLE))
+        out += ["", r"\begin{table}[htbp]", r"\centering", r"\begin{tabular}{ll" + "r" * len(TOKEN_TABLE) + "}",
+                r"\toprule", " & ".join(head) + r" \\", r"\midrule"]
+        previous = None
+        for text, cell in found:
+            if previous is not None and (text, cell.dataset, cell.vocab_size) != previous:
+                out.append(r"\midrule")
+            previous = (text, cell.dataset, cell.vocab_size)
+            values = []
+            for column, _, digits, _ in TOKEN_TABLE:
+                value = cell.median(column, held_out)
+                shown = _fixed(value, digits) if digits else _int(value)
+                values.append(_bold(latex_escape(shown), value is not None and value == best[column].get(previous)))
+            out.append(" & ".join([latex_escape(display_name(text, markdown=False)),
+                                   latex_escape(display_name(cell.name, markdown=False)), *values]) + r" \\")
+        where = "the studied text" if held_out is None else f"held-out {held_out} (never learned from)"
+        out += [r"\bottomrule", r"\end{tabular}",
+                rf"\caption{{{latex_escape(caption)} Tokenizer metrics on {latex_escape(where)}, medians over "
+                rf"repeats; the best of each column per text and vocabulary size in bold.}}", r"\end{table}"]
+    return "\n".join(out) + ("\n" if out else "")

@@ -1,0 +1,159 @@
+"""A study that sweeps vocabulary sizes: one learning run per dataset x variant x repeat, a row
+per size whose tokens are those of a dictionary trained to that size, tokenizer metrics on the
+studied and on held-out texts, and outputs ready to publish (readable names, best values in
+bold, a panel per metric)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from chunkpress import ConfigError
+from chunkpress.pipeline import Pipeline
+from chunkpress.study.runner import load_study, run_study
+from chunkpress.text.metrics import measure
+from chunkpress.text.tokenizer import Tokenizer
+from support import DATA, read
+
+STUDY = f"""
+[study]
+name = "sweep"
+repeats = 1
+vocab_sizes = [700, 400]
+
+[datasets]
+alice = "{DATA / 'alice29.txt'}"
+
+[held_out]
+arabic = "{DATA / 'udhr_arb.txt'}"
+
+[base]
+scorer = "repair"
+pretokenizer = "gpt2"
+coder = "varint-zstd"
+
+[[variants]]
+name = "BPE"
+
+[[variants]]
+name = "SuperBPE"
+superword_after = 500
+
+[[variants]]
+name = "Picky BPE"
+picky = 0.6
+"""
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sweep")
+    (folder / "study.toml").write_text(STUDY)
+    study = load_study(folder / "study.toml")
+    log = folder / "learned"
+    original = Pipeline.fit
+
+    def counted(self, *args, **kw):  # rows run in forked processes: they count in a file
+        with open(log, "a") as fh:
+            fh.write(f"{self.config.limits.max_rules}\n")
+        return original(self, *args, **kw)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(Pipeline, "fit", counted)
+    try:
+        rows = run_study(study, folder / "out", progress=None)
+    finally:
+        mp.undo()
+    return folder / "out", rows, [int(n) for n in log.read_text().split()]
+
+
+def _trained(settings: dict, size: int) -> Tokenizer:
+    pipe = Pipeline.from_config(scorer="repair", pretokenizer="gpt2", limits={"max_rules": size - 256}, **settings)
+    fit = pipe.fit(read("alice29.txt"), trace=False)
+    return Tokenizer(fit.rules, "gpt2", deletions=fit.deletions, boundary=pipe.policies()[0])
+
+
+SETTINGS = {"BPE": {}, "SuperBPE": {"superword_after": 500}, "Picky BPE": {"picky": 0.6}}
+
+
+def test_one_learning_run_per_variant_and_a_row_per_size(swept):
+    _, rows, learned = swept
+    assert [(r["variant"], r["vocab_size"]) for r in rows] == [(v, s) for v in SETTINGS for s in (400, 700)]
+    assert all(not r["error"] and r["verified"] for r in rows)
+    # three learning runs of the study (each to 700 tokens), and three warm-ups on a sample
+    assert sorted(learned) == [444] * 6
+
+
+@pytest.mark.parametrize("variant", list(SETTINGS))
+def test_each_row_is_the_dictionary_trained_to_its_size(swept, variant):
+    _, rows, _ = swept
+    for row in (r for r in rows if r["variant"] == variant):
+        settings = SETTINGS[variant]
+        if settings.get("superword_after", 0) >= row["vocab_size"]:
+            settings = {}  # SuperBPE before its transition is BPE
+        tok = _trained(settings, row["vocab_size"])
+        symbols = tok.symbols(read("alice29.txt"))
+        assert row["tokens"] == row["symbols"] == symbols.size
+        assert row["dictionary_size"] == tok.get_vocab_size() == row["vocab_size"]
+        held = read("udhr_arb.txt")
+        expected = measure(tok.symbols(held), held, 256 + len(tok.rules))
+        assert row["held_out"]["arabic"] == {k: expected[k] for k in row["held_out"]["arabic"]}
+    picky = [r for r in rows if r["variant"] == "Picky BPE"]
+    assert variant != "Picky BPE" or picky[-1]["deleted"] > 0
+
+
+def test_outputs_are_ready_to_publish(swept):
+    out, _, _ = swept
+    markdown = (out / "results.md").read_text()
+    assert "| alice | alice | SuperBPE, 700 tokens |" in markdown and "held-out arabic" in markdown
+    latex = (out / "results.tex").read_text()
+    assert latex.count(r"\begin{table}") == 3 and r"\textbf{" in latex
+    csv_head = (out / "results.csv").read_text().splitlines()[0].split(",")
+    assert {"vocab_size", "renyi_efficiency", "held_out.arabic.tokens_per_word"} <= set(csv_head)
+    for name in ("sweep_alice", "sweep_arabic"):
+        assert all((out / f"{name}.{fmt}").stat().st_size > 0 for fmt in ("png", "svg", "pdf"))
+    row = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    assert isinstance(row["held_out"]["arabic"]["renyi_efficiency"], float)
+
+
+def test_a_rerun_reuses_every_row_of_the_sweep(swept):
+    out, rows, _ = swept
+    study = load_study(out.parent / "study.toml")
+    again = run_study(study, out, progress=None)
+    assert [r["tokens"] for r in again] == [r["tokens"] for r in rows]
+
+
+def test_variant_names_read_as_words(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(f'[datasets]\na = "{DATA / "alice29.txt"}"\n[grid]\n"scorer.name" = ["wordpiece"]\n'
+                    '"limits.max_rules" = [1000]\n"coder.name" = ["cm"]\n"coder.params.memory" = [22]\n')
+    study = load_study(path)
+    assert study.variants[0].name == "wordpiece, 1,000 rules, cm, memory 22" and study.repeats == 3
+
+
+@pytest.mark.parametrize("text, says", [
+    ("vocab_sizes = [200]", "vocab_sizes"), ('vocab_sizes = "8k"', "vocab_sizes"),
+])
+def test_a_bad_sweep_is_a_config_error(tmp_path, text, says):
+    path = tmp_path / "s.toml"
+    path.write_text(f'[study]\n{text}\n[datasets]\na = "{DATA / "alice29.txt"}"\n')
+    with pytest.raises(ConfigError, match=says):
+        load_study(path)
+
+
+def test_a_sweep_refuses_a_variant_that_sets_its_own_size(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(f'[study]\nvocab_sizes = [400]\n[datasets]\na = "{DATA / "alice29.txt"}"\n'
+                    '[base]\nlimits = { max_rules = 100 }\n')
+    with pytest.raises(ConfigError, match="max_rules"):
+        run_study(load_study(path), tmp_path / "out", progress=None)
+
+
+def test_a_held_out_slice_is_whole_lines_of_the_file(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(f'[datasets]\na = "{DATA / "alice29.txt"}"\n[held_out]\n'
+                    f'rest = {{ path = "{DATA / "alice29.txt"}", offset = 100000, length = 20000 }}\n')
+    text = load_study(path).held_out["rest"].read()
+    alice = read("alice29.txt")
+    start = alice.index(b"\n", 100_000) + 1
+    assert text == alice[start:alice.rindex(b"\n", 0, 120_000) + 1] and text.endswith(b"\n")
