@@ -29,7 +29,7 @@ def timed(cmd: list[str], stdout=None) -> tuple[float, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default=str(HERE.parents[2] / "shared" / "corpus"))
+    ap.add_argument("--corpus", default=str(HERE.parent / "data"))
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
     src = Path(a.corpus) / "en_mix_100MB.txt"

@@ -46,7 +46,7 @@ def unflag_case(text: bytes) -> bytes:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=HERE.parents[2] / "shared" / "corpus")
+    parser.add_argument("--corpus", type=Path, default=HERE.parent / "data")
     args = parser.parse_args()
     rows = ["| corpus | level | archive bytes | with case flags | change |", "|---|---|---:|---:|---:|"]
     for name in CORPORA:

@@ -35,7 +35,7 @@ def timed(fn, *args):
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpus", default=str(Path(__file__).resolve().parents[2].parent / "shared" / "corpus"))
+    parser.add_argument("--corpus", default=str(Path(__file__).resolve().parents[1] / "data"))
     parser.add_argument("--files", default="en_mix_1MB.txt,en_mix_10MB.txt")
     parser.add_argument("--out", default=str(HERE / "codec.md"))
     args = parser.parse_args()

@@ -33,7 +33,7 @@ CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--input", default=str(ROOT.parent / "shared" / "corpus" / "en_mix_10MB.txt"))
+    parser.add_argument("--input", default=str(ROOT / "examples" / "data" / "en_mix_10MB.txt"))
     parser.add_argument("--out", default=str(ROOT / "examples" / "context-mixing" / "benchmark.md"))
     args = parser.parse_args()
     src = Path(args.input)

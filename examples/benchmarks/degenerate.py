@@ -33,7 +33,7 @@ def timed(args: list[str]) -> tuple[float, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default=str(HERE.parents[2] / "shared" / "corpus"))
+    ap.add_argument("--corpus", default=str(HERE.parent / "data"))
     a = ap.parse_args()
     inputs = {
         "en_mix_10MB (text)": Path(a.corpus) / "en_mix_10MB.txt",

@@ -83,7 +83,7 @@ def xz_seconds(path: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpus", default=str(Path(__file__).resolve().parents[2].parent / "shared" / "corpus"))
+    parser.add_argument("--corpus", default=str(Path(__file__).resolve().parents[1] / "data"))
     parser.add_argument("--cases", default="mdl-1MB,repair-10MB,bpe-gpt2-32k-10MB,mdl-10MB")
     parser.add_argument("--out", default=str(HERE / "engine.md"))
     args = parser.parse_args()

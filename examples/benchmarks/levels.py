@@ -99,7 +99,7 @@ def plot(rows: list, size: int, out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default=str(HERE.parents[2] / "shared" / "corpus"))
+    ap.add_argument("--corpus", default=str(HERE.parent / "data"))
     ap.add_argument("--quick", action="store_true", help="en_mix_1MB instead of en_mix_10MB, no other corpora")
     a = ap.parse_args()
     corpus = Path(a.corpus)

@@ -38,7 +38,7 @@ def run(args: list[str], out: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default=str(HERE.parents[2] / "shared" / "corpus"))
+    ap.add_argument("--corpus", default=str(HERE.parent / "data"))
     ap.add_argument("--file", default="en_mix_1MB.txt")
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()

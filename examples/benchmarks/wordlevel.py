@@ -31,7 +31,7 @@ CHUNKPRESS = str(Path(sys.executable).with_name("chunkpress"))
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default=str(HERE.parents[2] / "shared" / "corpus"))
+    ap.add_argument("--corpus", default=str(HERE.parent / "data"))
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
     from chunkpress.format.rulesfile import load_rules

@@ -24,7 +24,7 @@ HERE = Path(__file__).parent
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpus", default=str(HERE.resolve().parents[1].parent / "shared" / "corpus"))
+    parser.add_argument("--corpus", default=str(HERE.resolve().parent / "data"))
     args = parser.parse_args()
     train = (Path(args.corpus) / "en_mix_1MB.txt").read_bytes()
     alice = (HERE.parents[1] / "tests" / "data" / "alice29.txt").read_bytes()

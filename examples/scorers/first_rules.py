@@ -23,7 +23,7 @@ def show(chunk: bytes) -> str:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpus", default=str(HERE.resolve().parents[1].parent / "shared" / "corpus"))
+    parser.add_argument("--corpus", default=str(HERE.resolve().parent / "data"))
     args = parser.parse_args()
     out = []
     for name, path in (("alice29.txt", HERE.parents[1] / "tests" / "data" / "alice29.txt"),
