@@ -14,9 +14,13 @@ What it decides, in one place:
   would not fit the memory limit (then in blocks that do);
 * the dictionary: learned, reused from a rules file (stored, or referenced by hash), or shared by
   the blocks (given, or learned from the first block);
-* per archive and per block, the coder's archive or the bytes stored as they are (container
-  version 2), whichever is smaller: no input grows by more than 33 bytes an archive (26 and the
-  varint of its length).
+* per archive and per block, at a level: the chunk pipeline or, where it does not pay, the
+  level's plain back end (the raw bytes through zstd or xz -9e, ``config.PLAIN``), decided
+  from the data: an input up to 1 MB is coded both ways (-4 and -5 also with -6's pipeline,
+  ``config.SMALL_INPUT_LEVEL``) and the smallest kept, a larger one by a trial of the two on
+  a 384 KB sample (three slices: start, middle, end);
+* then the coder's archive or the bytes stored as they are (container version 2), whichever is
+  smaller: no input grows by more than 33 bytes an archive (26 and the varint of its length).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from .blockmode import (
     BlockWriter,
     compress_stream,
 )
-from .config import compress_level, config_from_dict
+from .config import SMALL_INPUT_LEVEL, compress_level, config_from_dict, plain_preset
 from .errors import ChunkpressError, ConfigError
 from .fileio import Readable, read_input, read_rest
 from .format import container
@@ -50,6 +54,10 @@ from .text.unicodeclasses import unicode_version
 PARALLEL_AT_LEAST = 8 << 20
 #: blocks for workers are at least this large (smaller ones lose ratio for little speed)
 PARALLEL_BLOCK = 4 << 20
+#: an input up to this size is coded with the chunk pipeline and its plain fallback, and the
+#: smaller archive kept; a larger one is decided by a trial on TRIAL_SLICES of TRIAL_SLICE bytes
+TRIAL_WHOLE = 1 << 20
+TRIAL_SLICE, TRIAL_SLICES = 128 << 10, 3
 
 
 def rules_file(rules, decoding: bool = False):
@@ -116,8 +124,19 @@ class Compressor:
         limits.update({k: v for k, v in (("max_rules", max_rules), ("min_count", min_count)) if v is not None})
         if limits:
             overrides["limits"] = limits
-        self.pipeline = Pipeline.from_config(config, registry, level=compress_level(config, level), **overrides)
+        at = compress_level(config, level)
+        self.pipeline = Pipeline.from_config(config, registry, level=at, **overrides)
         self.pipeline.build_coder()  # a coder that cannot be built (a missing package) fails now
+        #: a level's plain back end, for data its chunk pipeline does not shrink better (a config,
+        #: overrides or a reused dictionary say what to run: they get none)
+        self.plain: Pipeline | None = None
+        self.plain_executable: Pipeline | None = None
+        self.small_input: Pipeline | None = None
+        if at is not None and config is None and not overrides and rules is None:
+            self.plain, self.plain_executable = (Pipeline(config_from_dict(plain_preset(at, x86), registry), registry)
+                                                 for x86 in (False, True))
+            if at in SMALL_INPUT_LEVEL:
+                self.small_input = Pipeline.from_config(None, registry, level=SMALL_INPUT_LEVEL[at])
         self.tokenizer, self.dictionary = rules_file(rules)
         if rules_ref or shared_dictionary:
             self.pipeline.check_references_dictionary()
@@ -196,7 +215,8 @@ class Compressor:
             tokenizer, reference = _shared_tokenizer(dictionary), True
         else:
             tokenizer, reference = self.tokenizer, self.rules_ref
-        return _smaller_of(self.pipeline, data, tokenizer, reference, progress)
+        plain = (self.plain_executable if is_executable(data) else self.plain) if tokenizer is None else None
+        return _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain, self.small_input)
 
     def _write_blocks(self, source: Readable, out, size: int | None, progress) -> int:
         dictionary = self.dictionary
@@ -220,7 +240,8 @@ def compress_block(block: bytes, settings, dictionary: bytes | None = None) -> b
                        dictionary is not None, None)
 
 
-def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progress) -> bytes:
+def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progress, plain: Pipeline | None = None,
+                small_input: Pipeline | None = None) -> bytes:
     stored = container.stored_size(len(data))
     rules = tokenizer.rules if tokenizer is not None else np.zeros((0, 2), dtype=np.int64)
     if len(container.pack(pipe.header(rules, data, reference), b"")) > stored:
@@ -229,9 +250,39 @@ def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progres
         return container.pack_stored(data)
     if tokenizer is not None:
         archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=reference)
+    elif plain is not None:
+        archive = _chunked_or_plain(pipe, plain, small_input, data, progress)
     else:
         archive = pipe.compress(data, progress=progress)
     return archive if len(archive) <= stored else container.pack_stored(data)
+
+
+def is_executable(data: bytes) -> bool:
+    """Whether ``data`` starts as an x86 or x86-64 ELF file (a program, a shared library, a
+    Python extension) or a Windows PE file does: machine code, which xz's x86 filter shrinks."""
+    if data[:4] == b"\x7fELF" and len(data) >= 20:
+        return int.from_bytes(data[18:20], "little" if data[5] == 1 else "big") in (3, 62)  # EM_386, EM_X86_64
+    return data[:2] == b"MZ" and b"PE\0\0" in data[:4096]
+
+
+def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input: Pipeline | None, data: bytes, progress) -> bytes:
+    """The archive of the level's pipeline, of its plain back end or of ``small_input``'s
+    pipeline, whichever the data favours: up to TRIAL_WHOLE bytes, all coded and the smallest
+    kept (the first on a tie); above, decided on a sample: the level's pipeline where it beats
+    the plain back end there, else the smaller of the plain and ``small_input`` there."""
+    if len(data) <= TRIAL_WHOLE:
+        archives = [pipe.compress(data, progress=progress), plain.compress(data)]
+        if small_input is not None:
+            archives.append(small_input.compress(data))
+        return min(archives, key=len)
+    step = (len(data) - TRIAL_SLICE) // (TRIAL_SLICES - 1)
+    sample = b"".join(data[i * step:i * step + TRIAL_SLICE] for i in range(TRIAL_SLICES))
+    raw = len(plain.compress(sample))
+    if len(pipe.compress(sample)) <= raw:
+        return pipe.compress(data, progress=progress)
+    if small_input is not None and len(small_input.compress(sample)) < raw:
+        return small_input.compress(data)
+    return plain.compress(data)
 
 
 @functools.lru_cache(maxsize=2)

@@ -316,6 +316,29 @@ PRESETS = {
 DEFAULT_LEVEL = 5
 
 
+#: what each level falls back to where its chunk pipeline does not pay (binaries, already
+#: compressed data, small inputs): the raw bytes through the level's own kind of back end,
+#: zstd at the same level for -1 ... -3, xz -9e for -4 ... -9 (the e covers the archive's
+#: header, so a fallback is never larger than ``xz -9`` by more than a few bytes)
+PLAIN = {1: ("raw-zstd", {"level": 3}), 2: ("raw-zstd", {"level": 9}), 3: ("raw-zstd", {"level": 19}),
+         **{level: ("raw-lzma", {"preset": 9, "extreme": True}) for level in range(4, 10)}}
+
+
+#: levels whose inputs up to a megabyte are also tried with this level's pipeline: -4 and -5
+#: code small text and JSON no smaller than ``xz -9`` (their dictionaries do not pay yet, and a
+#: raw xz frame pays the archive's header on top), where -6's light context mixing is 12-30%
+#: smaller at half a second a megabyte
+SMALL_INPUT_LEVEL = {4: 6, 5: 6}
+
+
+def plain_preset(level: int, executable: bool = False) -> dict:
+    """The raw config of level ``level``'s fallback: no dictionary, the bytes through :data:`PLAIN`'s
+    coder; for an ``executable`` (x86 machine code), xz with its x86 branch filter first."""
+    coder, params = PLAIN[level]
+    params = dict(params, **({"x86": True} if executable and coder == "raw-lzma" else {}))
+    return {"scorer": {"name": "repair"}, "coder": {"name": coder, "params": params}, "limits": {"max_rules": 0}}
+
+
 def compress_level(config, level: int | None) -> int | None:
     """The level a compression runs at: the one given, else :data:`DEFAULT_LEVEL` unless a
     config file says otherwise."""

@@ -51,7 +51,8 @@ def test_a_level_is_a_codec_parameter_and_a_bad_one_is_refused_at_once():
     assert codec.get_config() == {"id": "chunkpress", "level": 3}
     data = np.frombuffer(read("udhr_arb.txt"), dtype=np.uint8)
     encoded = codec.encode(data)
-    assert unpack(bytes(encoded))[0].codec == "chunkpress.varint-zstd.v1"  # level 3's coder
+    # level 3's coders: word-level BPE behind zstd, or zstd alone where that is smaller (13 KB)
+    assert unpack(bytes(encoded))[0].codec in ("chunkpress.varint-zstd.v1", "chunkpress.raw-zstd.v1")
     assert np.array_equal(np.frombuffer(codec.decode(encoded), dtype=np.uint8), data)
     with pytest.raises(ConfigError, match="level must be 1 to 9"):
         numcodecs.get_codec({"id": "chunkpress", "level": 12})

@@ -38,10 +38,18 @@ class ZlibParams:
 
 @attrs.frozen(kw_only=True)
 class LzmaParams:
-    """xz: ``preset`` 0-9 and ``extreme`` (xz -e), on by default as in ``xz -9e``."""
+    """xz: ``preset`` 0-9 and ``extreme`` (xz -e), on by default as in ``xz -9e``; ``x86``: the
+    x86 branch filter first (xz --x86: call and jump targets made absolute), 4-5% smaller on
+    x86 executables and libraries. The xz stream names its filters, so decoding needs none."""
 
     preset: int = _int_in(0, 9, 9)
     extreme: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    x86: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+
+def _lzma_compress(data: bytes, p: LzmaParams) -> bytes:
+    lzma2 = {"id": lzma.FILTER_LZMA2, "preset": p.preset | (lzma.PRESET_EXTREME if p.extreme else 0)}
+    return lzma.compress(data, format=lzma.FORMAT_XZ, filters=[{"id": lzma.FILTER_X86}, lzma2] if p.x86 else [lzma2])
 
 
 @attrs.frozen(kw_only=True)
@@ -167,8 +175,7 @@ BACKENDS = {
                 compress=lambda data, p: zlib.compress(data, p.level),
                 decompress=_stream("zlib", zlib.decompressobj, _STREAM_ERRORS)),
         Backend(name="lzma", params=LzmaParams, summary="xz (LZMA2)",
-                compress=lambda data, p: lzma.compress(
-                    data, format=lzma.FORMAT_XZ, preset=p.preset | (lzma.PRESET_EXTREME if p.extreme else 0)),
+                compress=_lzma_compress,
                 decompress=_stream("lzma", lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ), _STREAM_ERRORS)),
         Backend(name="bz2", params=Bz2Params, summary="bzip2",
                 compress=lambda data, p: bz2.compress(data, p.level),

@@ -1,0 +1,95 @@
+"""A level codes its input with its chunk pipeline where that pays and with its plain back end
+(zstd or xz -9e) where it does not, decided from the data; -4 and -5 also try -6's pipeline on
+inputs up to 1 MB. A config, overrides or a reused dictionary run exactly what they say."""
+
+from __future__ import annotations
+
+import lzma
+import platform
+import zipfile
+from io import BytesIO
+from pathlib import Path
+
+import chunkpress
+import numpy as np
+import pytest
+from chunkpress.compressor import is_executable
+from chunkpress.format.container import unpack
+from support import read
+
+
+def _codec(archive: bytes) -> str:
+    return unpack(archive)[0].codec
+
+
+def _binary(size: int) -> bytes:
+    """A real shared library's first ``size`` bytes: numpy's own, which every test machine has."""
+    library = max(Path(np.__path__[0]).rglob("*.so"), key=lambda p: p.stat().st_size)
+    data = library.read_bytes()[:size]
+    assert len(data) == size
+    return data
+
+
+def _word_text(size: int) -> bytes:
+    """English-like text without long repeats: lines of alice29's words drawn at random (as
+    often as they occur there), so word-level chunks pay and xz finds no long matches."""
+    words = read("alice29.txt").split()
+    rng = np.random.default_rng(1)
+    lines, total = [], 0
+    while total < size:
+        lines.append(b" ".join(words[j] for j in rng.integers(0, len(words), 12)))
+        total += len(lines[-1]) + 1
+    return b"\n".join(lines)
+
+
+def _zipped(text: bytes) -> bytes:
+    out = BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("alice.txt", text)
+        z.writestr("notes.txt", text[::-1])
+    return out.getvalue()
+
+
+X86 = platform.machine() in ("x86_64", "AMD64")
+ON_X86 = pytest.mark.skipif(not X86, reason="numpy's library is x86 code only on an x86 machine")
+
+
+@pytest.mark.parametrize("name, data", [
+    ("alice29", read("alice29.txt")),
+    pytest.param("library 600 KB", _binary(600_000) if X86 else b"", marks=ON_X86),
+    ("zip", _zipped(read("alice29.txt"))),
+    pytest.param("library 2 MB", _binary(2_000_000) if X86 else b"", marks=ON_X86),
+])
+def test_the_default_is_never_larger_than_xz_9(name, data):
+    archive = chunkpress.compress(data)
+    assert len(archive) <= len(lzma.compress(data, preset=9)), name
+    assert chunkpress.decompress(archive) == data
+
+
+@ON_X86
+def test_a_large_library_is_decided_by_a_sample_and_coded_plain_with_the_x86_filter():
+    data = _binary(2_000_000)  # above the 1 MB that is coded every way
+    header = unpack(chunkpress.compress(data, level=5))[0]
+    assert header.codec == "chunkpress.raw-lzma.v1" and header.params["x86"] is True
+    assert _codec(chunkpress.compress(data, level=2)) == "chunkpress.raw-zstd.v1"
+    assert is_executable(data) and not is_executable(read("alice29.txt")) and not is_executable(b"\x7fELF")
+
+
+def test_large_text_keeps_the_level_s_chunk_pipeline():
+    text = _word_text(1_300_000)
+    assert _codec(chunkpress.compress(text, level=5)) == "chunkpress.varint-lzma.v1"
+    assert _codec(chunkpress.compress(text, level=2)) == "chunkpress.varint-zstd.v1"
+
+
+def test_small_text_at_minus_5_is_the_smallest_of_three_ways():
+    data = read("alice29.txt")
+    ways = [chunkpress.compress(data, level=5, max_rules=16000 - 256, min_count=16),  # the chunk pipeline alone
+            chunkpress.compress(data, level=6), lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)]
+    assert len(chunkpress.compress(data, level=5)) <= min(len(w) for w in ways[:2])
+    assert len(chunkpress.compress(data, level=5)) == len(ways[1])  # -6's light context mixing wins here
+
+
+def test_settings_given_run_as_given():
+    data = _binary(300_000)
+    assert _codec(chunkpress.compress(data, level=5, max_rules=100)) == "chunkpress.varint-lzma.v1"
+    assert _codec(chunkpress.compress(data, coder="varint-zstd")) == "chunkpress.varint-zstd.v1"
