@@ -59,6 +59,8 @@ def test_the_vocabulary_lookups(tokenizer):
 
 def test_encode_batch_is_encode_of_each(tokenizer):
     lines = read("alice29.txt").decode().splitlines(keepends=True)[:400] + ["", "x"]
-    batch = tokenizer.encode_batch(lines)
+    lines += [read("udhr_cmn_hans.txt").decode()[:300], "héllo wörld", "héllo".encode(), b"\xe4\xb8", b""]
+    batch = tokenizer.encode_batch(lines)  # str and bytes mixed: character and byte offsets
     assert [e.ids for e in batch] == [tokenizer.encode(line).ids for line in lines]
     assert [e.offsets for e in batch] == [tokenizer.encode(line).offsets for line in lines]
+    assert [e.tokens for e in batch] == [tokenizer.encode(line).tokens for line in lines]

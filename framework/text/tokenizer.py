@@ -10,7 +10,8 @@ assembled by copying.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -264,11 +265,26 @@ class Tokenizer:
             else None
         symbols = self._encode_words(arr, breaks, piece_ends=ends)
         lengths = symbol_lengths(self.rules)[symbols]
-        cut = np.searchsorted(np.cumsum(lengths), ends, side="right")  # no symbol crosses a text's end
+        stops = np.cumsum(lengths, dtype=np.int64)
+        cut = np.searchsorted(stops, ends, side="right")  # no symbol crosses a text's end
+        # every offset at once (numpy per text costs more than the encoding): bytes from each
+        # text's start, and characters through one map over all the bytes
+        begins = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+        text_of = np.repeat(np.arange(len(datas)), np.diff(np.concatenate([[0], cut])))
+        offsets = np.stack([stops - lengths, stops], axis=1) - begins[text_of, None]
+        chars = None
+        if any(isinstance(t, str) for t in texts) and symbols.size:
+            char_at = np.concatenate([np.cumsum((arr & 0xC0) != 0x80) - 1, [0]])
+            char_at[-1] = char_at[-2] + 1 if arr.size else 0
+            first_char = char_at[begins] if begins.size else begins
+            chars = np.stack([char_at[stops - lengths], char_at[np.maximum(stops - 1, 0)] + 1], axis=1)
+            chars -= first_char[text_of, None]
+        spell = self._speller()
         out, first = [], 0
-        for data, text, last in zip(datas, texts, cut.tolist(), strict=True):
-            out.append(self._encoding(symbols[first:last], symbols[first:last], lengths[first:last],
-                                      data if isinstance(text, str) else None))
+        for text, last in zip(texts, cut.tolist(), strict=True):
+            found = chars if isinstance(text, str) and chars is not None else offsets
+            ids = symbols[first:last]
+            out.append(Encoding(ids, found[first:last], functools.partial(spell, ids, ids)))
             first = last
         return out
 
@@ -301,11 +317,16 @@ class Tokenizer:
         offsets = np.stack([ends - lengths, ends], axis=1) if ids.size else np.zeros((0, 2), dtype=np.int64)
         if text is not None:
             offsets = char_offsets(text, offsets)
-        names = dict((i, c) for c, i in self.hf.special) if self.hf is not None else {}
+        return Encoding(ids, offsets, functools.partial(self._speller(), ids, symbols))
 
-        def spell() -> list[str]:
-            table = byte_to_unicode()
-            cache: dict = {}
+    def _speller(self) -> Callable[[np.ndarray, np.ndarray], list[str]]:
+        """spell(ids, symbols): HF's byte-level spelling of each token (an added token, symbol
+        -1, as its text), one spelling per symbol however many encodings share the speller."""
+        names = dict((i, c) for c, i in self.hf.special) if self.hf is not None else {}
+        table = byte_to_unicode()
+        cache: dict = {}
+
+        def spell(ids: np.ndarray, symbols: np.ndarray) -> list[str]:
             out = []
             for i, s in zip(ids.tolist(), symbols.tolist(), strict=False):
                 if s < 0:
@@ -316,7 +337,7 @@ class Tokenizer:
                 out.append(cache[s])
             return out
 
-        return Encoding(ids, offsets, spell)
+        return spell
 
     def ids_of_stream(self, stream) -> Iterator[np.ndarray]:
         """The ids of everything ``stream`` (a binary file object) holds, as :meth:`encode`
