@@ -1,0 +1,81 @@
+"""The tokenizer study's figures side by side, relative to BPE: summary.md beside this file.
+
+    .venv/bin/python examples/tokenizers/summarize.py [results/results.jsonl]
+
+For each text (the training text, each held-out one): tokens per method and vocabulary size as
+a fraction of BPE's at the same size, and Rényi efficiency; for the training text, the archive
+at the -6 and -9 coders as a fraction of BPE's.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _rows(path: Path) -> list[dict]:
+    return [r for r in map(json.loads, path.read_text().splitlines()) if not r.get("error")]
+
+
+def _method(variant: str) -> tuple[str, str]:
+    name, coder = variant.rsplit(", ", 1)
+    return name, coder
+
+
+def _table(title: str, methods: list[str], sizes: list[int], cell) -> list[str]:
+    out = [f"\n{title}\n", "| method | " + " | ".join(f"{s // 1024}k" for s in sizes) + " |",
+           "|---|" + "---|" * len(sizes)]
+    for method in methods:
+        out.append(f"| {method} | " + " | ".join(cell(method, s) for s in sizes) + " |")
+    return out
+
+
+def main() -> int:
+    path = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results" / "results.jsonl"
+    rows = _rows(path)
+    by = {(*_method(r["variant"]), r["vocab_size"]): r for r in rows}
+    methods = list(dict.fromkeys(_method(r["variant"])[0] for r in rows))
+    sizes = sorted({r["vocab_size"] for r in rows})
+    coders = list(dict.fromkeys(_method(r["variant"])[1] for r in rows))
+    texts = [None, *dict.fromkeys(name for r in rows for name in (r.get("held_out") or {}))]
+    lines = [f"Tokenizer study ({path.relative_to(HERE) if path.is_relative_to(HERE) else path}): trained on "
+             f"{rows[0]['dataset']}; each figure relative to BPE (repair) at the same vocabulary size."]
+
+    def metric(method, size, text, column):
+        row = by.get((method, coders[0], size))
+        if row is None:
+            return None
+        return row[column] if text is None else (row.get("held_out") or {}).get(text, {}).get(column)
+
+    for text in texts:
+        name = rows[0]["dataset"] + " (trained on)" if text is None else f"{text} (held out)"
+
+        def tokens(method, size, text=text):
+            mine, bpe = metric(method, size, text, "tokens"), metric("BPE", size, text, "tokens")
+            return f"{mine / bpe:.3f}" if mine and bpe else ""
+
+        def renyi(method, size, text=text):
+            value = metric(method, size, text, "renyi_efficiency")
+            return f"{value:.3f}" if value is not None else ""
+
+        lines += _table(f"Tokens on {name}, as a fraction of BPE's:", methods, sizes, tokens)
+        lines += _table(f"Rényi efficiency (α = 2.5) on {name}:", methods, sizes, renyi)
+    for coder in coders:
+        def archive(method, size, coder=coder):
+            mine, bpe = by.get((method, coder, size)), by.get(("BPE", coder, size))
+            return f"{mine['archive_bytes'] / bpe['archive_bytes']:.3f}" if mine and bpe else ""
+
+        bpe_sizes = ", ".join(f"{by[('BPE', coder, s)]['archive_bytes']:,}" for s in sizes if ("BPE", coder, s) in by)
+        lines += _table(f"Archive of {rows[0]['dataset']} with the {coder} and each dictionary, as a fraction of "
+                        f"BPE's ({bpe_sizes} B):", methods, sizes, archive)
+    text = "\n".join(lines) + "\n"
+    (HERE / "summary.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
