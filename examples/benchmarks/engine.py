@@ -3,10 +3,15 @@
 Run from the project root (needs ../shared/corpus or --corpus):
 
     .venv/bin/python examples/benchmarks/engine.py [--corpus DIR] [--cases mdl-1MB,repair-10MB,...]
+        [--repeats N] [--before DIR]
 
 Every case runs in a fresh child process (so peak RSS is its own). Each child warms numba's
 on-disk cache on a tiny input first, so timings exclude compilation (measured separately as
-"cold start"). Writes examples/benchmarks/engine.md and prints it.
+"cold start"). Times are medians of ``--repeats`` runs. ``--before DIR``: a folder holding an
+older ``chunkpress`` package (e.g. a checkout's framework/ copied to DIR/chunkpress and its
+plugins/ to DIR/chunkpress/plugins); each case then runs with it too, interleaved with the
+current code, and the table gives both times and whether the results are identical. Writes
+examples/benchmarks/engine.md and prints it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -60,10 +66,12 @@ print(json.dumps({"seconds": time.perf_counter() - t, "vocab": tok.get_vocab_siz
 """
 
 
-def measure(cmd: list[str]) -> tuple[dict | None, float, int, str]:
-    """Run ``cmd`` and return its own peak RSS via wait4."""
+def measure(cmd: list[str], package: str | None = None) -> tuple[dict | None, float, int, str]:
+    """Run ``cmd`` and return its own peak RSS via wait4; ``package``: a folder put first on
+    its PYTHONPATH (an older chunkpress)."""
+    env = dict(os.environ, PYTHONPATH=package) if package else None
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, _, usage = os.wait4(proc.pid, 0)
@@ -86,6 +94,8 @@ def main() -> int:
     parser.add_argument("--corpus", default=str(Path(__file__).resolve().parents[1] / "data"))
     parser.add_argument("--cases", default="mdl-1MB,repair-10MB,bpe-gpt2-32k-10MB,mdl-10MB")
     parser.add_argument("--out", default=str(HERE / "engine.md"))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--before", help="a folder holding an older chunkpress package, timed in the same run")
     args = parser.parse_args()
     corpus = Path(args.corpus)
     rows = []
@@ -94,25 +104,43 @@ def main() -> int:
     for name in args.cases.split(","):
         file, overrides, against = CASES[name]
         path = corpus / file
-        xz = xz_seconds(path)
-        result, wall, rss, err = measure([sys.executable, "-c", CHILD, str(path), json.dumps(overrides)])
+        xz = statistics.median(xz_seconds(path) for _ in range(args.repeats))
+        child = [sys.executable, "-c", CHILD, str(path), json.dumps(overrides)]
+        if args.before:
+            measure(child[:3] + [str(corpus / "alice29.txt"), child[4]], args.before)  # its kernels compiled once
+        runs, before = [], []
+        for _ in range(args.repeats):  # interleaved: both see the same machine
+            runs.append(measure(child))
+            if args.before:
+                before.append(measure(child, args.before))
+        result, _, rss, err = runs[0]
         if result is None:
-            rows.append(f"| {name} | failed: {err.strip().splitlines()[-1] if err.strip() else '?'} |||||||")
+            rows.append(f"| {name} | failed: {err.strip().splitlines()[-1] if err.strip() else '?'} |||||||||")
             continue
+        seconds = statistics.median(r[0]["seconds"] for r in runs)
+        was = ""
+        if before and all(b[0] for b in before):
+            then = statistics.median(b[0]["seconds"] for b in before)
+            same = all(b[0] | {"seconds": 0} == result | {"seconds": 0} for b in before)
+            was = f"{then:.1f} s | {seconds / then:.2f} | {'yes' if same else 'NO'} | "
+        elif args.before:
+            was = "failed | | | "
         hf = ""
         if against == "hf":
             hf_result, _, hf_rss, hf_err = measure([sys.executable, "-c", HF_CHILD, str(path), "32768"])
             hf = f"{hf_result['seconds']:.1f} s ({hf_rss} MB)" if hf_result else "not installed"
         rows.append(
-            f"| {name} | {result['seconds']:.1f} s | {xz:.1f} s | {result['seconds'] / xz:.2f} | {rss:,} MB "
+            f"| {name} | {seconds:.1f} s | {was}{xz:.1f} s | {seconds / xz:.2f} | {rss:,} MB "
             f"| {result['rules']:,} | {result['N']:,} | {result['total_bits'] or ''} | {hf} |"
         )
         print(rows[-1], flush=True)
     header = (
         f"Engine benchmark ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"python {platform.python_version()}; `xz -9 -T1` timed in the same run).\n\n"
-        "| case | chunkpress | xz -9 | ratio | peak RSS | rules | final N | final total bits | HF tokenizers train |\n"
-        "|---|---|---|---|---|---|---|---|---|\n"
+        f"python {platform.python_version()}; `xz -9 -T1` timed in the same run; medians of {args.repeats} runs"
+        f"{'; before: ' + args.before + ', interleaved with the current code' if args.before else ''}).\n\n"
+        f"| case | chunkpress | {'before | now / before | same result | ' if args.before else ''}xz -9 | ratio "
+        "| peak RSS | rules | final N | final total bits | HF tokenizers train |\n"
+        f"|---|---|{'---|---|---|' if args.before else ''}---|---|---|---|---|---|---|\n"
     )
     text = header + "\n".join(rows) + f"\n\nCold start (import + compile or load cached kernels + tiny fit): {cold_wall:.1f} s\n"
     Path(args.out).write_text(text)

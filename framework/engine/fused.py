@@ -101,7 +101,7 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
             lengths[m] = lengths[a] + lengths[b]
         if trace_out is not None:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
-        keep = _changed_slots(changed[:meta[META_N_CHANGED]], pairs, x_table, x_meta, x_rec, cslots, ck)
+        keep = _changed_slots(changed, meta[META_N_CHANGED], pairs, x_table, x_meta, x_rec, cslots, ck)
         touched[0] = a
         touched[1] = b
         n_out, n_moved = ix.ingest_slots(
@@ -127,11 +127,13 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
 
 
 @numba.njit(cache=True, inline="always")
-def _changed_slots(changed, pairs, x_table, x_meta, x_rec, cslots, ck):
-    """The pairs whose count a merge changed, as index slots (found once per pair, then kept in
-    its record) in ``cslots`` and their counts in ``ck``: how many."""
+def _changed_slots(changed, n_changed, pairs, x_table, x_meta, x_rec, cslots, ck):
+    """The pairs whose count a merge changed (the first ``n_changed`` of ``changed``), as index
+    slots (found once per pair, then kept in its record) in ``cslots`` and their counts in
+    ``ck``: how many."""
     keep = 0
-    for rs in changed:
+    for t in range(n_changed):
+        rs = changed[t]
         if pairs[rs].cnt != pairs[rs].oldcnt:
             x = pairs[rs].xslot
             if x == EMPTY:

@@ -148,8 +148,7 @@ class _Run:
         for batch_rules, batch_rows, seconds, status in fused.run(
                 string, self.compiled, self.index, len(self.rules), bound, self.trace, self.acc,
                 removes=self.removes):
-            for a, b in batch_rules.tolist():
-                self._learned(a, b)
+            self.rules.extend(map(tuple, batch_rules.tolist()))
             if self.trace:
                 base = self.rows[-1][-1] if self.rows else 0.0
                 for i, r in enumerate(batch_rows.tolist()):
@@ -164,7 +163,13 @@ class _Run:
 
     def _learned(self, a: int, b: int) -> None:
         self.rules.append((a, b))
-        self.bytes_of.append(self.bytes_of[a] + self.bytes_of[b])
+
+    def _bytes_of(self) -> list[int]:
+        """Each symbol's length in bytes, brought up to the rules learned (only a deletion needs
+        it: a merge in the fused loop costs no Python)."""
+        for a, b in self.rules[len(self.bytes_of) - BYTE_SYMBOLS:]:
+            self.bytes_of.append(self.bytes_of[a] + self.bytes_of[b])
+        return self.bytes_of
 
     def _record(self, m: int, n: int, counts, s0: int, s1: int, k01: int, loss: float) -> None:
         if self.trace:
@@ -193,7 +198,7 @@ class _Run:
             counts = self.rewriter.symbol_counts()
             if part < BYTE_SYMBOLS or part in self.gone or not removes(self.removes, int(counts[z]), int(counts[part])):
                 continue
-            pieces, offsets = split_of(part, self.rules, self.bytes_of, self.gone)
+            pieces, offsets = split_of(part, self.rules, self._bytes_of(), self.gone)
             step = Deletion(after=len(self.rules) - 1, symbol=part, pieces=pieces, offsets=offsets)
             report = self.rewriter.delete(step)
             self.gone[part] = step.after
