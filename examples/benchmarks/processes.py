@@ -42,11 +42,16 @@ PPMD_C = ("import sys, pyppmd; d = open(sys.argv[1], 'rb').read(); e = pyppmd.Pp
 PPMD_D = ("import sys, pyppmd; c = open(sys.argv[1], 'rb').read(); "
           "open(sys.argv[2], 'wb').write(pyppmd.Ppmd8Decoder(8, 256 << 20).decode(c[8:], int.from_bytes(c[:8], 'little')))")
 
+BZ3_C = "import sys, bz3; open(sys.argv[2], 'wb').write(bz3.compress(open(sys.argv[1], 'rb').read(), 16 << 20))"
+BZ3_D = "import sys, bz3; open(sys.argv[2], 'wb').write(bz3.decompress(open(sys.argv[1], 'rb').read()))"
 
-def peers(src: Path, tmp: Path, tools=(("xz", "-9e", "xz"), ("xz", "-9", "xz9"), ("zstd", "-19", "zst"),
+
+def peers(src: Path, tmp: Path, tools=(("xz", "-9e", "xz"), ("xz", "-9", "xz9"), ("zstd", "-19", "zst"), ("zstd", "-3", "zst3"),
                                         ("bzip3", "-b 16", "bz3"))) -> list[tuple[str, list, list, Path]]:
     """(name, compress argv, decompress argv, archive path) of the peers installed here: zpaq -m5
-    and PPMd order 8 (Python packages), and the command-line ``tools`` found on PATH."""
+    and PPMd order 8 (Python packages), the command-line ``tools`` found on PATH, and bzip3
+    through its Python package (``bz3.compress(data, 16 << 20)``, one thread) where its command
+    is not installed."""
     out = []
     py = sys.executable
     try:
@@ -64,4 +69,12 @@ def peers(src: Path, tmp: Path, tools=(("xz", "-9e", "xz"), ("xz", "-9", "xz9"),
             comp = ["sh", "-c", f"{tool} {level} -c < '{src}' > '{archive}'"]
             dec = ["sh", "-c", f"{tool} -d -c < '{archive}' > '{tmp / ('t.' + ext + '.out')}'"]
             out.append((f"{tool} {level}", comp, dec, archive))
+    if not shutil.which("bzip3"):
+        try:
+            import bz3  # noqa: F401
+
+            out.append(("bzip3 -b 16 (bz3 package, 1 thread)", [py, "-c", BZ3_C, str(src), str(tmp / "b.bz3")],
+                        [py, "-c", BZ3_D, str(tmp / "b.bz3"), str(tmp / "b.out")], tmp / "b.bz3"))
+        except ImportError:
+            pass
     return out
