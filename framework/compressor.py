@@ -17,8 +17,10 @@ What it decides, in one place:
 * per archive and per block, at a level: the chunk pipeline or, where it does not pay, the
   level's plain back end (the raw bytes through zstd or xz -9e, ``config.PLAIN``), decided
   from the data: an input up to 1 MB is coded both ways (-4 and -5 also with -6's pipeline,
-  ``config.SMALL_INPUT_LEVEL``) and the smallest kept, a larger one by a trial of the two on
-  a 384 KB sample (three slices: start, middle, end);
+  ``config.SMALL_INPUT_LEVEL``) and the smallest kept; a larger one by a 384 KB sample (three
+  slices: start, middle, end): text keeps the level's pipeline, other data takes it where it
+  beats the plain back end on the sample, else the smaller there of the plain back end and
+  (-4, -5) -6's pipeline;
 * then the coder's archive or the bytes stored as they are (container version 2), whichever is
   smaller: no input grows by more than 33 bytes an archive (26 and the varint of its length).
 """
@@ -141,6 +143,7 @@ class Compressor:
         if rules_ref or shared_dictionary:
             self.pipeline.check_references_dictionary()
         #: what a single archive holds per input byte at most: learning, and the coder's tables
+        #: (the level's pipeline's; the others the data may choose are checked when they are)
         self.bytes_per_byte = FIT_BYTES_PER_BYTE + self.pipeline.coder_bytes_per_byte()
 
     def wants_blocks(self, size: int | None) -> bool:
@@ -265,11 +268,22 @@ def is_executable(data: bytes) -> bool:
     return data[:2] == b"MZ" and b"PE\0\0" in data[:4096]
 
 
+def looks_like_text(sample: bytes) -> bool:
+    """Whether ``sample`` reads as text: UTF-8 (a character cut at a slice's edge aside) with
+    under 1% control bytes other than tab, line feed, form feed and carriage return."""
+    bad = sample.decode("utf-8", errors="replace").count("\ufffd")
+    controls = sum(sample.count(c) for c in range(32) if c not in (9, 10, 12, 13)) + sample.count(127)
+    return bad <= 2 * TRIAL_SLICES and controls < len(sample) // 100
+
+
 def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input: Pipeline | None, data: bytes, progress) -> bytes:
     """The archive of the level's pipeline, of its plain back end or of ``small_input``'s
     pipeline, whichever the data favours: up to TRIAL_WHOLE bytes, all coded and the smallest
-    kept (the first on a tie); above, decided on a sample: the level's pipeline where it beats
-    the plain back end there, else the smaller of the plain and ``small_input`` there."""
+    kept (the first on a tie); above, decided on a sample: the level's pipeline for text or
+    where it beats the plain back end there, else the smaller there of the plain and
+    ``small_input``."""
+    if small_input is not None and len(data) > work_limit(FIT_BYTES_PER_BYTE + small_input.coder_bytes_per_byte()):
+        small_input = None  # its tables would not fit the memory limit
     if len(data) <= TRIAL_WHOLE:
         archives = [pipe.compress(data, progress=progress), plain.compress(data)]
         if small_input is not None:
@@ -277,6 +291,10 @@ def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input: Pipeline | N
         return min(archives, key=len)
     step = (len(data) - TRIAL_SLICE) // (TRIAL_SLICES - 1)
     sample = b"".join(data[i * step:i * step + TRIAL_SLICE] for i in range(TRIAL_SLICES))
+    if looks_like_text(sample):
+        # text is what chunks are for, and a sample undersells them: its dictionary is paid
+        # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
+        return pipe.compress(data, progress=progress)
     raw = len(plain.compress(sample))
     if len(pipe.compress(sample)) <= raw:
         return pipe.compress(data, progress=progress)

@@ -13,7 +13,7 @@ from pathlib import Path
 import chunkpress
 import numpy as np
 import pytest
-from chunkpress.compressor import is_executable
+from chunkpress.compressor import is_executable, looks_like_text
 from chunkpress.format.container import unpack
 from support import read
 
@@ -93,3 +93,8 @@ def test_settings_given_run_as_given():
     data = _binary(300_000)
     assert _codec(chunkpress.compress(data, level=5, max_rules=100)) == "chunkpress.varint-lzma.v1"
     assert _codec(chunkpress.compress(data, coder="varint-zstd")) == "chunkpress.varint-zstd.v1"
+
+
+def test_text_is_told_from_binary_data():
+    assert looks_like_text(read("alice29.txt")) and looks_like_text(read("udhr_cmn_hans.txt")[:1001])  # a cut character
+    assert not looks_like_text(_zipped(read("alice29.txt"))) and not looks_like_text(bytes(range(256)) * 100)
