@@ -64,6 +64,18 @@ _SECTIONS = (*ROLES, "limits", "pretokenizer", *SHORTCUTS)
 MAX_CONFIG_BYTES = 1 << 20
 
 
+
+def params_dict(params) -> dict:
+    """A component's params as configs and archive headers hold them: every field, but one that
+    a later version added (``metadata={"added": True}``) only where it is not at its default,
+    so an archive or config that does not use it is byte for byte what the earlier version wrote."""
+    out = {}
+    for field in attrs.fields(type(params)):
+        value = getattr(params, field.name)
+        if not (field.metadata.get("added") and value == field.default):
+            out[field.name] = value
+    return out
+
 @attrs.frozen(kw_only=True)
 class ComponentConfig:
     """One role's choice: a registered component name and an instance of its params class."""
@@ -72,7 +84,7 @@ class ComponentConfig:
     params: Any = None
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "params": attrs.asdict(self.params) if self.params is not None else {}}
+        return {"name": self.name, "params": params_dict(self.params) if self.params is not None else {}}
 
 
 def _default_component(role: str):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from .config import PipelineConfig, build_params, default_config, load_config
+from .config import PipelineConfig, build_params, default_config, load_config, params_dict
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format import container
 from .format.limits import BYTES_PER_SYMBOL, bounded_memory, check_allocation, decoding_memory_cap
@@ -153,7 +153,7 @@ class Pipeline:
         if reference:
             self.check_references_dictionary()
             ref = {"blake2b": container.rules_digest(rules), "count": len(rules)}
-        return container.Header(codec=self._infos["coder"].codec_id, params=attrs.asdict(self.config.coder.params),
+        return container.Header(codec=self._infos["coder"].codec_id, params=params_dict(self.config.coder.params),
                                 length=len(original), blake2b=container.checksum(bytes(original)), rules=ref)
 
     def encode(self, rules: np.ndarray, symbols: np.ndarray, original: bytes, reference: bool = False,

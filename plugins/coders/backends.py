@@ -44,7 +44,7 @@ class LzmaParams:
 
     preset: int = _int_in(0, 9, 9)
     extreme: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
-    x86: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    x86: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool), metadata={"added": True})
 
 
 def _lzma_compress(data: bytes, p: LzmaParams) -> bytes:
@@ -189,7 +189,8 @@ BACKENDS = {
 def with_fields(name: str, base: type, **extra) -> type:
     """A frozen attrs params class with ``base``'s fields and ``extra`` ones (attrs fields):
     how a coder family adds its own knobs to a backend's params."""
-    fields = {a.name: attrs.field(default=a.default, validator=a.validator) for a in attrs.fields(base)}
+    fields = {a.name: attrs.field(default=a.default, validator=a.validator, metadata=a.metadata)
+              for a in attrs.fields(base)}
     fields.update(extra)
     return attrs.make_class(name, fields, frozen=True, kw_only=True)
 
