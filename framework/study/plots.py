@@ -248,6 +248,8 @@ def plot_vocab_sweep(rows: list[dict], path: Path) -> list[Path]:
                 ax.xaxis.set_minor_formatter(plt.NullFormatter())
                 ax.set_xlabel("vocabulary size")
                 ax.set_title(heading, fontsize="medium")
+                if column == "tokens":
+                    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda value, _: f"{value:,.0f}"))
                 ax.grid(True, alpha=0.3)
             for ax in list(axes.flat)[len(panels):]:
                 ax.set_visible(False)
