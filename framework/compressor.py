@@ -133,18 +133,26 @@ class Compressor:
         #: overrides or a reused dictionary say what to run: they get none)
         self.plain: Pipeline | None = None
         self.plain_executable: Pipeline | None = None
-        self.small_input: Pipeline | None = None
+        self._small_input_level: int | None = None
+        self._registry = registry
         if at is not None and config is None and not overrides and rules is None:
             self.plain, self.plain_executable = (Pipeline(config_from_dict(plain_preset(at, x86), registry), registry)
                                                  for x86 in (False, True))
-            if at in SMALL_INPUT_LEVEL:
-                self.small_input = Pipeline.from_config(None, registry, level=SMALL_INPUT_LEVEL[at])
+            self._small_input_level = SMALL_INPUT_LEVEL.get(at)
         self.tokenizer, self.dictionary = rules_file(rules)
         if rules_ref or shared_dictionary:
             self.pipeline.check_references_dictionary()
         #: what a single archive holds per input byte at most: learning, and the coder's tables
         #: (the level's pipeline's; the others the data may choose are checked when they are)
         self.bytes_per_byte = FIT_BYTES_PER_BYTE + self.pipeline.coder_bytes_per_byte()
+
+    @functools.cached_property
+    def small_input(self) -> Pipeline | None:
+        """The pipeline inputs up to a megabyte also try (-4, -5: -6's), built when first
+        needed: its coder's module loads compiled code, which a tiny input never needs."""
+        if self._small_input_level is None:
+            return None
+        return Pipeline.from_config(None, self._registry, level=self._small_input_level)
 
     def wants_blocks(self, size: int | None) -> bool:
         """Whether an input of ``size`` bytes (None: a stream of unknown length) is written as
@@ -219,7 +227,8 @@ class Compressor:
         else:
             tokenizer, reference = self.tokenizer, self.rules_ref
         plain = (self.plain_executable if is_executable(data) else self.plain) if tokenizer is None else None
-        return _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain, self.small_input)
+        return _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain,
+                           lambda: self.small_input)
 
     def _write_blocks(self, source: Readable, out, size: int | None, progress) -> int:
         dictionary = self.dictionary
@@ -244,7 +253,7 @@ def compress_block(block: bytes, settings, dictionary: bytes | None = None) -> b
 
 
 def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progress, plain: Pipeline | None = None,
-                small_input: Pipeline | None = None) -> bytes:
+                small_input: Callable[[], Pipeline | None] = lambda: None) -> bytes:
     stored = container.stored_size(len(data))
     rules = tokenizer.rules if tokenizer is not None else np.zeros((0, 2), dtype=np.int64)
     if len(container.pack(pipe.header(rules, data, reference), b"")) > stored:
@@ -268,6 +277,12 @@ def is_executable(data: bytes) -> bool:
     return data[:2] == b"MZ" and b"PE\0\0" in data[:4096]
 
 
+def _sample(data: bytes) -> bytes:
+    """TRIAL_SLICES slices of TRIAL_SLICE bytes, from the start, the middle and the end."""
+    step = (len(data) - TRIAL_SLICE) // (TRIAL_SLICES - 1)
+    return b"".join(data[i * step:i * step + TRIAL_SLICE] for i in range(TRIAL_SLICES))
+
+
 def looks_like_text(sample: bytes) -> bool:
     """Whether ``sample`` reads as text: UTF-8 (a character cut at a slice's edge aside) with
     under 1% control bytes other than tab, line feed, form feed and carriage return."""
@@ -276,12 +291,18 @@ def looks_like_text(sample: bytes) -> bool:
     return bad <= 2 * TRIAL_SLICES and controls < len(sample) // 100
 
 
-def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input: Pipeline | None, data: bytes, progress) -> bytes:
+def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input_of: Callable[[], Pipeline | None], data: bytes,
+                      progress) -> bytes:
     """The archive of the level's pipeline, of its plain back end or of ``small_input``'s
     pipeline, whichever the data favours: up to TRIAL_WHOLE bytes, all coded and the smallest
     kept (the first on a tie); above, decided on a sample: the level's pipeline for text or
     where it beats the plain back end there, else the smaller there of the plain and
-    ``small_input``."""
+    ``small_input``. ``small_input_of()`` builds that pipeline (or None), only once needed."""
+    if len(data) > TRIAL_WHOLE and looks_like_text(_sample(data)):
+        # text is what chunks are for, and a sample undersells them: its dictionary is paid
+        # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
+        return pipe.compress(data, progress=progress)
+    small_input = small_input_of()
     if small_input is not None and len(data) > work_limit(FIT_BYTES_PER_BYTE + small_input.coder_bytes_per_byte()):
         small_input = None  # its tables would not fit the memory limit
     if len(data) <= TRIAL_WHOLE:
@@ -289,12 +310,7 @@ def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input: Pipeline | N
         if small_input is not None:
             archives.append(small_input.compress(data))
         return min(archives, key=len)
-    step = (len(data) - TRIAL_SLICE) // (TRIAL_SLICES - 1)
-    sample = b"".join(data[i * step:i * step + TRIAL_SLICE] for i in range(TRIAL_SLICES))
-    if looks_like_text(sample):
-        # text is what chunks are for, and a sample undersells them: its dictionary is paid
-        # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
-        return pipe.compress(data, progress=progress)
+    sample = _sample(data)
     raw = len(plain.compress(sample))
     if len(pipe.compress(sample)) <= raw:
         return pipe.compress(data, progress=progress)
