@@ -157,3 +157,10 @@ def test_a_held_out_slice_is_whole_lines_of_the_file(tmp_path):
     alice = read("alice29.txt")
     start = alice.index(b"\n", 100_000) + 1
     assert text == alice[start:alice.rindex(b"\n", 0, 120_000) + 1] and text.endswith(b"\n")
+
+
+def test_results_from_before_show_their_overrides_as_words():
+    from chunkpress.study.display import display_name
+
+    assert display_name("wordpiece, limits.max_rules=1000, coder=cm") == "wordpiece, 1,000 rules, cm"
+    assert display_name("repair, m = 3000") == "repair, m = 3000" and display_name("a=b") == "a=b"

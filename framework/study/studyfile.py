@@ -50,6 +50,7 @@ import attrs
 from ..config import config_from_dict
 from ..errors import ConfigError
 from ..plugin.registry import Registry
+from .display import readable_override
 
 #: the environment variable that names the data folder when --data-root is not given
 DATA_ROOT_ENV = "CHUNKPRESS_DATA_ROOT"
@@ -97,25 +98,13 @@ def _merge(base: dict, overrides: dict) -> dict:
     return raw
 
 
-def _readable(key: str, value) -> str:
-    """One override as a reader says it: ``coder.name = "cm"`` is "cm", ``limits.max_rules =
-    1000`` is "1,000 rules", ``coder.params.memory = 22`` is "memory 22"."""
-    if key.endswith(".name") or key == "pretokenizer":
-        return str(value)
-    shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
-    words = {"limits.max_rules": "rules", "limits.min_count": "min count"}
-    if key == "limits.max_rules":
-        return f"{shown} {words[key]}"
-    return f"{key.rsplit('.', 1)[-1].replace('_', ' ')} {shown}"
-
-
 def _label(overrides: dict, base: dict) -> str:
     """A readable variant name: the scorer (from the overrides or the base) and the overrides,
     as words ("wordpiece, 1,000 rules, cm"), not config keys."""
     base_scorer = base.get("scorer")
     scorer = (overrides.get("scorer.name")
               or (base_scorer.get("name") if isinstance(base_scorer, dict) else base_scorer) or "mdl")
-    rest = [_readable(k, v) for k, v in overrides.items() if k != "scorer.name"]
+    rest = [readable_override(k, v) for k, v in overrides.items() if k != "scorer.name"]
     return ", ".join([scorer, *rest])
 
 
