@@ -172,6 +172,8 @@ class Pipeline:
     def compress(self, data, progress: Callable | None = None) -> bytes:
         data = bytes(data)
         coder = self._build("coder")  # a missing optional package is reported before the learning, not after
+        if self.config.limits.max_rules == 0 and coder.codes_bytes:  # nothing to learn
+            return self.encode(np.zeros((0, 2), dtype=np.int64), as_symbols(data), data, coder=coder)
         result = self.fit(data, trace=False, progress=progress)
         return self.encode(result.rules, result.symbols, data, coder=coder)
 

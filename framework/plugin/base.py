@@ -156,6 +156,10 @@ class Coder:
     #: What the coder holds per input byte at most while it codes, beyond the symbols (a
     #: model's tables): the compressor cuts an input into blocks that fit the memory limit.
     working_bytes_per_byte: int = 0
+    #: True when :meth:`encode` takes the input's bytes (a uint8 array) as its symbols where
+    #: there are no rules: a pipeline with ``max_rules = 0`` then learns nothing and hands the
+    #: bytes over as they are (a raw xz of 30 MB held 26 bytes a byte in the learner).
+    codes_bytes: bool = False
 
     def __init__(self, params=None):
         self.params = params

@@ -19,6 +19,7 @@ class RawCoder(Coder):
     """Expand to bytes, then compress; decode returns no rules and the bytes as symbols."""
 
     backend: Backend
+    codes_bytes = True
 
     def __init__(self, params):
         super().__init__(params)
@@ -41,6 +42,7 @@ class StoredCoder(Coder):
     stored archive, container version 2, is read with this coder), and a baseline."""
 
     codec_id = STORED_CODEC
+    codes_bytes = True
 
     def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
         return expand(rules, symbols)
