@@ -176,18 +176,30 @@ def recount_region(start, off, after, add, merged, z, zcache, node, pool, table,
 
 
 @numba.njit(cache=True, inline="always")
+def run_parity(q, node):
+    """The parity of live node q's offset in its run of equal symbols, read off its predecessor:
+    1 where that predecessor holds the same symbol and a counted pair (a pair (x, x) is counted
+    exactly at even offsets), else 0. Walking back to the run's start instead made periodic
+    input quadratic (in abab... each site of the first merge walked the whole run to its left)."""
+    p = node[q, PRV]
+    return 1 if p != EMPTY and node[p, SYM] == node[q, SYM] and node[p, OSLOT] >= 0 else 0
+
+
+@numba.njit(cache=True, inline="always")
+def region_start(i, node):
+    """(start, its run offset's parity) of the region a rewrite at node i recounts: the left
+    neighbour, or i itself at the start of a segment."""
+    left = node[i, PRV]
+    if left == EMPTY:
+        return i, 0
+    return left, run_parity(left, node)
+
+
+@numba.njit(cache=True, inline="always")
 def region_bounds(i, node):
     """(start, its run offset's parity, after) of the region around node i that a rewrite at i
-    recounts: from the left neighbour (the parity of its offset in its run of equal symbols read
-    off its predecessor's counted pair) to past the run that holds the right neighbour."""
-    left = node[i, PRV]
-    start = i
-    off = 0
-    if left != EMPTY:
-        start = left
-        p = node[left, PRV]
-        if p != EMPTY and node[p, SYM] == node[left, SYM] and node[p, OSLOT] >= 0:
-            off = 1
+    recounts: from :func:`region_start` to past the run that holds the right neighbour."""
+    start, off = region_start(i, node)
     after = node[i, NXT]
     if after != EMPTY:
         s = node[after, SYM]

@@ -45,6 +45,8 @@ from .linkednodes import (
     count_at,
     recount_region,
     region_bounds,
+    region_start,
+    run_parity,
     slot_of,
     unlink,
 )
@@ -150,18 +152,7 @@ def merge(slot_ab, a, b, z, node, pool, table, pairs, changed, meta, weight, zca
         if node[i, OSLOT] != slot_ab:  # uncounted by an earlier site of this merge
             continue
         j = node[i, NXT]
-        # region start: the left neighbour, with the parity of its offset in its run of equal
-        # symbols, read off its predecessor: a pair (x, x) is counted exactly at even offsets.
-        # (Walking back to the run's start made periodic input quadratic: in abab... each site
-        # of the first merge walked the whole run of new symbols to its left.)
-        left = node[i, PRV]
-        start = i
-        off = 0
-        if left != EMPTY:
-            start = left
-            p = node[left, PRV]
-            if p != EMPTY and node[p, SYM] == node[left, SYM] and node[p, OSLOT] >= 0:
-                off = 1
+        start, off = region_start(i, node)
         # the rewritten part ends at j, or for (a, a) at the end of the run of a's
         last = j
         if a == b:
@@ -261,10 +252,7 @@ def open_boundaries(positions, node, pool, table, pairs, changed, meta, weight, 
         same = node[last, SYM] == s
         if same:
             recount_region(f, 0, after, False, EMPTY, EMPTY, zcache, node, pool, table, pairs, changed, meta, weight)
-        off = 0
-        p = node[last, PRV]
-        if p != EMPTY and node[p, SYM] == node[last, SYM] and node[p, OSLOT] >= 0:
-            off = 1
+        off = run_parity(last, node)
         node[last, NXT] = f
         node[f, PRV] = last
         recount_region(last, off, after if same else node[f, NXT], True, EMPTY, EMPTY, zcache, node, pool, table, pairs,
