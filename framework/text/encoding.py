@@ -12,14 +12,21 @@ from collections.abc import Callable
 import numpy as np
 
 
-def char_offsets(data: bytes, offsets: np.ndarray) -> np.ndarray:
+def char_index(arr: np.ndarray) -> np.ndarray:
+    """For each byte of the UTF-8 ``arr`` (uint8), the character it belongs to, and one entry
+    more: the number of characters (where an offset at the end lands)."""
+    char_at = np.cumsum((arr & 0xC0) != 0x80) - 1
+    return np.concatenate([char_at, [char_at[-1] + 1 if arr.size else 0]])
+
+
+def char_offsets(data: bytes, offsets: np.ndarray, char_at: np.ndarray | None = None) -> np.ndarray:
     """Byte offsets (n, 2) into the UTF-8 ``data`` as character offsets: a token starts at the
-    character that holds its first byte and ends after the one that holds its last."""
+    character that holds its first byte and ends after the one that holds its last (an empty
+    token where it starts). ``char_at``: ``char_index`` of ``data``, where the caller has it."""
     if offsets.size == 0:
         return offsets
-    arr = np.frombuffer(data, dtype=np.uint8)
-    char_at = np.cumsum((arr & 0xC0) != 0x80) - 1  # the character each byte belongs to
-    char_at = np.concatenate([char_at, [char_at[-1] + 1 if arr.size else 0]])
+    if char_at is None:
+        char_at = char_index(np.frombuffer(data, dtype=np.uint8))
     start = char_at[offsets[:, 0]]
     end = np.where(offsets[:, 1] > offsets[:, 0], char_at[np.maximum(offsets[:, 1] - 1, 0)] + 1, start)
     return np.stack([start, end], axis=1)

@@ -28,7 +28,7 @@ from ..plugin.base import BYTE_SYMBOLS, BoundaryPolicy, as_symbols
 from ..plugin.registry import default_registry
 from ..version import __version__
 from .encoder import NEVER, Encoder
-from .encoding import Encoding, char_offsets
+from .encoding import Encoding, char_index, char_offsets
 from .hf import HFVocab, byte_to_unicode, from_hf_json, to_hf_json
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
@@ -271,14 +271,12 @@ class Tokenizer:
         # text's start, and characters through one map over all the bytes
         begins = np.concatenate([[0], ends[:-1]]).astype(np.int64)
         text_of = np.repeat(np.arange(len(datas)), np.diff(np.concatenate([[0], cut])))
-        offsets = np.stack([stops - lengths, stops], axis=1) - begins[text_of, None]
+        spans = np.stack([stops - lengths, stops], axis=1)
+        offsets = spans - begins[text_of, None]
         chars = None
         if any(isinstance(t, str) for t in texts) and symbols.size:
-            char_at = np.concatenate([np.cumsum((arr & 0xC0) != 0x80) - 1, [0]])
-            char_at[-1] = char_at[-2] + 1 if arr.size else 0
-            first_char = char_at[begins] if begins.size else begins
-            chars = np.stack([char_at[stops - lengths], char_at[np.maximum(stops - 1, 0)] + 1], axis=1)
-            chars -= first_char[text_of, None]
+            char_at = char_index(arr)
+            chars = char_offsets(b"", spans, char_at) - char_at[begins][text_of, None]
         spell = self._speller()
         out, first = [], 0
         for text, last in zip(texts, cut.tolist(), strict=True):
