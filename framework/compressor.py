@@ -298,7 +298,8 @@ def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input_of: Callable[
     kept (the first on a tie); above, decided on a sample: the level's pipeline for text or
     where it beats the plain back end there, else the smaller there of the plain and
     ``small_input``. ``small_input_of()`` builds that pipeline (or None), only once needed."""
-    if len(data) > TRIAL_WHOLE and looks_like_text(_sample(data)):
+    sample = _sample(data) if len(data) > TRIAL_WHOLE else b""
+    if sample and looks_like_text(sample):
         # text is what chunks are for, and a sample undersells them: its dictionary is paid
         # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
         return pipe.compress(data, progress=progress)
@@ -310,7 +311,6 @@ def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input_of: Callable[
         if small_input is not None:
             archives.append(small_input.compress(data))
         return min(archives, key=len)
-    sample = _sample(data)
     raw = len(plain.compress(sample))
     if len(pipe.compress(sample)) <= raw:
         return pipe.compress(data, progress=progress)
