@@ -41,19 +41,26 @@ def expand_into(rules, symbols, lens, out):
     stack = np.empty(rules.shape[0] + 2, dtype=np.int64)
     pos = 0
     for i in range(symbols.size):
-        top = 0
-        stack[0] = symbols[i]
-        top = 1
-        while top > 0:
-            top -= 1
-            s = stack[top]
-            while s >= BYTE_SYMBOLS:
-                # walk down the left spine, leaving right children on the stack
-                stack[top] = rules[s - BYTE_SYMBOLS, 1]
-                top += 1
-                s = rules[s - BYTE_SYMBOLS, 0]
-            out[pos] = s
-            pos += 1
+        pos = _spell_into(symbols[i], rules, stack, out, pos)
+    return pos
+
+
+@numba.njit(cache=True, inline="always")
+def _spell_into(symbol, rules, stack, out, pos):
+    """Write the bytes of ``symbol`` into ``out`` from ``pos`` (``stack``: scratch of the
+    rules' depth); returns the position after them."""
+    stack[0] = symbol
+    top = 1
+    while top > 0:
+        top -= 1
+        s = stack[top]
+        while s >= BYTE_SYMBOLS:
+            # walk down the left spine, leaving right children on the stack
+            stack[top] = rules[s - BYTE_SYMBOLS, 1]
+            top += 1
+            s = rules[s - BYTE_SYMBOLS, 0]
+        out[pos] = s
+        pos += 1
     return pos
 
 
@@ -71,17 +78,7 @@ def _expand_with_extras(rules, symbols, lens, extra_bytes, extra_start, out):
                 out[pos] = extra_bytes[j]
                 pos += 1
             continue
-        stack[0] = s
-        top = 1
-        while top > 0:
-            top -= 1
-            s = stack[top]
-            while s >= BYTE_SYMBOLS:
-                stack[top] = rules[s - BYTE_SYMBOLS, 1]
-                top += 1
-                s = rules[s - BYTE_SYMBOLS, 0]
-            out[pos] = s
-            pos += 1
+        pos = _spell_into(s, rules, stack, out, pos)
     return pos
 
 
