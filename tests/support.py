@@ -118,17 +118,7 @@ class PlainBpe:
         a, b = -best[1][0], -best[1][1]
         z = 256 + len(self.rules)
 
-        def merge(seq):
-            out, i = [], 0
-            while i < len(seq):
-                if i + 1 < len(seq) and seq[i] == a and seq[i + 1] == b:
-                    out.append(z)
-                    i += 2
-                else:
-                    out.append(seq[i])
-                    i += 1
-            return out
-        self._rewrite(merge)
+        self._rewrite(lambda seq: merge_pair(seq, a, b, z))
         self.rules.append((a, b))
         if self.tau is not None:
             for part in dict.fromkeys((a, b)):
@@ -141,3 +131,17 @@ class PlainBpe:
 
     def vocabulary(self) -> int:
         return 256 + len(self.rules) - len(self.deletions)
+
+
+def merge_pair(seq, a: int, b: int, z: int) -> list:
+    """``seq`` with each occurrence of the pair (a, b), left to right and not overlapping,
+    replaced by ``z``: one BPE merge, by its definition."""
+    out, i = [], 0
+    while i < len(seq):
+        if i + 1 < len(seq) and seq[i] == a and seq[i + 1] == b:
+            out.append(z)
+            i += 2
+        else:
+            out.append(seq[i])
+            i += 1
+    return out

@@ -12,6 +12,7 @@ import chunkpress
 import pytest
 from chunkpress.pipeline import Pipeline
 from chunkpress.text.pretokenize import split
+from support import merge_pair
 
 DATA = Path(__file__).parent / "data"
 
@@ -32,17 +33,9 @@ def pair_counts(words: Counter) -> tuple[Counter, Counter]:
 
 
 def merged(words: Counter, a: int, b: int, z: int) -> Counter:
-    out = Counter()
+    out: Counter = Counter()
     for word, count in words.items():
-        new, i = [], 0
-        while i < len(word):
-            if i + 1 < len(word) and word[i] == a and word[i + 1] == b:
-                new.append(z)
-                i += 2
-            else:
-                new.append(word[i])
-                i += 1
-        out[tuple(new)] += count
+        out[tuple(merge_pair(word, a, b, z))] += count
     return out
 
 
