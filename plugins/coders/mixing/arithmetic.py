@@ -4,6 +4,7 @@ record, named by :class:`AC`.
 
     ac = coder_start(decode, payload)        # payload: the decoder's input (encoder: empty)
     bit = code_bit(decode, ac, out, payload, bit, p)   # p: P(1) in 1/4096, 1..4095
+    bit = code_bit_scaled(decode, ac, out, payload, bit, p, 16)   # p: P(1) in 1/65536
     coder_flush(ac, out)                     # the encoder's last bytes: out[:ac[AC.OUT]]
     stop_coder(ac)                           # from another thread: the coding loop returns
 """
@@ -62,10 +63,18 @@ def next_byte(ac, inp):
 @numba.njit(cache=True, inline="always")
 def code_bit(decode, ac, out, inp, bit, p):
     """Code ``bit`` (or decode and return it) with P(1) = p / 4096, p in 1..4095."""
+    return code_bit_scaled(decode, ac, out, inp, bit, p, 12)
+
+
+@numba.njit(cache=True, inline="always")
+def code_bit_scaled(decode, ac, out, inp, bit, p, bits):
+    """Code ``bit`` (or decode and return it) with P(1) = p / 2^bits, p in 1..2^bits - 1. Models
+    of very predictable data (a block-sorted text) use 16 bits: at 12, a bit costs at least
+    log2(4096/4095) bits."""
     x1 = ac[AC.X1]
     x2 = ac[AC.X2]
     r = x2 - x1
-    xmid = x1 + (r >> 12) * p + (((r & 0xFFF) * p) >> 12)
+    xmid = x1 + (r >> bits) * p + (((r & ((1 << bits) - 1)) * p) >> bits)
     if decode:
         bit = 1 if ac[AC.X] <= xmid else 0
     if bit:
