@@ -43,7 +43,7 @@ from .blockmode import (
     BlockWriter,
     compress_stream,
 )
-from .config import SMALL_INPUT_LEVEL, compress_level, config_from_dict, plain_preset
+from .config import DICTIONARY_LEVEL, SMALL_INPUT_LEVEL, compress_level, config_from_dict, plain_preset
 from .errors import ChunkpressError, ConfigError
 from .fileio import Readable, read_input, read_rest
 from .format import container
@@ -91,6 +91,15 @@ def check_block_size(value) -> int:
     return checked
 
 
+def _shapes_dictionary(overrides: dict, rules, rules_ref: bool, shared_dictionary: bool) -> bool:
+    """Whether the settings ask for a dictionary: a reused or shared one, or overrides other
+    than the coder that shape one (``max_rules = 0`` alone asks for none)."""
+    limits = overrides.get("limits") or {}
+    return (rules is not None or rules_ref or shared_dictionary
+            or any(key not in ("coder", "limits") for key in overrides)
+            or bool(limits.get("max_rules")) or limits.get("min_count") is not None)
+
+
 def _size_setting(name: str, value, least: int, most: int) -> int | None:
     if value is None:
         return None
@@ -127,6 +136,8 @@ class Compressor:
         if limits:
             overrides["limits"] = limits
         at = compress_level(config, level)
+        if at is not None and config is None and _shapes_dictionary(overrides, rules, rules_ref, shared_dictionary):
+            at = DICTIONARY_LEVEL.get(at, at)
         self.pipeline = Pipeline.from_config(config, registry, level=at, **overrides)
         self.pipeline.build_coder()  # a coder that cannot be built (a missing package) fails now
         #: a level's plain back end, for data its chunk pipeline does not shrink better (a config,

@@ -296,17 +296,20 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB, alice29 and udhr_arb (on
 #: udhr_cmn_hans, 8 KB, -7 is smaller than -8 and -9: README table, examples/benchmarks/levels.py).
-#: Word-level BPE (repair over GPT-2 pre-tokens) in front of zstd, xz or context mixing over the
-#: chunk ids (chunk-cm: one event per chunk; -6 ... -9 trade contexts and table size for time);
-#: ``min_count`` keeps small inputs from paying for rare chunks. (PPMd would sit between xz and
-#: chunk-cm, but pyppmd fails to decode some of its own streams: order 2, or a model that runs out
-#: of memory, in 1.3.1; no level depends on it.)
+#: -1 is zstd -3 on the bytes (a word dictionary in front of it was 0.8% smaller at 20 times
+#: the time); -2 ... -4 word-level BPE (repair over GPT-2 pre-tokens) in front of zstd or xz;
+#: -5 block sorting with a context-mixing back end (bwt-cm: smaller and faster than -2 ... -4
+#: on text; a word dictionary in front of a block sort made it 9-13% larger); -6 ... -9 context
+#: mixing over the chunk ids (chunk-cm: one event per chunk; trading contexts and table size for
+#: time). ``min_count`` keeps small inputs from paying for rare chunks. (PPMd would sit near -5,
+#: but pyppmd fails to decode some of its own streams: order 2, or a model that runs out of
+#: memory, in 1.3.1; no level depends on it.)
 PRESETS = {
-    1: _preset("repair", "varint-zstd", 1000, "gpt2", min_count=8, level=3),
+    1: _preset("repair", "raw-zstd", 0, level=3),
     2: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=9),
     3: _preset("repair", "varint-zstd", 2000, "gpt2", min_count=8, level=19),
-    4: _preset("repair", "varint-lzma", 8000, "gpt2", min_count=16),
-    5: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=16),
+    4: _preset("repair", "varint-lzma", 16000, "gpt2", min_count=16),
+    5: _preset("repair", "bwt-cm", 0),
     # chunk-cm, the faster levels trading contexts, runs, mixing and table size for time: -6
     # the light model (one mixer, one APM) with two contexts (order 0, the previous chunk) and
     # no runs in 4 MB of tables, the level as small as PPMd order 8 at under three times its time
@@ -323,9 +326,16 @@ PRESETS = {
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29),
 }
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
-#: smaller than xz -9 and faster on en_mix_10MB. The paper's method (mdl + combinatorial) is
+#: smaller than xz -9 and bzip3, and faster than xz -9, on en_mix_10MB. The paper's method (mdl + combinatorial) is
 #: ``examples/paper/mdl.toml``; ``Pipeline.from_config()`` without arguments still builds it.
 DEFAULT_LEVEL = 5
+
+
+#: levels that learn no dictionary (-1: zstd on the bytes, -5: the block sort), and the level
+#: whose dictionary pipeline runs instead where settings shape a dictionary (a scorer, a
+#: pre-tokenizer, max_rules, min_count, a reused or shared dictionary): ``compress -5 --max-rules
+#: 300`` learns 300 rules and codes them with -4's xz, as it did before -5 was a block sort
+DICTIONARY_LEVEL = {1: 2, 5: 4}
 
 
 #: what each level falls back to where its chunk pipeline does not pay (binaries, already

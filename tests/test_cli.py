@@ -126,11 +126,11 @@ def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
     out = capsys.readouterr().out
     assert "chunkpress.combinatorial.v1" in out and "rules" in out and "string_bits (model / written)" in out
     # without a level or config: the default level, which codes an input under 1 MB three ways
-    # (xz behind word-level BPE, xz alone, -6's light context mixing) and keeps the smallest
+    # (the block sort, xz alone, -6's light context mixing) and keeps the smallest
     assert main(["compress", str(alice_copy), "-o", str(tmp_path / "default.cpz")]) == 0
     capsys.readouterr()
     assert main(["inspect", str(tmp_path / "default.cpz")]) == 0
-    assert "chunkpress.chunk-cm.v5" in capsys.readouterr().out
+    assert "chunkpress.bwt-cm.v1" in capsys.readouterr().out
     assert (tmp_path / "default.cpz").stat().st_size < len(lzma.compress(alice_copy.read_bytes(), preset=9))
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out

@@ -106,7 +106,8 @@ def test_levels_are_presets_and_nine_is_the_smallest_example(registry):
     from support import ROOT
 
     assert sorted(PRESETS) == list(range(1, 10))
-    assert load_config(None, registry, level=5).coder.name == "varint-lzma"
+    assert load_config(None, registry, level=5).coder.name == "bwt-cm"
+    assert load_config(None, registry, level=4).coder.name == "varint-lzma"
     assert load_config(None, registry, level=9) == load_config(ROOT / "examples" / "context-mixing" / "best.toml", registry)
     assert load_config(None, registry, {"coder": "varint-zlib"}, level=1).coder.name == "varint-zlib"
     for bad in (0, 10, True, "9"):

@@ -77,22 +77,38 @@ def test_a_large_library_is_decided_by_a_sample_and_coded_plain_with_the_x86_fil
 
 def test_large_text_keeps_the_level_s_chunk_pipeline():
     text = _word_text(1_300_000)
-    assert _codec(chunkpress.compress(text, level=5)) == "chunkpress.varint-lzma.v1"
+    assert _codec(chunkpress.compress(text, level=5)) == "chunkpress.bwt-cm.v1"
+    assert _codec(chunkpress.compress(text, level=4)) == "chunkpress.varint-lzma.v1"
     assert _codec(chunkpress.compress(text, level=2)) == "chunkpress.varint-zstd.v1"
 
 
-def test_small_text_at_minus_5_is_the_smallest_of_three_ways():
+def test_small_text_at_minus_4_and_5_is_the_smallest_of_three_ways():
     data = read("alice29.txt")
-    ways = [chunkpress.compress(data, level=5, max_rules=16000 - 256, min_count=16),  # the chunk pipeline alone
-            chunkpress.compress(data, level=6), lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)]
-    assert len(chunkpress.compress(data, level=5)) <= min(len(w) for w in ways[:2])
-    assert len(chunkpress.compress(data, level=5)) == len(ways[1])  # -6's light context mixing wins here
+    for level, alone in ((4, {"max_rules": 16000 - 256, "min_count": 16}), (5, {"coder": "bwt-cm", "max_rules": 0})):
+        ways = [chunkpress.compress(data, level=level, **alone),  # the level's pipeline alone
+                chunkpress.compress(data, level=6), lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)]
+        assert len(chunkpress.compress(data, level=level)) == min(len(w) for w in ways[:2]) <= len(ways[2])
+    # -6's light context mixing wins at -4, the block sort at -5
+    assert len(chunkpress.compress(data, level=4)) == len(chunkpress.compress(data, level=6))
+    assert len(chunkpress.compress(data, level=5)) < len(chunkpress.compress(data, level=6))
 
 
 def test_settings_given_run_as_given():
     data = _binary(300_000)
-    assert _codec(chunkpress.compress(data, level=5, max_rules=100)) == "chunkpress.varint-lzma.v1"
+    assert _codec(chunkpress.compress(data, level=4, max_rules=100)) == "chunkpress.varint-lzma.v1"
     assert _codec(chunkpress.compress(data, coder="varint-zstd")) == "chunkpress.varint-zstd.v1"
+
+
+def test_dictionary_settings_at_a_level_without_one_run_its_dictionary_counterpart():
+    """-1 and -5 learn no dictionary: settings that shape one run -2's and -4's pipelines."""
+    data = read("alice29.txt")
+    assert _codec(chunkpress.compress(data, max_rules=300)) == "chunkpress.varint-lzma.v1"
+    assert _codec(chunkpress.compress(data, level=5, pretokenizer="none", max_rules=300)) == "chunkpress.varint-lzma.v1"
+    assert _codec(chunkpress.compress(data, level=1, scorer="repair", max_rules=300)) == "chunkpress.varint-zstd.v1"
+    assert _codec(chunkpress.compress(data, level=1, max_rules=0)) == "chunkpress.raw-zstd.v1"
+    assert _codec(chunkpress.compress(data, coder="bwt-cm", max_rules=0)) == "chunkpress.bwt-cm.v1"
+    shared = chunkpress.compress(data, block_size=50_000, shared_dictionary=True)
+    assert chunkpress.decompress(shared) == data
 
 
 def test_text_is_told_from_binary_data():

@@ -10,10 +10,13 @@ from pathlib import Path
 
 
 def first_compile_ahead() -> bool:
-    """Whether numba will compile the engine's kernels at their first use here (about 15 s once
-    after install; later runs load them from its cache): a program may say so first."""
-    engine = Path(__file__).parent  # the engine's kernels are cached beside their modules
-    return os.access(engine, os.W_OK) and not any((engine / "__pycache__").glob("fused.run_fused-*.nbi"))
+    """Whether this looks like the first run after install, when numba compiles the kernels a
+    job uses (about 15 s once; later runs load them from its cache): no kernel of the engine or
+    of the built-in coders is cached yet. A program may say so first."""
+    engine = Path(__file__).parent  # kernels are cached beside their modules
+    coders = engine.parent / "plugins" / "coders"
+    return os.access(engine, os.W_OK) and not any(any((where / "__pycache__").glob("*.nbi"))
+                                                  for where in (engine, coders))
 
 
 #: kernels an interrupt left running, each as the event its helper sets when it returns
