@@ -42,7 +42,7 @@ class BlockSortParams:
     compress better; encoding holds about 7 bytes a byte of a block, decoding 6).
     ``lzp_min``: the shortest repeat LZP replaces, or 0 for no LZP."""
 
-    block_mb: int = attrs.field(default=64, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1),
+    block_mb: int = attrs.field(default=32, validator=[attrs.validators.instance_of(int), attrs.validators.ge(1),
                                                        attrs.validators.le(1024)])
     lzp_min: int = attrs.field(default=40, validator=[attrs.validators.instance_of(int),
                                                       attrs.validators.or_(attrs.validators.in_((0,)),
