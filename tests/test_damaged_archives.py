@@ -22,12 +22,12 @@ from support import FAST, decompress, extra_peak_bytes, read
 CASES = int(os.environ.get("CHUNKPRESS_FUZZ_CASES", "2000"))
 SEED = int(os.environ.get("CHUNKPRESS_FUZZ_SEED", "20261122"))
 CODERS = ["combinatorial", "varint-zstd", "varint-zlib", "varint-lzma", "raw-zlib", "raw-lzma", "raw-zstd", "raw-bz2",
-          "raw-ppmd", "cm", "chunk-cm"]
+          "raw-ppmd", "cm", "chunk-cm", "bwt-cm"]
 # fast backend settings: the fuzz is about robustness, not ratio (xz -9e alone costs 50 ms/call)
 FAST_PARAMS = {"varint-zstd": {"level": 1}, "varint-zlib": {"level": 1}, "varint-lzma": {"preset": 0, "extreme": False},
                "raw-zstd": {"level": 1}, "raw-zlib": {"level": 1}, "raw-lzma": {"preset": 0}, "raw-bz2": {"level": 1},
                "raw-ppmd": {"model_order": 4, "memory_mb": 1}, "cm": {"memory": 16},
-               "chunk-cm": {"memory": 16}}
+               "chunk-cm": {"memory": 16}, "bwt-cm": {"lzp_min": 8}}  # LZP on inputs this small
 SCORERS = ["mdl", "repair", "pmi", "spmi"]
 
 

@@ -230,21 +230,18 @@ class SortedTables(NamedTuple):
     """The model's adaptive tables, all P(1) in 1/65536, each looked up by the bits so far of
     the byte and: ``order0``, nothing more; ``order1``, the byte before (and, as a second
     estimate, the byte before that), with ``order1_seen`` counting its updates (up to 30);
-    ``sse``, 17 knots over the mixed estimate, by whether the last two bytes were equal;
-    ``sse1``, the same by the byte before."""
+    ``sse``, 17 knots over the mixed estimate, by whether the last two bytes were equal."""
 
     order0: np.ndarray
     order1: np.ndarray
     order1_seen: np.ndarray
     sse: np.ndarray
-    sse1: np.ndarray
 
 
 def sorted_tables() -> SortedTables:
     knots = np.array([(k << 12) - (k == 16) for k in range(17)], dtype=np.uint16)
     return SortedTables(order0=np.full(256, 1 << 15, np.uint16), order1=np.full(65536, 1 << 15, np.uint16),
-                        order1_seen=np.zeros(65536, np.uint8), sse=np.tile(knots, 2 * 256),
-                        sse1=np.tile(knots, 65536))
+                        order1_seen=np.zeros(65536, np.uint8), sse=np.tile(knots, 2 * 256))
 
 
 @numba.njit(cache=True, inline="always")
@@ -271,7 +268,7 @@ def _toward_counted(t, seen, i, bit, rate):
 
 @numba.njit(cache=True, inline="always")
 def _refine(sse, ctx, p):
-    """An SSE map's estimate for ``p`` in context ``ctx``, between its two nearest knots (the
+    """The SSE map's estimate for ``p`` in context ``ctx``, between its two nearest knots (the
     lower knot's index is returned too: both move after the bit)."""
     j = ctx * 17 + (p >> 12)
     x1 = np.int64(sse[j])
@@ -285,13 +282,12 @@ def code_sorted(decode, data, n, tables, ac, out, inp):
     A block-sorted text is runs of the same byte, so the context is the byte before, the one
     before that, and whether they were equal. The order-0 and the two order-1 estimates are mixed
     with fixed weights in the probability domain (where 16-bit precision holds for the long runs)
-    and refined by two SSE maps. Returns the bytes coded; fewer when the coder is stopped or a
+    and refined by an SSE map. Returns the bytes coded; fewer when the coder is stopped or a
     decoder's input runs out (``ac[AC.OVERRUN]``)."""
     o0 = tables.order0
     o1 = tables.order1
     seen = tables.order1_seen
     sse = tables.sse
-    sse1 = tables.sse1
     c1 = 0
     c2 = 0
     run = 0
@@ -307,15 +303,12 @@ def code_sorted(decode, data, n, tables, ac, out, inp):
             i2 = (c2 << 8) | ctx
             p = ((np.int64(o0[ctx]) + o1[i1]) * 7 + 2 * np.int64(o1[i2])) >> 4
             by_run, j = _refine(sse, flag | ctx, p)
-            by_byte, k = _refine(sse1, i1, p)
-            q = max(1, min(65535, (3 * (by_run + by_byte) + 2 * p) >> 3))
+            q = max(1, (3 * by_run + p) >> 2)  # at most 65535
             bit = code_bit_scaled(decode, ac, out, inp, (c >> b) & 1, q, 16)
             _toward(o0, ctx, bit, 2)
             _toward_counted(o1, seen, i1, bit, 4)
             _toward(sse, j, bit, 6)
             _toward(sse, j + 1, bit, 6)
-            _toward(sse1, k, bit, 6)
-            _toward(sse1, k + 1, bit, 6)
             ctx = (ctx << 1) | bit
         c2 = c1
         c1 = ctx & 255
