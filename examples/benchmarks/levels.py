@@ -2,7 +2,7 @@
 each a whole `chunkpress` process (warm numba cache), with zpaq -m5, PPMd order 8, xz, zstd and
 bzip3 in the same run; sizes of every level on the other corpora, to check that no level is
 larger than the one below; a size-against-time plot (PNG and SVG) of levels and peers; and, as
-one run on a shared machine varies by 10-30%, medians of alternating runs for the two claims
+one run on a shared machine varies by 10-30%, medians of alternating runs for the three claims
 that rest on time (-5 against bzip3, -6 within 3x PPMd's time, -9 no slower than zpaq -m5).
 
     .venv/bin/python examples/benchmarks/levels.py [--corpus DIR] [--quick]
@@ -38,6 +38,8 @@ def describe(level: int) -> str:
     coder = raw["coder"]
     params = ", ".join(f"{k}={v}" for k, v in coder["params"].items())
     limits = raw.get("limits", {})
+    if limits.get("max_rules") == 0:
+        return f"no dictionary, the bytes + {coder['name']} ({params})"
     return (f"{raw['scorer']['name']}, {raw['pretokenizer']['name']} pre-tokens, {limits.get('max_rules')} rules"
             f"{', min_count ' + str(limits['min_count']) if 'min_count' in limits else ''} + {coder['name']} ({params})")
 
