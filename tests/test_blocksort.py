@@ -47,7 +47,7 @@ def test_edge_blocks_round_trip(data):
 
 
 def test_a_text_smaller_than_bzip3_s_model_alone_would_make_it():
-    """alice29 codes to 40,272 bytes (bzip3 -b 16: 40,496; the same model without the counted
+    """alice29 codes to 40,322 bytes (bzip3 -b 16: 40,496; the same model without the counted
     order-1 rate: 40,507)."""
     payload = _round_trip(read("alice29.txt"))
     assert len(payload) < 40_400

@@ -230,7 +230,9 @@ class SortedTables(NamedTuple):
     """The model's adaptive tables, all P(1) in 1/65536, each looked up by the bits so far of
     the byte and: ``order0``, nothing more; ``order1``, the byte before (and, as a second
     estimate, the byte before that), with ``order1_seen`` counting its updates (up to 30);
-    ``sse``, 17 knots over the mixed estimate, by whether the last two bytes were equal."""
+    ``sse``, 17 knots over the mixed estimate, by whether the last two bytes were equal and
+    whether the bits so far agree with the byte before (in a sorted text, the byte that most
+    often comes next: worth 0.12% over the 13 files of bwt_cm_notes.md, 0.11% on en_mix_10MB)."""
 
     order0: np.ndarray
     order1: np.ndarray
@@ -241,7 +243,7 @@ class SortedTables(NamedTuple):
 def sorted_tables() -> SortedTables:
     knots = np.array([(k << 12) - (k == 16) for k in range(17)], dtype=np.uint16)
     return SortedTables(order0=np.full(256, 1 << 15, np.uint16), order1=np.full(65536, 1 << 15, np.uint16),
-                        order1_seen=np.zeros(65536, np.uint8), sse=np.tile(knots, 2 * 256))
+                        order1_seen=np.zeros(65536, np.uint8), sse=np.tile(knots, 4 * 256))
 
 
 @numba.njit(cache=True, inline="always")
@@ -280,7 +282,7 @@ def code_sorted(decode, data, n, tables, ac, out, inp):
     """Code ``data[:n]`` (or decode into it) bit by bit, most significant first.
 
     A block-sorted text is runs of the same byte, so the context is the byte before, the one
-    before that, and whether they were equal. The order-0 and the two order-1 estimates are mixed
+    before that, whether they were equal, and whether this byte follows the one before so far. The order-0 and the two order-1 estimates are mixed
     with fixed weights in the probability domain (where 16-bit precision holds for the long runs)
     and refined by an SSE map. Returns the bytes coded; fewer when the coder is stopped or a
     decoder's input runs out (``ac[AC.OVERRUN]``)."""
@@ -295,14 +297,15 @@ def code_sorted(decode, data, n, tables, ac, out, inp):
         if ac[AC.OVERRUN]:
             return i
         run = run + 1 if c1 == c2 else 0
-        flag = 256 if run > 1 else 0
+        flag = 512 if run > 1 else 0
         c = 0 if decode else np.int64(data[i])
         ctx = 1
         for b in range(7, -1, -1):
             i1 = (c1 << 8) | ctx
             i2 = (c2 << 8) | ctx
             p = ((np.int64(o0[ctx]) + o1[i1]) * 7 + 2 * np.int64(o1[i2])) >> 4
-            by_run, j = _refine(sse, flag | ctx, p)
+            agree = 256 if ((c1 | 256) >> (b + 1)) == ctx else 0
+            by_run, j = _refine(sse, flag | agree | ctx, p)
             q = max(1, (3 * by_run + p) >> 2)  # at most 65535
             bit = code_bit_scaled(decode, ac, out, inp, (c >> b) & 1, q, 16)
             _toward(o0, ctx, bit, 2)
