@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from chunkpress.plugin import long_kernel
+from chunkpress.plugin import long_kernel, prefetch_row
 
 from .mixing.arithmetic import AC, code_bit_scaled
 from .mixing.states import RATE
@@ -63,8 +63,10 @@ def lzp_encode(data, out, lut, min_len):
         lut[h] = i
         if ref > 0:
             length = 0
-            while i + length < n and length < min_len and data[ref + length] == data[i + length]:
-                length += 1
+            last = min_len - 1  # most candidates differ somewhere: their last byte says so at once
+            if i + last < n and data[ref + last] == data[i + last]:
+                while i + length < n and length < min_len and data[ref + length] == data[i + length]:
+                    length += 1
             if length == min_len:
                 while i + length < n and data[ref + length] == data[i + length]:
                     length += 1
@@ -163,6 +165,8 @@ def sort_block(data, sa, last, rows):
     last[0] = data[n - 1]  # row 0: the rotation that starts at the marker
     primary = 0
     for i in range(n):
+        if i + 32 < n:
+            prefetch_row(data, max(0, sa[i + 32] - 1))  # the gather's misses overlap
         s = np.int64(sa[i])
         row = i + 1
         if s == 0:
