@@ -286,10 +286,11 @@ def code_sorted(decode, data, n, tables, ac, out, inp):
     """Code ``data[:n]`` (or decode into it) bit by bit, most significant first.
 
     A block-sorted text is runs of the same byte, so the context is the byte before, the one
-    before that, whether they were equal, and whether this byte follows the one before so far. The order-0 and the two order-1 estimates are mixed
-    with fixed weights in the probability domain (where 16-bit precision holds for the long runs)
-    and refined by an SSE map. Returns the bytes coded; fewer when the coder is stopped or a
-    decoder's input runs out (``ac[AC.OVERRUN]``)."""
+    before that, whether they were equal, and whether this byte follows the one before so far.
+    The order-0 and the two order-1 estimates are mixed with fixed weights in the probability
+    domain (where 16-bit precision holds for the long runs) and refined by an SSE map. Returns
+    the bytes coded; fewer when the coder is stopped or a decoder's input runs out
+    (``ac[AC.OVERRUN]``)."""
     o0 = tables.order0
     o1 = tables.order1
     seen = tables.order1_seen

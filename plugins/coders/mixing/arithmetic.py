@@ -40,13 +40,17 @@ def stop_coder(ac) -> None:
     ac[AC.OVERRUN] = 1
 
 
-@numba.njit(cache=True)
-def coder_start(decode, inp):
+def coder_start(decode, inp) -> np.ndarray:
+    """A fresh coder's record; a decoder's window holds its input's first 4 bytes (zeros past
+    its end, the overrun flag then set, as :func:`next_byte` does). Plain Python: it runs once
+    a stream, and a compiled kernel costs a load from numba's cache in every process."""
     ac = np.zeros(N_AC, dtype=np.int64)
     ac[AC.X2] = 0xFFFFFFFF
     if decode:
-        for _ in range(4):
-            ac[AC.X] = (ac[AC.X] << 8) | next_byte(ac, inp)
+        head = bytes(inp[:4])
+        ac[AC.X] = int.from_bytes(head.ljust(4, b"\0"), "big")
+        ac[AC.IN] = 4
+        ac[AC.OVERRUN] = int(len(head) < 4)
     return ac
 
 
@@ -96,12 +100,12 @@ def code_bit_scaled(decode, ac, out, inp, bit, p, bits):
     return bit
 
 
-@numba.njit(cache=True)
-def coder_flush(ac, out):
-    """Write x1's 4 bytes: the decoder then reads exactly what was written."""
-    x1 = ac[AC.X1]
+def coder_flush(ac, out) -> None:
+    """Write x1's 4 bytes: the decoder then reads exactly what was written (bytes past
+    ``out``'s end are counted, not written, as the coder counts them)."""
+    x1 = int(ac[AC.X1])
     for k in range(4):
-        o = ac[AC.OUT]
+        o = int(ac[AC.OUT])
         if o < out.size:
-            out[o] = np.uint8((x1 >> (24 - 8 * k)) & 0xFF)
+            out[o] = (x1 >> (24 - 8 * k)) & 0xFF
         ac[AC.OUT] = o + 1
