@@ -30,11 +30,16 @@ LZP_TABLE_BITS = 18
 
 
 @numba.njit(cache=True, inline="always")
-def _lzp_hash(a, i):
-    """The LZP table's slot for the four bytes before ``i``."""
+def _lzp_predict(lut, a, i):
+    """Where the four bytes before ``i`` last occurred (the position after them; 0: never),
+    recording ``i`` in their place: the one lookup both sides make per coded unit, so the
+    decoder keeps the encoder's table."""
     ctx = (np.int64(a[i - 1]) | (np.int64(a[i - 2]) << 8) | (np.int64(a[i - 3]) << 16)
            | (np.int64(a[i - 4]) << 24))
-    return ((ctx >> 15) ^ ctx ^ (ctx >> 3)) & ((1 << LZP_TABLE_BITS) - 1)
+    h = ((ctx >> 15) ^ ctx ^ (ctx >> 3)) & ((1 << LZP_TABLE_BITS) - 1)
+    ref = np.int64(lut[h])
+    lut[h] = i
+    return ref
 
 
 @long_kernel
@@ -42,10 +47,7 @@ def lzp_encode(data, out, lut, min_len):
     """Replace each run of at least ``min_len`` bytes that repeats what followed the last
     occurrence of its order-4 context by the escape and the run's length; an escape byte in
     the text, where a context has been seen, is doubled (escape, 255). Returns the coded length,
-    or -1 where it is not shorter than the input (the block is then sorted as it is).
-
-    Both sides look the context up, and record the position, once per coded unit, so the
-    decoder keeps the same table."""
+    or -1 where it is not shorter than the input (the block is then sorted as it is)."""
     n = data.size
     lut[:] = 0
     if n < 4 + min_len:
@@ -58,9 +60,7 @@ def lzp_encode(data, out, lut, min_len):
     while i < n:
         if o >= limit:
             return -1
-        h = _lzp_hash(data, i)
-        ref = np.int64(lut[h])
-        lut[h] = i
+        ref = _lzp_predict(lut, data, i)
         if ref > 0:
             length = 0
             last = min_len - 1  # most candidates differ somewhere: their last byte says so at once
@@ -112,9 +112,7 @@ def lzp_decode(coded, out, lut, min_len):
     while i < m:
         if o >= n:
             return -1
-        h = _lzp_hash(out, o)
-        ref = np.int64(lut[h])
-        lut[h] = o
+        ref = _lzp_predict(lut, out, o)
         c = coded[i]
         i += 1
         if ref > 0 and c == LZP_ESCAPE:
