@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from chunkpress.config import DEFAULT_LEVEL
-from processes import BZ3_C, BZ3_D, run
+from processes import BZ3_C, BZ3_D, medians, run
 
 HERE = Path(__file__).parent
 CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
@@ -31,15 +30,6 @@ CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
 BOUNDS = (("en_mix_10MB.txt", 2.5), ("en_mix_100MB.txt", 1.5))
 #: the most a 3-byte compress or decompress may take, as a multiple of importing numba
 STARTUP_BOUND = 1.8
-
-
-def medians(commands: list[list[str]], repeats: int) -> list[float]:
-    """Median wall seconds of each command, the commands run in turn ``repeats`` times."""
-    times: list[list[float]] = [[] for _ in commands]
-    for _ in range(repeats):
-        for k, cmd in enumerate(commands):
-            times[k].append(run(cmd)[0])
-    return [statistics.median(t) for t in times]
 
 
 def main() -> None:

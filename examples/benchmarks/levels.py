@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from chunkpress.config import DEFAULT_LEVEL, PRESETS
-from processes import peers, run
+from processes import medians, peers, run
 
 HERE = Path(__file__).parent
 CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
@@ -48,24 +47,25 @@ def level_flag(level) -> list[str]:
     return [] if level is None else [f"-{level}"]
 
 
-def measure(src: Path, tmp: Path, level) -> tuple[int, float, float, int, bool]:
+def level_commands(src: Path, tmp: Path, level) -> tuple[list[str], list[str], Path, Path]:
+    """(compress argv, decompress argv, archive, decoded file) of a level on ``src``."""
     archive, back = tmp / "a.cpz", tmp / "back"
-    c_s, c_mb = run([*CHUNKPRESS, "compress", *level_flag(level), str(src), "-o", str(archive), "-f", "-q"])
-    d_s, d_mb = run([*CHUNKPRESS, "decompress", str(archive), "-o", str(back), "-f", "-q"])
+    return ([*CHUNKPRESS, "compress", *level_flag(level), str(src), "-o", str(archive), "-f", "-q"],
+            [*CHUNKPRESS, "decompress", str(archive), "-o", str(back), "-f", "-q"], archive, back)
+
+
+def measure(src: Path, tmp: Path, level) -> tuple[int, float, float, int, bool]:
+    comp, dec, archive, back = level_commands(src, tmp, level)
+    c_s, c_mb = run(comp)
+    d_s, d_mb = run(dec)
     return archive.stat().st_size, c_s, d_s, max(c_mb, d_mb), back.read_bytes() == src.read_bytes()
 
 
 def alternating(src: Path, tmp: Path, level: int, peer: tuple, repeats: int) -> list[float]:
     """Medians of (our compress, our decompress, the peer's compress, its decompress), the four
-    run one after the other ``repeats`` times so that a slow spell of the machine hits both."""
-    times: list[list[float]] = [[], [], [], []]
-    for _ in range(repeats):
-        _, c_s, d_s, _, _ = measure(src, tmp, level)
-        times[0].append(c_s)
-        times[1].append(d_s)
-        times[2].append(run(peer[1])[0])
-        times[3].append(run(peer[2])[0])
-    return [statistics.median(t) for t in times]
+    run one after the other ``repeats`` times."""
+    comp, dec, _, _ = level_commands(src, tmp, level)
+    return medians([comp, dec, peer[1], peer[2]], repeats)
 
 
 def plot(rows: list, size: int, out: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -32,6 +33,16 @@ def run(cmd: list[str], stdout=None) -> tuple[float, int]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {err.strip()}")
     return wall, usage.ru_maxrss // 1024
+
+
+def medians(commands: list[list[str]], repeats: int) -> list[float]:
+    """Median wall seconds of each command, the commands run in turn ``repeats`` times, so that a
+    slow spell of the machine hits them all."""
+    times: list[list[float]] = [[] for _ in commands]
+    for _ in range(repeats):
+        for k, cmd in enumerate(commands):
+            times[k].append(run(cmd)[0])
+    return [statistics.median(t) for t in times]
 
 
 # peers that live in Python packages run through these one-line programs (argv: in out)
