@@ -147,8 +147,12 @@ class Compressor:
         self._small_input_level: int | None = None
         self._registry = registry
         if at is not None and config is None and not overrides and rules is None:
-            self.plain, self.plain_executable = (Pipeline(config_from_dict(plain_preset(at, x86), registry), registry)
-                                                 for x86 in (False, True))
+            # a plain back end that is the level's own pipeline (-1: zstd on the bytes) is no
+            # alternative: trying it would code the input twice the same way
+            self.plain, self.plain_executable = (
+                None if plain.config == self.pipeline.config else plain
+                for plain in (Pipeline(config_from_dict(plain_preset(at, x86), registry), registry)
+                              for x86 in (False, True)))
             self._small_input_level = SMALL_INPUT_LEVEL.get(at)
         self.tokenizer, self.dictionary = rules_file(rules)
         if rules_ref or shared_dictionary:
