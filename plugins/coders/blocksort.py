@@ -30,10 +30,7 @@ from chunkpress.plugin import (
 )
 
 from . import blocksort_model as bsm
-from .mixing.arithmetic import AC, coder_flush, coder_start, stop_coder
-
-#: the encoder's input, the decoder's output: none
-_NOTHING = np.zeros(0, dtype=np.uint8)
+from .mixing.arithmetic import AC, NO_INPUT, NO_OUTPUT, coder_flush, coder_start, stop_coder
 
 
 @attrs.frozen(kw_only=True)
@@ -70,7 +67,7 @@ def _suffix_sorter():
 def _code(decode: bool, data: np.ndarray, inp: np.ndarray, capacity: int):
     """Run the model over ``data`` (encode: its bytes; decode: filled); returns (bytes coded,
     coder state, output)."""
-    out = np.zeros(capacity, dtype=np.uint8)
+    out = np.zeros(capacity, dtype=np.uint8) if capacity else NO_OUTPUT
     ac = coder_start(decode, inp)
     done = call_interruptibly(bsm.code_sorted, decode, data, data.size, bsm.sorted_tables(), ac, out, inp,
                               stop=lambda: stop_coder(ac))
@@ -122,7 +119,7 @@ class BlockSortCoder(Coder):
             del sa
             capacity = source.size + source.size // 8 + 4096
             while True:
-                done, ac, out = _code(False, last, _NOTHING, capacity)
+                done, ac, out = _code(False, last, NO_INPUT, capacity)
                 if done != last.size:  # pragma: no cover - only a stop request ends it early
                     raise FormatError("bwt-cm: the coder stopped before the end of the block")
                 coder_flush(ac, out)

@@ -29,9 +29,9 @@ from chunkpress.plugin import (
 )
 
 from . import cm_model as cmm
-from .dictionary import NO_INPUT, NO_OUTPUT, Dictionary, decode_rules, encode_rules, max_prefixes, pow2_at_least, zeros
+from .dictionary import Dictionary, decode_rules, encode_rules, max_prefixes, pow2_at_least, zeros
 from .mixing.apm import apm_table
-from .mixing.arithmetic import AC, coder_flush, coder_start, stop_coder
+from .mixing.arithmetic import AC, NO_INPUT, NO_OUTPUT, coder_flush, coder_start, stop_coder
 from .mixing.states import STATE_P
 
 #: the ablation of the study: which context groups the model uses

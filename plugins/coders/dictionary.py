@@ -17,7 +17,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, FormatError, call_interruptibly, expand_into, symbol_lengths
 
-from .mixing.arithmetic import AC, code_bit, coder_flush, coder_start
+from .mixing.arithmetic import AC, NO_INPUT, NO_OUTPUT, code_bit, coder_flush, coder_start
 from .mixing.hashing import CHUNK_BASE, MAX_PROBES, chunk_key, longest_run, lookup, mix64, table_slot
 from .mixing.states import RATE
 
@@ -244,10 +244,6 @@ def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_
     return count
 
 
-#: what the decoder writes: nothing
-NO_OUTPUT = np.zeros(0, dtype=np.uint8)
-#: what the encoder reads: nothing, typed as the decoder's read-only input so both share one compilation
-NO_INPUT = np.frombuffer(b"", dtype=np.uint8)
 
 
 def encode_rules(rules: np.ndarray) -> bytes:

@@ -34,6 +34,13 @@ class AC(enum.IntEnum):
 N_AC = len(AC)
 
 
+#: what a decoder writes: nothing
+NO_OUTPUT = np.zeros(0, dtype=np.uint8)
+#: what an encoder reads: nothing, typed as a decoder's read-only input so that both share one
+#: compilation of a model's loop
+NO_INPUT = np.frombuffer(b"", dtype=np.uint8)
+
+
 def stop_coder(ac) -> None:
     """Stop a coding loop running on another thread: it checks the overrun flag at every byte
     or chunk (and returns as if its input had run out)."""
