@@ -22,16 +22,9 @@ from chunkpress.plugins.coders.chunk_cm import (
     ChunkCmV2Params,
     RankedDictionary,
     model_sizes,
-    new_tables,
     weight_classes,
 )
-from chunkpress.plugins.coders.chunk_cm_legacy import (
-    ChunkCmV1Coder,
-    ChunkCmV2Coder,
-    ChunkCmV3Coder,
-    ChunkCmV4Coder,
-    ChunkCmV5Coder,
-)
+from chunkpress.plugins.coders.chunk_cm_legacy import ChunkCmV1Coder, ChunkCmV2Coder, ChunkCmV3Coder, ChunkCmV4Coder
 from chunkpress.plugins.coders.chunk_cm_model.layout import (
     MODEL1_ORDER,
     MODEL2_ORDER,
@@ -125,7 +118,7 @@ def test_the_exclusions_save_coded_bits(alice_fit, monkeypatch):
 
 
 def _archive(payload: bytes, length: int) -> bytes:
-    return pack(Header(codec="chunkpress.chunk-cm.v6", params={"memory": 16, "contexts": len(MODEL3_ORDER)},
+    return pack(Header(codec="chunkpress.chunk-cm.v5", params={"memory": 16, "contexts": len(MODEL3_ORDER)},
                        length=length, blake2b=checksum(b"\0" * min(length, 1))), payload)
 
 
@@ -288,28 +281,12 @@ def test_model_5s_weight_sets_by_node_pay_on_the_same_parse(alice_fit):
     1,894,757 B), and it decodes; the mixers' tables are larger by the nodes they tell apart."""
     assert attrs.evolve(MODELS[5], version=4, path_sets=False) == MODELS[4]
     v4 = ChunkCmV4Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols)
-    model5 = ChunkCmV5Coder(ChunkCmParams(memory=22))
-    v5 = model5.encode(alice_fit.rules, alice_fit.symbols)
+    v5 = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
     assert len(v5) < 0.995 * len(v4)
-    assert expand(*model5.decode(v5)) == read("alice29.txt")
+    assert expand(*coder(memory=22).decode(v5)) == read("alice29.txt")
     sizes = [model_sizes(10**6, 4 * 10**5, 1256, MODELS[v], ChunkCmParams()) for v in (4, 5)]
     assert [s["id_sets"] for s in sizes] == [2048, 2048 * PATH3_NODES]
     assert [s["mix2_sets"] for s in sizes] == [2048 + 32 * 16, (PATH2_NODES + 32) * 16]
-
-
-def test_model_6s_direct_probabilities_pay_on_the_same_parse(alice_fit):
-    """Model 6 is model 5 with direct probabilities for order 0, the previous id, the word in
-    progress and two ids (alice29, 500 rules, 4 MB: 37,314 -> 37,178 B; en_mix_10MB at -9's
-    dictionary 1,894,757 -> 1,888,596 B), and it decodes; a coder keeping fewer contexts keeps
-    the direct probabilities of those it keeps."""
-    assert attrs.evolve(MODELS[6], version=5, direct=()) == MODELS[5]
-    v5 = ChunkCmV5Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols)
-    v6 = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
-    assert len(v6) < 0.998 * len(v5)
-    assert expand(*coder(memory=22).decode(v6)) == read("alice29.txt")
-    kept = [new_tables(10**5, 10**4, 300, MODELS[6], ChunkCmParams(contexts=c)).direct.tolist() for c in (2, 4, 18)]
-    assert kept == [[0, 1], [0, 1, 3], [0, 1, 3, 7]]
-    assert new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams()).direct.size == 0
 
 
 def test_model_4s_bit_histories_keep_longer_runs():
@@ -356,10 +333,10 @@ def test_model_2_is_smaller_than_model_1_on_the_same_parse(alice_fit):
         assert expand(*v2.decode(payload)) == read("alice29.txt")
 
 
-@pytest.mark.parametrize("version", [1, 2, 4, 5])
+@pytest.mark.parametrize("version", [1, 2, 4])
 def test_older_models_write_the_bytes_they_always_wrote(registry, version):
-    """chunk-cm-v1, -v2, -v4 and -v5 re-create the golden archives written before the next
-    model, byte for byte: the kernel they share with model 6 runs them unchanged."""
+    """chunk-cm-v1, -v2 and -v4 re-create the golden archives written before the next model,
+    byte for byte: the kernel they share with model 5 runs them unchanged."""
     golden = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.v{version}.cpz"
     pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder=f"chunk-cm-v{version}")
     assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
@@ -404,7 +381,7 @@ def test_each_model_refuses_more_contexts_than_it_has():
     for params, most in ((ChunkCmParams, 18), (ChunkCmV2Params, 20), (ChunkCmV1Params, 12)):
         with pytest.raises(ValueError):
             params(contexts=most + 1)
-    assert [m.codec_id for m in MODELS.values()] == [f"chunkpress.chunk-cm.v{v}" for v in (1, 2, 3, 4, 5, 6)]
+    assert [m.codec_id for m in MODELS.values()] == [f"chunkpress.chunk-cm.v{v}" for v in (1, 2, 3, 4, 5)]
 
 
 def test_the_run_model_pays_on_text_with_fewer_contexts(alice_fit):

@@ -6,7 +6,7 @@ by the compiled model in :mod:`.chunk_cm_model`, with contexts from the previous
 the decoded text kept beside them. Decoding returns the rules and the longest-match parse of
 the text (as ``cm`` with ``parse = "longest"``).
 
-Payload (codec ``chunkpress.chunk-cm.v6``): LEB128 ``N T R L``, then ``L`` bytes of coded
+Payload (codec ``chunkpress.chunk-cm.v5``): LEB128 ``N T R L``, then ``L`` bytes of coded
 rules, then one arithmetic-coded stream: each rank's weight class (which shapes the tree),
 then the ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a function of
 ``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the archive
@@ -75,8 +75,6 @@ class Model:
     mixer_init: int = 1 << 14
     #: the mixers' weight sets picked by the node itself near the root (``layout.PATH1_NODES``...)
     path_sets: bool = False
-    #: the contexts that also have direct probabilities (``mixing.direct``), where kept
-    direct: tuple[int, ...] = ()
 
     @property
     def codec_id(self) -> str:
@@ -99,7 +97,6 @@ MODELS = {
              mixer_init=1 << 13),
 }
 MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True)
-MODELS[6] = attrs.evolve(MODELS[5], version=6, direct=layout.MODEL6_DIRECT)
 
 
 def _int_field(default: int, least: int, most: int):
@@ -121,24 +118,24 @@ class _Params:
     (class constants here, so older models' archive headers stay as they were)."""
 
     memory: int = _int_field(28, 16, 32)
-    contexts: int = _contexts_field(MODELS[6])
+    contexts: int = _contexts_field(MODELS[5])
     runs = 0
     light = False
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmParams(_Params):
-    """Models 3 to 6's params (the same contexts and runs). ``memory``: log2 of the largest
-    hash table in bytes (smaller inputs get smaller tables; the model uses about 1.7x this at
-    most, its direct counters half of it). ``contexts``: how many of the model's hashed contexts
-    are used, in mixer order (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id, order 2, word in progress, word with
+    """Models 3 to 5's params (the same contexts and runs). ``memory``: log2 of the largest
+    hash table in bytes (smaller inputs get smaller tables; the model uses about 1.2x this at
+    most). ``contexts``: how many of the model's hashed contexts are used, in mixer order
+    (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id, order 2, word in progress, word with
     the previous, order 3, byte classes, two ids, ...): fewer is faster. ``runs``: how many of
     the run model's runs are used, in order (the previous id, order 2, the word in progress, the
     last four ids). ``light``: one mixer and one APM instead of three mixers, a final mixer and
     three APMs (a decision costs about a quarter less; larger archives: ``chunk_cm_model``'s
     docstring has the figures)."""
 
-    runs: int = _runs_field(MODELS[6])
+    runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
 
@@ -180,9 +177,6 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         # the run model: one entry a chunk and run at most; 16 MB at memory 29 (32 MB: 0.02% smaller)
         "runs": max(1 << 10, min(1 << (memory - 8), pow2_at_least(chunks))) if params.runs else 1,
         "long_match": max(1 << 12, min(1 << 22, pow2_at_least(chunks))) if model.long_match else 1,
-        # 4-byte counters, 64 a chunk up to an eighth of 2^memory: 256 MB at memory 29 (en_mix_10MB:
-        # 128 MB 0.05% larger, 512 MB 0.04% smaller; alice29: 16 a chunk 0.2% larger)
-        "direct": min(1 << (memory - 3), max(1 << 12, pow2_at_least(64 * chunks))) if model.direct else 16,
     }
 
 
@@ -193,15 +187,13 @@ def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
     apms = 4 * APM_STEPS * (s["apm1"] + 2 * s["apm2"])
     maps = 8 * (layout.N_CONTEXTS * 256 + layout.MATCH_CONTEXTS + layout.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
-    return (s["hash_bytes"] + 4 * (s["match"] + s["long_match"] + s["direct"]) + mixers + apms + maps
-            + 8 * (ranks + 2) + tree)
+    return s["hash_bytes"] + 4 * (s["match"] + s["long_match"]) + mixers + apms + maps + 8 * (ranks + 2) + tree
 
 
 def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> layout.Tables:
     """The model's tables, each piece at its starting state, for the contexts and runs the
     params keep."""
     order = model.orders[: params.contexts]
-    direct = [order.index(c) for c in model.direct if c in order]
     run_contexts = model.run_contexts[: params.runs]
     run_ids = model.run_ids if params.runs > len(run_contexts) else 0
     s = model_sizes(n, chunks, ranks, model, params)
@@ -212,7 +204,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
 
     def mixer(sets: int, flags: bool = False) -> np.ndarray:
         weights = np.full((sets, layout.MIX2_INPUTS if flags else layout.N_INPUTS), w, np.int32)
-        weights[:, layout.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0) + len(direct):] = 0  # the flags'
+        weights[:, layout.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0):] = 0  # the flags' weights
         return weights
 
     return layout.Tables(
@@ -231,7 +223,6 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
         a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm2"]),
         follow=np.zeros(ranks + 2, np.int64),
-        direct=np.array(direct, dtype=np.int64), dc=zeros(s["direct"], np.uint32),
     )
 
 
@@ -356,13 +347,10 @@ def _run(decode: bool, ranks, text, rk: rks.Ranks, tables, io) -> int:
 class ChunkCmCoder(Coder):
     """Context mixing over chunk ids; see the module docstring for the format."""
 
-    model = MODELS[6]
+    model = MODELS[5]
     codec_id = model.codec_id
     params_class: type[_Params] = ChunkCmParams
-    #: the hash table (32 bytes a byte of text up to 2^memory), the match tables and the parse;
-    #: model 6's direct counters (at most half the hash table's bytes) are not counted: on inputs
-    #: large enough for this to bound (hundreds of MB), both tables are at their caps and the
-    #: hash table's 32 bytes a byte already count far more than it holds
+    #: the hash table (32 bytes a byte of text up to 2^memory), the match tables and the parse
     working_bytes_per_byte = 48
 
     def __init__(self, params: _Params | None = None):

@@ -3,8 +3,7 @@ golden archive (``tests/golden``), which its coder must decode, and re-create by
 model's differences from the current one are its :class:`~.chunk_cm.Model` record; the current
 coder's code serves them all, so these are not to change.
 
-- v5 has no direct probabilities (bit histories alone);
-- v4 also picks its mixers' weight sets by bit position rather than by the node near the root;
+- v4 picks its mixers' weight sets by bit position rather than by the node near the root;
 - v3 also splits its tree at the weight's half and has cm's shorter bit histories, no flag
   inputs and one match lookup;
 - v2 also has no run model and twenty contexts;
@@ -14,13 +13,6 @@ coder's code serves them all, so these are not to change.
 from __future__ import annotations
 
 from .chunk_cm import MODELS, ChunkCmCoder, ChunkCmV1Params, ChunkCmV2Params
-
-
-class ChunkCmV5Coder(ChunkCmCoder):
-    """chunk-cm's fifth model (no direct probabilities): reads and writes its archives."""
-
-    model = MODELS[5]
-    codec_id = model.codec_id
 
 
 class ChunkCmV4Coder(ChunkCmCoder):

@@ -18,7 +18,7 @@ if not STORED.exists():
 
 for coder in ("varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma",
               "raw-zstd", "raw-bz2", "raw-ppmd", "varint-ppmd", "cm", "chunk-cm-v1", "chunk-cm-v2", "chunk-cm-v3", "chunk-cm-v4",
-              "chunk-cm-v5", "chunk-cm", "bwt-cm"):
+              "chunk-cm", "bwt-cm"):
     pipe = Pipeline.from_config(scorer="mdl", coder=coder)
     target = HERE / f"udhr_cmn_hans.{pipe._infos['coder'].codec_id}.cpz"
     if not target.exists():

@@ -12,7 +12,6 @@ from chunkpress.plugin import long_kernel, prefetch_row
 
 from ..mixing.apm import apm_context, apm_predict, apm_update, prefetch_knots
 from ..mixing.arithmetic import AC, code_bit, coder_flush
-from ..mixing.direct import direct_input, direct_line, direct_update
 from ..mixing.hashing import B8, K1, K2, K3, M8, ZERO, context_hash, mix64
 from ..mixing.logistic import STRETCH, squash
 from ..mixing.mixer import mix_dot, mix_learn, prefetch_weights
@@ -179,9 +178,6 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
         seen += (s != 0) & tb.text_order[m]
         sc.tx[n_in + m] = 256 * (s == 0)
     vote = run_inputs(tb, sc, mid, jj, IN_CONTEXTS + n_ctx)
-    first = n_in - tb.direct.size
-    for k in range(tb.direct.size):
-        sc.tx[first + k] = direct_input(tb.dc, sc.lines[k] + nib)
     if eb >= 0:
         mctx = ((min(m_len, 15) * 2 + eb) << 5) | jj
         sc.tx[IN_EXPECTED] = (2 * eb - 1) * min(m_len, 16) * 64
@@ -228,8 +224,6 @@ def learn(tb, sc, y):
         tb.ht[sc.ptr[m] + nib] = tb.next_state[s, y]
         adapt(tb.sm_p, tb.sm_n, (m << 8) + s, y, 1023)
     adapt(tb.mm_p, tb.mm_n, bit[B_MCTX], y, 1023)
-    for k in range(tb.direct.size):
-        direct_update(tb.dc, sc.lines[k] + nib, y)
     runs = n_runs(tb)
     for i in range(runs):
         if sc.runs[i, R_MAP] >= 0:
@@ -253,22 +247,17 @@ def learn(tb, sc, y):
 
 @numba.njit(cache=True, inline="always")
 def prefetch_slots(tb, sc, c0, hmask):
-    """Ask for the cache lines of each context's slot (and direct probabilities) for the node
-    whose path is ``c0``."""
+    """Ask for the cache lines of each context's slot for the node whose path is ``c0``."""
     for m in range(tb.order.size):
         prefetch_row(tb.ht, slot_base(slot_hash(sc.ctx[m], c0), hmask))
-    for k in range(tb.direct.size):
-        prefetch_row(tb.dc, direct_line(tb.dc, slot_hash(sc.ctx[tb.direct[k]], c0)))
 
 
 @numba.njit(cache=True, inline="always")
 def find_slots(tb, sc, c0, hmask):
     """Each context's slot for the next 4 bits of the rank (its line asked for earlier:
-    :func:`prefetch_slots`), and the lines of its direct probabilities."""
+    :func:`prefetch_slots`)."""
     for m in range(tb.order.size):
         sc.ptr[m] = find_slot(tb.ht, slot_hash(sc.ctx[m], c0), hmask)
-    for k in range(tb.direct.size):
-        sc.lines[k] = direct_line(tb.dc, slot_hash(sc.ctx[tb.direct[k]], c0))
 
 
 @numba.njit(cache=True, inline="always")
