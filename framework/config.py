@@ -350,7 +350,7 @@ PLAIN = {1: ("raw-zstd", {"level": 3}), 2: ("raw-zstd", {"level": 9}), 3: ("raw-
 #: small text and JSON no smaller than ``xz -9`` (its dictionary does not pay yet, and a raw xz
 #: frame pays the archive's header on top), where -6's light context mixing is 12-30% smaller
 #: at half a second a megabyte; -5's block sort and -6 each win on some small texts (alice29:
-#: 40,434 against 41,237 bytes; en_mix_1MB: 247,6xx against 242,122), so each tries the other
+#: 40,464 against 41,237 bytes; en_mix_1MB: 247,542 against 242,122), so each tries the other
 #: and -6 is never larger than -5
 SMALL_INPUT_LEVEL = {4: 6, 5: 6, 6: 5}
 

@@ -244,8 +244,6 @@ def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_
     return count
 
 
-
-
 def encode_rules(rules: np.ndarray) -> bytes:
     out = np.zeros(64 + 10 * rules.size, dtype=np.uint8)
     ac = coder_start(False, NO_INPUT)
