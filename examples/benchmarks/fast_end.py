@@ -22,10 +22,9 @@ import time
 from pathlib import Path
 
 from chunkpress.config import DEFAULT_LEVEL
-from processes import BZ3_C, BZ3_D, medians, run
+from processes import BZ3_C, BZ3_D, medians, round_trip, run
 
 HERE = Path(__file__).parent
-CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
 #: the inputs and the most each time may be, as a multiple of bzip3's (issue 43)
 BOUNDS = (("en_mix_10MB.txt", 2.5), ("en_mix_100MB.txt", 1.5))
 #: the most a 3-byte compress or decompress may take, as a multiple of importing numba
@@ -54,11 +53,9 @@ def main() -> None:
         tmp = Path(tmp_name)
         tiny, tiny_archive = tmp / "tiny.txt", tmp / "tiny.cpz"
         tiny.write_bytes(b"abc")
-        run([*CHUNKPRESS, "compress", flag, str(tiny), "-o", str(tiny_archive), "-f", "-q"])
-        numba_s, c_s, d_s = medians([[py, "-c", "import numba"],
-                                     [*CHUNKPRESS, "compress", flag, str(tiny), "-o", str(tiny_archive), "-f", "-q"],
-                                     [*CHUNKPRESS, "decompress", str(tiny_archive), "-o", str(tmp / "tiny.out"), "-f",
-                                      "-q"]], a.repeats + 2)
+        tiny_c, tiny_d = round_trip([flag], tiny, tiny_archive, tmp / "tiny.out")
+        run(tiny_c)
+        numba_s, c_s, d_s = medians([[py, "-c", "import numba"], tiny_c, tiny_d], a.repeats + 2)
         lines += ["| start-up | seconds | × import numba | bound |", "|---|---:|---:|---|",
                   f"| `python -c \"import numba\"` | {numba_s:.2f} | 1.00 | |",
                   f"| compress {flag} of 3 bytes | {c_s:.2f} | {c_s / numba_s:.2f} | ≤ {STARTUP_BOUND} "
@@ -75,8 +72,7 @@ def main() -> None:
                 lines.append(f"| {name} | not here | | | | | | | | | | |")
                 continue
             ours, back, theirs, theirs_back = tmp / "a.cpz", tmp / "a.out", tmp / "b.bz3", tmp / "b.out"
-            c, d, pc, pd = medians([[*CHUNKPRESS, "compress", flag, str(src), "-o", str(ours), "-f", "-q"],
-                                    [*CHUNKPRESS, "decompress", str(ours), "-o", str(back), "-f", "-q"],
+            c, d, pc, pd = medians([*round_trip([flag], src, ours, back),
                                     [py, "-c", BZ3_C, str(src), str(theirs)],
                                     [py, "-c", BZ3_D, str(theirs), str(theirs_back)]], a.repeats)
             if back.read_bytes() != src.read_bytes() or theirs_back.read_bytes() != src.read_bytes():

@@ -21,10 +21,9 @@ import time
 from pathlib import Path
 
 from chunkpress.config import DEFAULT_LEVEL, PRESETS
-from processes import medians, peers, run
+from processes import CHUNKPRESS, medians, peers, round_trip, run
 
 HERE = Path(__file__).parent
-CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
 #: the corpora whose sizes must not grow from one level to the next (en_mix_10MB: strictly fall)
 OTHERS = ("en_mix_1MB.txt", "alice29.txt", "udhr_arb.txt", "udhr_cmn_hans.txt")
 #: (level, peer) pairs timed again in alternating runs, and how many
@@ -50,8 +49,7 @@ def level_flag(level) -> list[str]:
 def level_commands(src: Path, tmp: Path, level) -> tuple[list[str], list[str], Path, Path]:
     """(compress argv, decompress argv, archive, decoded file) of a level on ``src``."""
     archive, back = tmp / "a.cpz", tmp / "back"
-    return ([*CHUNKPRESS, "compress", *level_flag(level), str(src), "-o", str(archive), "-f", "-q"],
-            [*CHUNKPRESS, "decompress", str(archive), "-o", str(back), "-f", "-q"], archive, back)
+    return (*round_trip(level_flag(level), src, archive, back), archive, back)
 
 
 def measure(src: Path, tmp: Path, level) -> tuple[int, float, float, int, bool]:

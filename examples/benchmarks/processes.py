@@ -35,6 +35,17 @@ def run(cmd: list[str], stdout=None) -> tuple[float, int]:
     return wall, usage.ru_maxrss // 1024
 
 
+#: the command line as a user runs it, in this interpreter
+CHUNKPRESS = [sys.executable, "-m", "chunkpress.cli"]
+
+
+def round_trip(flags: list[str], src: Path, archive: Path, back: Path) -> tuple[list[str], list[str]]:
+    """(compress argv, decompress argv): ``src`` compressed with ``flags`` into ``archive``, and
+    ``archive`` decompressed into ``back``, quietly, overwriting."""
+    return ([*CHUNKPRESS, "compress", *flags, str(src), "-o", str(archive), "-f", "-q"],
+            [*CHUNKPRESS, "decompress", str(archive), "-o", str(back), "-f", "-q"])
+
+
 def medians(commands: list[list[str]], repeats: int) -> list[float]:
     """Median wall seconds of each command, the commands run in turn ``repeats`` times, so that a
     slow spell of the machine hits them all."""
