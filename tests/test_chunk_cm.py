@@ -22,6 +22,7 @@ from chunkpress.plugins.coders.chunk_cm import (
     ChunkCmV2Params,
     RankedDictionary,
     model_sizes,
+    new_tables,
     weight_classes,
 )
 from chunkpress.plugins.coders.chunk_cm_legacy import ChunkCmV1Coder, ChunkCmV2Coder, ChunkCmV3Coder, ChunkCmV4Coder
@@ -279,7 +280,7 @@ def test_model_5s_weight_sets_by_node_pay_on_the_same_parse(alice_fit):
     """Model 5 is model 4 with the mixers' weight sets picked by the node near the root
     (alice29, 500 rules, 4 MB: 37,546 -> 37,314 B; en_mix_10MB at -9's dictionary 1,905,485 ->
     1,894,757 B), and it decodes; the mixers' tables are larger by the nodes they tell apart."""
-    assert attrs.evolve(MODELS[5], version=4, path_sets=False) == MODELS[4]
+    assert attrs.evolve(MODELS[5], version=4, path_sets=False, direct=()) == MODELS[4]
     v4 = ChunkCmV4Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols)
     v5 = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
     assert len(v5) < 0.995 * len(v4)
@@ -287,6 +288,27 @@ def test_model_5s_weight_sets_by_node_pay_on_the_same_parse(alice_fit):
     sizes = [model_sizes(10**6, 4 * 10**5, 1256, MODELS[v], ChunkCmParams()) for v in (4, 5)]
     assert [s["id_sets"] for s in sizes] == [2048, 2048 * PATH3_NODES]
     assert [s["mix2_sets"] for s in sizes] == [2048 + 32 * 16, (PATH2_NODES + 32) * 16]
+
+
+def test_direct_probabilities_pay_on_the_same_parse(alice_fit, registry):
+    """``direct`` (-9's): counters of their own for order 0, the previous id, the word in
+    progress and two ids, in the third APM's place (alice29, 500 rules, 4 MB: 37,314 -> 37,135
+    B; en_mix_10MB at -9's dictionary 1,894,757 -> 1,889,921 B), and it decodes. Off, chunk-cm
+    writes the v5 golden archive byte for byte, ``direct`` absent from its header; models 3 and
+    4 have no such param."""
+    plain = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
+    direct = coder(memory=22, direct=True)
+    payload = direct.encode(alice_fit.rules, alice_fit.symbols)
+    assert len(payload) < 0.997 * len(plain)
+    assert expand(*direct.decode(payload)) == read("alice29.txt")
+    golden = Path(__file__).parent / "golden" / "udhr_cmn_hans.chunkpress.chunk-cm.v5.cpz"
+    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder="chunk-cm")
+    assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
+    kept = [new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(contexts=c, direct=True)) for c in (2, 4, 18)]
+    assert [t.direct.tolist() for t in kept] == [[0, 1], [0, 1, 3], [0, 1, 3, 7]]
+    assert [t.apm3 for t in kept] == [0, 0, 0] and new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams()).apm3
+    with pytest.raises(TypeError):
+        ChunkCmV4Coder.params_class(direct=True)
 
 
 def test_model_4s_bit_histories_keep_longer_runs():

@@ -75,6 +75,8 @@ class Model:
     mixer_init: int = 1 << 14
     #: the mixers' weight sets picked by the node itself near the root (``layout.PATH1_NODES``...)
     path_sets: bool = False
+    #: the contexts given direct probabilities (``mixing.direct``) where the ``direct`` param asks
+    direct: tuple[int, ...] = ()
 
     @property
     def codec_id(self) -> str:
@@ -96,7 +98,7 @@ MODELS = {
              count_limit=layout.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=layout.MODEL4_LONG_MATCH,
              mixer_init=1 << 13),
 }
-MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True)
+MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True, direct=layout.DIRECT_CONTEXTS)
 
 
 def _int_field(default: int, least: int, most: int):
@@ -121,22 +123,35 @@ class _Params:
     contexts: int = _contexts_field(MODELS[5])
     runs = 0
     light = False
+    direct = False
 
 
 @attrs.frozen(kw_only=True)
-class ChunkCmParams(_Params):
-    """Models 3 to 5's params (the same contexts and runs). ``memory``: log2 of the largest
-    hash table in bytes (smaller inputs get smaller tables; the model uses about 1.2x this at
-    most). ``contexts``: how many of the model's hashed contexts are used, in mixer order
-    (``chunk_cm_model.MODEL3_ORDER``: order 0, previous id, order 2, word in progress, word with
-    the previous, order 3, byte classes, two ids, ...): fewer is faster. ``runs``: how many of
-    the run model's runs are used, in order (the previous id, order 2, the word in progress, the
-    last four ids). ``light``: one mixer and one APM instead of three mixers, a final mixer and
-    three APMs (a decision costs about a quarter less; larger archives: ``chunk_cm_model``'s
-    docstring has the figures)."""
+class ChunkCmV4Params(_Params):
+    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``."""
 
     runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+
+@attrs.frozen(kw_only=True)
+class ChunkCmParams(ChunkCmV4Params):
+    """Model 5's params (models 3 and 4 have the same contexts and runs, and no ``direct``).
+    ``memory``: log2 of the largest hash table in bytes (smaller inputs get smaller tables; the
+    model uses about 1.2x this at most, 1.7x with ``direct``). ``contexts``: how many of the
+    model's hashed contexts are used, in mixer order (``chunk_cm_model.MODEL3_ORDER``: order 0,
+    previous id, order 2, word in progress, word with the previous, order 3, byte classes, two
+    ids, ...): fewer is faster. ``runs``: how many of
+    the run model's runs are used, in order (the previous id, order 2, the word in progress, the
+    last four ids). ``light``: one mixer and one APM instead of three mixers, a final mixer and
+    three APMs (a decision costs about a quarter less; larger archives: ``chunk_cm_model``'s
+    docstring has the figures). ``direct`` (model 5, ``-9``): direct probabilities for order 0,
+    the previous id, the word in progress and two ids, in the third APM's place (smaller
+    archives for about a tenth more time: ``examples/chunk-cm/NOTES.md``); absent from the
+    header where off, so such archives are what chunk-cm wrote before it."""
+
+    direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
+                               metadata={"added": True})
 
 
 @attrs.frozen(kw_only=True)
@@ -165,8 +180,9 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         id_sets = min(1 << 17, layout.PATH3_NODES * id_sets)
     # APMs of memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
     small = max(10, min(memory - 12, model.apm_bits, chunks.bit_length() - 2))
+    hash_bytes = max(1 << 16, min(1 << memory, pow2_at_least(32 * n)))
     return {
-        "hash_bytes": max(1 << 16, min(1 << memory, pow2_at_least(32 * n))),
+        "hash_bytes": hash_bytes,
         "match": max(1 << 12, min(1 << 22, pow2_at_least(chunks))),
         "mix1_sets": (layout.MIX1_PATH_SETS if model.path_sets else layout.MIX1_SETS) if full else 1,
         "mix2_sets": layout.MIX2_PATH_SETS if model.path_sets else layout.MIX2_SETS,
@@ -177,23 +193,35 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         # the run model: one entry a chunk and run at most; 16 MB at memory 29 (32 MB: 0.02% smaller)
         "runs": max(1 << 10, min(1 << (memory - 8), pow2_at_least(chunks))) if params.runs else 1,
         "long_match": max(1 << 12, min(1 << 22, pow2_at_least(chunks))) if model.long_match else 1,
+        # 4-byte counters, 64 a chunk, as many bytes as the hash table at most and half of it
+        # on large inputs: 256 MB at memory 29 (en_mix_10MB: 128 MB 0.05% larger; en_mix_1MB,
+        # 32 MB: 0.09% larger than 128 MB)
+        "direct": (min(1 << (memory - 3), hash_bytes >> 2, max(1 << 12, pow2_at_least(64 * chunks)))
+                   if _direct(model, params) else 16),
+        "apm3": 1 if _direct(model, params) or not full else 1 << small,
     }
+
+
+def _direct(model: Model, params: _Params) -> bool:
+    return bool(params.direct and model.direct)
 
 
 def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> int:
     s = model_sizes(n, chunks, ranks, model, params)
     mixers = (4 * layout.N_INPUTS * (s["mix1_sets"] + s["id_sets"]) + 4 * layout.MIX2_INPUTS * s["mix2_sets"]
               + 16 * s["final_sets"])
-    apms = 4 * APM_STEPS * (s["apm1"] + 2 * s["apm2"])
+    apms = 4 * APM_STEPS * (s["apm1"] + s["apm2"] + s["apm3"])
     maps = 8 * (layout.N_CONTEXTS * 256 + layout.MATCH_CONTEXTS + layout.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
-    return s["hash_bytes"] + 4 * (s["match"] + s["long_match"]) + mixers + apms + maps + 8 * (ranks + 2) + tree
+    return (s["hash_bytes"] + 4 * (s["match"] + s["long_match"] + s["direct"]) + mixers + apms + maps
+            + 8 * (ranks + 2) + tree)
 
 
 def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> layout.Tables:
     """The model's tables, each piece at its starting state, for the contexts and runs the
     params keep."""
     order = model.orders[: params.contexts]
+    direct = [order.index(c) for c in model.direct if c in order] if _direct(model, params) else []
     run_contexts = model.run_contexts[: params.runs]
     run_ids = model.run_ids if params.runs > len(run_contexts) else 0
     s = model_sizes(n, chunks, ranks, model, params)
@@ -204,7 +232,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
 
     def mixer(sets: int, flags: bool = False) -> np.ndarray:
         weights = np.full((sets, layout.MIX2_INPUTS if flags else layout.N_INPUTS), w, np.int32)
-        weights[:, layout.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0):] = 0  # the flags' weights
+        weights[:, layout.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0) + len(direct):] = 0  # the flags'
         return weights
 
     return layout.Tables(
@@ -221,8 +249,10 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         light=int(params.light), path_sets=int(model.path_sets), w1=mixer(s["mix1_sets"]),
         w2=mixer(s["mix2_sets"], model.empty_flags), w3=mixer(s["id_sets"]),
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
-        a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm2"]),
+        a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm3"]),
         follow=np.zeros(ranks + 2, np.int64),
+        direct=np.array(direct, dtype=np.int64), dc=zeros(s["direct"], np.uint32),
+        apm3=int(not _direct(model, params)),
     )
 
 
@@ -350,8 +380,9 @@ class ChunkCmCoder(Coder):
     model = MODELS[5]
     codec_id = model.codec_id
     params_class: type[_Params] = ChunkCmParams
-    #: the hash table (32 bytes a byte of text up to 2^memory), the match tables and the parse
-    working_bytes_per_byte = 48
+    #: the hash table (32 bytes a byte of text up to 2^memory), the direct probabilities (as
+    #: many bytes at most, where ``direct`` is on), the match tables and the parse
+    working_bytes_per_byte = 80
 
     def __init__(self, params: _Params | None = None):
         super().__init__(params or self.params_class())

@@ -12,7 +12,7 @@ coder's code serves them all, so these are not to change.
 
 from __future__ import annotations
 
-from .chunk_cm import MODELS, ChunkCmCoder, ChunkCmV1Params, ChunkCmV2Params
+from .chunk_cm import MODELS, ChunkCmCoder, ChunkCmV1Params, ChunkCmV2Params, ChunkCmV4Params
 
 
 class ChunkCmV4Coder(ChunkCmCoder):
@@ -21,6 +21,7 @@ class ChunkCmV4Coder(ChunkCmCoder):
 
     model = MODELS[4]
     codec_id = model.codec_id
+    params_class = ChunkCmV4Params
 
 
 class ChunkCmV3Coder(ChunkCmCoder):
@@ -29,6 +30,7 @@ class ChunkCmV3Coder(ChunkCmCoder):
 
     model = MODELS[3]
     codec_id = model.codec_id
+    params_class = ChunkCmV4Params
 
 
 class ChunkCmV2Coder(ChunkCmCoder):

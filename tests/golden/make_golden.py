@@ -24,3 +24,10 @@ for coder in ("varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combin
     if not target.exists():
         target.write_bytes(pipe.compress(SOURCE.read_bytes()))
         print("wrote", target.name)
+
+# model 5 with the direct probabilities -9 turns on: the same codec, "direct" in the header
+DIRECT = HERE / "udhr_cmn_hans.chunkpress.chunk-cm.v5.direct.cpz"
+if not DIRECT.exists():
+    pipe = Pipeline.from_config(scorer="mdl", coder={"name": "chunk-cm", "params": {"direct": True}})
+    DIRECT.write_bytes(pipe.compress(SOURCE.read_bytes()))
+    print("wrote", DIRECT.name)

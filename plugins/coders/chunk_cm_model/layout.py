@@ -39,8 +39,13 @@ MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
 #: so that each of mixer 2's weight sets learns what a context's silence says there (en_mix_10MB
 #: 0.21% smaller; the flags in all three mixers 0.24%, for about 5% more time)
 IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
-N_INPUTS = IN_CONTEXTS + N_CONTEXTS + MAX_RUNS
-#: mixer 2's inputs at most (the flags after the runs): its rows and the scratch's ``tx``
+#: the direct probabilities (``mixing.direct``) of model 5 with ``direct`` on, an input each after
+#: the runs: the contexts met most often, where a counter of its own node beats a state map shared
+#: by all (order 0, the previous id, the word in progress, two ids; those a coder's ``contexts`` keeps)
+DIRECT_CONTEXTS = (C_ORDER0, C_ID1, C_WORD0, C_ID2)
+MAX_DIRECT = len(DIRECT_CONTEXTS)
+N_INPUTS = IN_CONTEXTS + N_CONTEXTS + MAX_RUNS + MAX_DIRECT
+#: mixer 2's inputs at most (the flags after the direct inputs): its rows and the scratch's ``tx``
 MIX2_INPUTS = N_INPUTS + N_CONTEXTS
 #: model 4's bit histories: longer runs of one bit kept (237 states instead of 159)
 MODEL4_COUNT_LIMIT = (50, 40, 20, 10, 6, 5)
@@ -98,13 +103,15 @@ R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: mixer 2 and the first APM alone, whose other mixers and APMs are then one-entry stand-ins;
 #: ``next_state``: the bit histories' transitions; ``empty_flags``: 1 for model 4's flag inputs;
 #: ``long_ids``, ``mm_long``: the second match lookup's ids and table (0 and one entry: none);
-#: ``path_sets``: 1 for model 5's weight sets)
+#: ``path_sets``: 1 for model 5's weight sets; ``direct``: the positions in ``order`` of the
+#: contexts with direct probabilities, ``dc`` their counters; ``apm3``: 0 where the third APM
+#: is left out, its time spent on the direct probabilities)
 Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm_p rm_n ht next_state sm_p sm_n "
                               "empty_flags mm_p mm_n mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
-                              "follow")
+                              "follow direct dc apm3")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
-#: mixer inputs, the runs
-Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs")
+#: mixer inputs, the runs, the direct probabilities' lines
+Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs lines")
 #: the arithmetic coder: state, output (encoder), input (decoder), and the loop's control record
 Stream = namedtuple("Stream", "ac out inp control")
 #: the control record, int64, shared with the calling thread: the chunks done (the loop writes
@@ -122,7 +129,7 @@ def new_scratch() -> Scratch:
                    ptr=np.zeros(N_CONTEXTS, np.int64), st=np.zeros(N_CONTEXTS, np.int64),
                    tx=np.zeros(MIX2_INPUTS, np.int32), fx=np.zeros(4, np.int64), bit=np.zeros(N_BIT, np.int64),
                    hist=np.zeros(N_HISTORY, np.uint64), match=np.zeros(N_MATCH, np.int64),
-                   runs=np.zeros((MAX_RUNS, N_RUN_FIELDS), np.int64))
+                   runs=np.zeros((MAX_RUNS, N_RUN_FIELDS), np.int64), lines=np.zeros(MAX_DIRECT, np.int64))
 
 
 def new_stream(decode: bool, payload: bytes | None = None, capacity: int = 0, text_bytes: int = 0) -> Stream:

@@ -12,6 +12,7 @@ from chunkpress.plugin import long_kernel, prefetch_row
 
 from ..mixing.apm import apm_context, apm_predict, apm_update, prefetch_knots
 from ..mixing.arithmetic import AC, code_bit, coder_flush
+from ..mixing.direct import direct_input, direct_line, direct_update
 from ..mixing.hashing import B8, K1, K2, K3, M8, ZERO, context_hash, mix64
 from ..mixing.logistic import STRETCH, squash
 from ..mixing.mixer import mix_dot, mix_learn, prefetch_weights
@@ -158,7 +159,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     # them first (the hashed APMs and the larger weight tables miss the cache)
     ac1 = apm_context(tb.a1, np.uint64(c0), c0)
     ac2 = apm_context(tb.a2, np.uint64(c0) * K1 + np.uint64(c1), -1)
-    ac3 = apm_context(tb.a3, np.uint64(c0) * K2 + mix64(np.uint64(id1) + K3), -1)
+    ac3 = apm_context(tb.a3, np.uint64(c0) * K2 + mix64(np.uint64(id1) + K3), -1) if tb.apm3 else 0
     jj = min(j, 31)
     s2, s3 = mixer_sets(tb, c0, jj, cls, id1)
     n_in = n_inputs(tb)  # the flags follow, for mixer 2 alone
@@ -167,7 +168,8 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     prefetch_weights(tb.w2, s2, n_in2)
     if not tb.light:
         prefetch_knots(tb.a2, ac2)
-        prefetch_knots(tb.a3, ac3)
+        if tb.apm3:
+            prefetch_knots(tb.a3, ac3)
         prefetch_weights(tb.w3, s3, n_in)
     nib = (1 << g) | (c0 & ((1 << g) - 1))
     seen = 0
@@ -178,6 +180,9 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
         seen += (s != 0) & tb.text_order[m]
         sc.tx[n_in + m] = 256 * (s == 0)
     vote = run_inputs(tb, sc, mid, jj, IN_CONTEXTS + n_ctx)
+    first = n_in - tb.direct.size
+    for k in range(tb.direct.size):
+        sc.tx[first + k] = direct_input(tb.dc, sc.lines[k] + nib)
     if eb >= 0:
         mctx = ((min(m_len, 15) * 2 + eb) << 5) | jj
         sc.tx[IN_EXPECTED] = (2 * eb - 1) * min(m_len, 16) * 64
@@ -207,7 +212,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     pm = squash(mix_dot(sc.fx, tb.wf, jj, 4))  # the final mixer: the three mixers' outputs and a bias
     pa1, ia1 = apm_predict(tb.a1, ac1, pm)
     pa2, ia2 = apm_predict(tb.a2, ac2, pm)
-    pa3, ia3 = apm_predict(tb.a3, ac3, pm)
+    pa3, ia3 = apm_predict(tb.a3, ac3, pm) if tb.apm3 else (pm, 0)  # without it, pm counts twice
     bit[B_S1], bit[B_S3], bit[B_D1], bit[B_D3], bit[B_PM] = s1, s3, d1, d3, pm
     bit[B_IA1], bit[B_IA2], bit[B_IA3] = ia1, ia2, ia3
     return max(1, min(4095, (pm + pa1 + pa2 + pa3 + 2) >> 2))
@@ -224,6 +229,8 @@ def learn(tb, sc, y):
         tb.ht[sc.ptr[m] + nib] = tb.next_state[s, y]
         adapt(tb.sm_p, tb.sm_n, (m << 8) + s, y, 1023)
     adapt(tb.mm_p, tb.mm_n, bit[B_MCTX], y, 1023)
+    for k in range(tb.direct.size):
+        direct_update(tb.dc, sc.lines[k] + nib, y)
     runs = n_runs(tb)
     for i in range(runs):
         if sc.runs[i, R_MAP] >= 0:
@@ -242,22 +249,28 @@ def learn(tb, sc, y):
     for k in range(4):
         tb.wf[jj, k] += (sc.fx[k] * ef) >> 16
     apm_update(tb.a2, bit[B_IA2], y)
-    apm_update(tb.a3, bit[B_IA3], y)
+    if tb.apm3:
+        apm_update(tb.a3, bit[B_IA3], y)
 
 
 @numba.njit(cache=True, inline="always")
 def prefetch_slots(tb, sc, c0, hmask):
-    """Ask for the cache lines of each context's slot for the node whose path is ``c0``."""
+    """Ask for the cache lines of each context's slot (and direct probabilities) for the node
+    whose path is ``c0``."""
     for m in range(tb.order.size):
         prefetch_row(tb.ht, slot_base(slot_hash(sc.ctx[m], c0), hmask))
+    for k in range(tb.direct.size):
+        prefetch_row(tb.dc, direct_line(tb.dc, slot_hash(sc.ctx[tb.direct[k]], c0)))
 
 
 @numba.njit(cache=True, inline="always")
 def find_slots(tb, sc, c0, hmask):
     """Each context's slot for the next 4 bits of the rank (its line asked for earlier:
-    :func:`prefetch_slots`)."""
+    :func:`prefetch_slots`), and the lines of its direct probabilities."""
     for m in range(tb.order.size):
         sc.ptr[m] = find_slot(tb.ht, slot_hash(sc.ctx[m], c0), hmask)
+    for k in range(tb.direct.size):
+        sc.lines[k] = direct_line(tb.dc, slot_hash(sc.ctx[tb.direct[k]], c0))
 
 
 @numba.njit(cache=True, inline="always")

@@ -30,8 +30,9 @@ def n_runs(tb):
 
 @numba.njit(cache=True, inline="always")
 def n_inputs(tb):
-    """The inputs every mixer reads: match, expected bit, bias, the contexts, the runs."""
-    return IN_CONTEXTS + tb.order.size + n_runs(tb)
+    """The inputs every mixer reads: match, expected bit, bias, the contexts, the runs, the
+    direct probabilities."""
+    return IN_CONTEXTS + tb.order.size + n_runs(tb) + tb.direct.size
 
 
 @numba.njit(cache=True, inline="always")
