@@ -294,8 +294,9 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 
 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
-#: en_mix_10MB, and none larger than the one before on en_mix_1MB, alice29 and udhr_arb (on
-#: udhr_cmn_hans, 8 KB, -7 is smaller than -8 and -9: README table, examples/benchmarks/levels.py).
+#: en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (on udhr_cmn_hans,
+#: 8 KB, -7 is smaller than -8 and -9; on udhr_arb, 13 KB, -9 is 10 bytes larger than -8, its
+#: header naming the direct probabilities: README table, examples/benchmarks/levels.py).
 #: -1 is zstd -3 on the bytes (a word dictionary in front of it was 0.8% smaller at 20 times
 #: the time); -2 ... -4 word-level BPE (repair over GPT-2 pre-tokens) in front of zstd or xz;
 #: -5 block sorting with a context-mixing back end (bwt-cm: smaller and faster than -2 ... -4
@@ -317,9 +318,11 @@ PRESETS = {
     # levels run; the full mixing: 1.0% smaller, 1.35x the coder's time; the four runs, as
     # runs = 4: 1.3% smaller, 5.9% on a held-out 2 MB of en_mix_100MB, but 2.9x PPMd's time in a
     # run on a slow machine, too close to the 3x); -7 eight contexts and the four runs in 16 MB;
-    # -8 and -9 all eighteen in 256 and 512 MB (one model below 8 MB of input: fewer contexts
-    # were smaller on alice29, so a level in between would grow there). The model gains more
-    # from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen 200 times or more
+    # -8 and -9 all eighteen in 256 and 512 MB (fewer contexts were smaller on alice29, so a
+    # level in between would grow there); -9 also has direct probabilities in the third APM's
+    # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, about a tenth more time). The
+    # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
+    # 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
