@@ -320,7 +320,7 @@ PRESETS = {
     # run on a slow machine, too close to the 3x); -7 eight contexts and the four runs in 16 MB;
     # -8 and -9 all eighteen in 256 and 512 MB (fewer contexts were smaller on alice29, so a
     # level in between would grow there); -9 also has direct probabilities in the third APM's
-    # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, about a tenth more time). The
+    # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, 12-15% more time). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),

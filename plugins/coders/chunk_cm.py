@@ -147,7 +147,7 @@ class ChunkCmParams(ChunkCmV4Params):
     three APMs (a decision costs about a quarter less; larger archives: ``chunk_cm_model``'s
     docstring has the figures). ``direct`` (model 5, ``-9``): direct probabilities for order 0,
     the previous id, the word in progress and two ids, in the third APM's place (smaller
-    archives for about a tenth more time: ``examples/chunk-cm/NOTES.md``); absent from the
+    archives for 12-15% more time: ``examples/chunk-cm/NOTES.md``); absent from the
     header where off, so such archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),

@@ -56,8 +56,8 @@ still codes at least one bit, so a payload's length bounds its number of chunks.
   previous id, the word in progress and two ids, each node's own counted P(1) as one more mixer
   input (:mod:`..mixing.direct`), where the shared state map can only say what a bit history
   means at any node. They take the third APM's place, whose table misses the cache at every
-  bit: en_mix_10MB 0.26% smaller at -9's dictionary, held-out text 0.4-0.6%, for about a tenth
-  more time (``examples/chunk-cm/NOTES.md``).
+  bit: en_mix_10MB 0.26% smaller at -9's dictionary, held-out text 0.4-0.6%, for 12-15% more
+  time (``examples/chunk-cm/NOTES.md``).
 
 A *light* model (the coder's ``light`` param) keeps the mixer picked by the path and the APM on
 the path alone: a decision costs about a quarter less (en_mix_10MB, 8,000 rules, three
