@@ -371,3 +371,20 @@ def write_ppmd_config(tmp_path):
     cfg = tmp_path / "ppmd.toml"
     cfg.write_text('[coder]\nname = "raw-ppmd"\nparams = { model_order = 3 }\n[limits]\nmax_rules = 0\n')
     return cfg
+
+
+def test_the_first_compile_notice_asks_the_folder_numba_caches_in(tmp_path):
+    """With ``NUMBA_CACHE_DIR`` set, numba keeps the kernels there, not beside the modules: the
+    first-run notice is due while that folder holds none of the engine's, and not once it does
+    (it used to look beside the modules only, and spoke on every run)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+
+    def ask(code: str) -> str:
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    probe = "from chunkpress.engine.interruptible import first_compile_ahead; print(first_compile_ahead())"
+    assert ask(probe) == "True"
+    ask("import numpy as np; from chunkpress.engine.kernels import _insertion_sort; "
+        "_insertion_sort(np.array([3, 1, 2]), 0, 3)")
+    assert ask(probe) == "False"

@@ -4,6 +4,7 @@ whether numba's cache is warm. No numba here: a program asks these before any ke
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from pathlib import Path
@@ -13,10 +14,16 @@ def first_compile_ahead() -> bool:
     """Whether this looks like the first run after install, when numba compiles the kernels a
     job uses (about 15 s once; later runs load them from its cache): no kernel of the engine or
     of the built-in coders is cached yet. A program may say so first."""
-    engine = Path(__file__).parent  # kernels are cached beside their modules
-    coders = engine.parent / "plugins" / "coders"
-    return os.access(engine, os.W_OK) and not any(any((where / "__pycache__").glob("*.nbi"))
-                                                  for where in (engine, coders))
+    engine = Path(os.path.abspath(os.path.dirname(__file__)))
+    folders = (engine, engine.parent / "plugins" / "coders")
+    user_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if user_dir:  # numba keeps a folder's kernels in <dir>/<folder's name>_<sha1 of its path>
+        caches = [Path(user_dir) / f"{f.name}_{hashlib.sha1(str(f).encode()).hexdigest()}" for f in folders]
+    elif os.access(engine, os.W_OK):  # else beside their modules
+        caches = [f / "__pycache__" for f in folders]
+    else:  # else in a user-wide folder this cannot see cheaply: say nothing
+        return False
+    return not any(any(cache.glob("*.nbi")) for cache in caches)
 
 
 #: kernels an interrupt left running, each as the event its helper sets when it returns
