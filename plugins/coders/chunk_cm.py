@@ -141,14 +141,14 @@ class ChunkCmParams(ChunkCmV4Params):
     model uses about 1.2x this at most, 1.7x with ``direct``). ``contexts``: how many of the
     model's hashed contexts are used, in mixer order (``chunk_cm_model.MODEL3_ORDER``: order 0,
     previous id, order 2, word in progress, word with the previous, order 3, byte classes, two
-    ids, ...): fewer is faster. ``runs``: how many of
-    the run model's runs are used, in order (the previous id, order 2, the word in progress, the
-    last four ids). ``light``: one mixer and one APM instead of three mixers, a final mixer and
-    three APMs (a decision costs about a quarter less; larger archives: ``chunk_cm_model``'s
-    docstring has the figures). ``direct`` (model 5, ``-9``): direct probabilities for order 0,
-    the previous id, the word in progress and two ids, in the third APM's place (smaller
-    archives for 12-15% more time: ``examples/chunk-cm/NOTES.md``); absent from the
-    header where off, so such archives are what chunk-cm wrote before it."""
+    ids, ...): fewer is faster. ``runs``: how many of the run model's runs are used, in order
+    (the previous id, order 2, the word in progress, the last four ids). ``light``: one mixer
+    and one APM instead of three mixers, a final mixer and three APMs (a decision costs about a
+    quarter less; larger archives: ``chunk_cm_model``'s docstring has the figures). ``direct``
+    (``-9``): direct probabilities for order 0, the previous id, the word in progress and two
+    ids, in the third APM's place (smaller archives for 12-15% more time:
+    ``examples/chunk-cm/NOTES.md``); absent from the header where off, so such archives are
+    what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
@@ -232,7 +232,8 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
 
     def mixer(sets: int, flags: bool = False) -> np.ndarray:
         weights = np.full((sets, layout.MIX2_INPUTS if flags else layout.N_INPUTS), w, np.int32)
-        weights[:, layout.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0) + len(direct):] = 0  # the flags'
+        inputs = layout.IN_CONTEXTS + len(order) + len(run_contexts) + (run_ids > 0) + len(direct)
+        weights[:, inputs:] = 0  # the flags' weights
         return weights
 
     return layout.Tables(
