@@ -180,6 +180,7 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         id_sets = min(1 << 17, layout.PATH3_NODES * id_sets)
     # APMs of memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
     small = max(10, min(memory - 12, model.apm_bits, chunks.bit_length() - 2))
+    direct = _direct(model, params)
     hash_bytes = max(1 << 16, min(1 << memory, pow2_at_least(32 * n)))
     return {
         "hash_bytes": hash_bytes,
@@ -197,8 +198,8 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         # on large inputs: 256 MB at memory 29 (en_mix_10MB: 128 MB 0.05% larger; en_mix_1MB,
         # 32 MB: 0.09% larger than 128 MB)
         "direct": (min(1 << (memory - 3), hash_bytes >> 2, max(1 << 12, pow2_at_least(64 * chunks)))
-                   if _direct(model, params) else 16),
-        "apm3": 1 if _direct(model, params) or not full else 1 << small,
+                   if direct else 16),
+        "apm3": 1 if direct or not full else 1 << small,
     }
 
 
@@ -221,7 +222,8 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
     """The model's tables, each piece at its starting state, for the contexts and runs the
     params keep."""
     order = model.orders[: params.contexts]
-    direct = [order.index(c) for c in model.direct if c in order] if _direct(model, params) else []
+    direct_on = _direct(model, params)
+    direct = [order.index(c) for c in model.direct if c in order] if direct_on else []
     run_contexts = model.run_contexts[: params.runs]
     run_ids = model.run_ids if params.runs > len(run_contexts) else 0
     s = model_sizes(n, chunks, ranks, model, params)
@@ -253,7 +255,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm3"]),
         follow=np.zeros(ranks + 2, np.int64),
         direct=np.array(direct, dtype=np.int64), dc=zeros(s["direct"], np.uint32),
-        apm3=int(not _direct(model, params)),
+        apm3=int(not direct_on),
     )
 
 
