@@ -41,7 +41,7 @@ from .dictionary import Dictionary, decode_rules, encode_rules, max_prefixes, po
 from .mixing.apm import APM_STEPS, apm_table
 from .mixing.arithmetic import AC, stop_coder
 from .mixing.hashing import CHUNK_BASE, chunk_key, lookup
-from .mixing.states import COUNT_LIMIT, bit_history_states
+from .mixing.states import COUNT_LIMIT, bit_history_states, counted_table
 
 #: a coded bit costs at least log2(4096/4095) bits and every chunk codes at least one
 _MAX_CHUNKS_PER_BYTE = 22_800
@@ -243,11 +243,11 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         run_contexts=np.array(run_contexts, dtype=np.int64),
         run_ids=run_ids,
         run=np.zeros(s["runs"], np.uint64),
-        rm_p=np.full(layout.RUN_MAPS, 1 << 21, np.int32), rm_n=np.zeros(layout.RUN_MAPS, np.int32),
+        rm=counted_table(np.full(layout.RUN_MAPS, 1 << 21)),
         ht=zeros(s["hash_bytes"], np.uint8),
-        next_state=next_state, sm_p=np.tile(first, len(order)), sm_n=np.zeros(len(order) * 256, np.int32),
+        next_state=next_state, sm=counted_table(np.tile(first, len(order))),
         empty_flags=int(model.empty_flags),
-        mm_p=np.full(layout.MATCH_CONTEXTS, 1 << 21, np.int32), mm_n=np.zeros(layout.MATCH_CONTEXTS, np.int32),
+        mm=counted_table(np.full(layout.MATCH_CONTEXTS, 1 << 21)),
         mm_ht=np.zeros(s["match"], np.int32), long_ids=model.long_match, mm_long=np.zeros(s["long_match"], np.int32),
         light=int(params.light), path_sets=int(model.path_sets), w1=mixer(s["mix1_sets"]),
         w2=mixer(s["mix2_sets"], model.empty_flags), w3=mixer(s["id_sets"]),

@@ -36,11 +36,11 @@ still codes at least one bit, so a payload's length bounds its number of chunks.
   previous id with the id that followed it last time: an indirect context). Each is hashed
   with the node into the *hash table* of bit histories (``cm_model._slot``: one 16-byte slot
   per context and 4 levels of the tree);
-* *state maps*: bit history -> probability, one map per context (model 4's bit histories count
-  runs of one bit further: :data:`MODEL4_COUNT_LIMIT`);
+* *state maps*: bit history -> probability, one map per context, each entry P(1) and its count
+  in one word (model 4's bit histories count runs of one bit further: :data:`MODEL4_COUNT_LIMIT`);
 * the *match model*: the id that followed the last occurrence of the previous two ids, as long
   as the ids since agree, predicting the branch toward it while the path so far leads to it
-  (model 4 also looks up the last four ids while its match is shorter: :func:`long_match`);
+  (model 4 also looks up the last four ids while its match is shorter: :func:`match_lookup`);
 * the *run model* (model 3): per context, the rank seen there last and its repeats, for the
   previous id, order 2, the word in progress and the last four ids, each predicting the branch
   toward its rank while the path leads to it (at low orders many ranks share a context and the

@@ -86,8 +86,10 @@ RUN_MAPS = MAX_RUNS * 16 * 2 * 8
 #: (CLASS: 4 bits per byte class, newest lowest; LINE: bytes since the last newline, up to 64;
 #: NEST: the open brackets, 3 bits each, innermost lowest)
 H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, H_CLASS, H_LINE, H_NEST, N_HISTORY = range(11)
-#: the match model's state, an int64 record: where the expected id is, the match length
-M_PTR, M_LEN, N_MATCH = range(3)
+#: the match model's state, an int64 record: where the expected id is, the match length; and
+#: its lookups asked for after a chunk, done at the next chunk's first node: the chunk to record
+#: (0: none pending), the two-id and the long keys' table entries
+M_PTR, M_LEN, M_AT, M_SHORT, M_LONG, N_MATCH = range(6)
 #: one run's state for the chunk being coded, a row of an int64 record: the rank last seen in
 #: its context (-1: none, or off the path), its repeats, its table entry and key check, the
 #: run map read at the last coded bit (-1: none)
@@ -106,8 +108,8 @@ R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: ``path_sets``: 1 for model 5's weight sets; ``direct``: the positions in ``order`` of the
 #: contexts with direct probabilities, ``dc`` their counters; ``apm3``: 0 where the third APM
 #: is left out, its time spent on the direct probabilities)
-Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm_p rm_n ht next_state sm_p sm_n "
-                              "empty_flags mm_p mm_n mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
+Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm ht next_state sm "
+                              "empty_flags mm mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
                               "follow direct dc apm3")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
 #: mixer inputs, the runs, the direct probabilities' lines

@@ -17,7 +17,7 @@ from ..mixing.hashing import B8, K1, K2, K3, M8, ZERO, context_hash, mix64
 from ..mixing.logistic import STRETCH, squash
 from ..mixing.mixer import mix_dot, mix_learn, prefetch_weights
 from ..mixing.slots import find_slot, slot_base, slot_hash, slot_mask
-from ..mixing.states import adapt
+from ..mixing.states import adapt_counted
 from .layout import (
     B_COUNT,
     B_D1,
@@ -84,7 +84,7 @@ from .layout import (
     byte_class,
 )
 from .ranks import forced_bit
-from .recall import follow_match, mix2_inputs, n_inputs, n_runs, run_inputs, run_lookup, run_update, runs_off_path
+from .recall import follow_match, match_lookup, mix2_inputs, n_inputs, n_runs, run_inputs, run_lookup, run_read, run_update, runs_off_path
 
 
 class Status(enum.IntEnum):
@@ -176,7 +176,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     for m in range(n_ctx):
         s = np.int64(tb.ht[sc.ptr[m] + nib])
         sc.st[m] = s
-        sc.tx[IN_CONTEXTS + m] = STRETCH[tb.sm_p[(m << 8) + s] >> 10]
+        sc.tx[IN_CONTEXTS + m] = STRETCH[tb.sm[(m << 8) + s] >> 20]
         seen += (s != 0) & tb.text_order[m]
         sc.tx[n_in + m] = 256 * (s == 0)
     vote = run_inputs(tb, sc, mid, jj, IN_CONTEXTS + n_ctx)
@@ -190,7 +190,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     else:
         mctx = (32 << 5) | jj
         sc.tx[IN_EXPECTED] = 0
-    sc.tx[IN_MATCH] = STRETCH[tb.mm_p[mctx] >> 10]
+    sc.tx[IN_MATCH] = STRETCH[tb.mm[mctx] >> 20]
     sc.tx[IN_BIAS] = 256
     d2 = mix_dot(sc.tx, tb.w2, s2, n_in2)
     bit[B_S2], bit[B_D2], bit[B_MCTX], bit[B_JJ], bit[B_NIB] = s2, d2, mctx, jj, nib
@@ -227,14 +227,14 @@ def learn(tb, sc, y):
     for m in range(n_ctx):
         s = sc.st[m]
         tb.ht[sc.ptr[m] + nib] = tb.next_state[s, y]
-        adapt(tb.sm_p, tb.sm_n, (m << 8) + s, y, 1023)
-    adapt(tb.mm_p, tb.mm_n, bit[B_MCTX], y, 1023)
+        adapt_counted(tb.sm, (m << 8) + s, y, 1023)
+    adapt_counted(tb.mm, bit[B_MCTX], y, 1023)
     for k in range(tb.direct.size):
         direct_update(tb.dc, sc.lines[k] + nib, y)
     runs = n_runs(tb)
     for i in range(runs):
         if sc.runs[i, R_MAP] >= 0:
-            adapt(tb.rm_p, tb.rm_n, sc.runs[i, R_MAP], y, 1023)
+            adapt_counted(tb.rm, sc.runs[i, R_MAP], y, 1023)
     n_in = n_inputs(tb)
     bit[B_COUNT] += 1
     rate = MIX_RATE + (MIX_BOOST >> min(bit[B_COUNT] >> MIX_HALF_LIFE, 31))
@@ -274,10 +274,10 @@ def find_slots(tb, sc, c0, hmask):
 
 
 @numba.njit(cache=True, inline="always")
-def code_rank(decode, rank, t, expected, rk, tb, sc, io):
+def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
     """Code (or decode and return) the rank of chunk ``t`` down the tree, skipping the bits the
-    exclusion decides (but coding at least one); ``expected`` is the match model's rank or -1.
-    Returns the rank, or -5 when the encoder's rank is excluded. Inlined into the chunk loop: as
+    exclusion decides (but coding at least one); the match model's expected rank is known at
+    the first node (:func:`match_lookup`). Returns the rank, or -5 when the encoder's rank is excluded. Inlined into the chunk loop: as
     a call a chunk (its dozens of arrays passed each time) the coder took 1.3x-2.2x as long,
     for the same bytes (en_mix_10MB: -6 4.99 s -> 2.27 s, -9 15.3 s -> 11.8 s)."""
     h = sc.hist
@@ -287,8 +287,9 @@ def code_rank(decode, rank, t, expected, rk, tb, sc, io):
     id1 = np.int64(h[H_ID1])
     ex_a = rk.ex_start[id1 - 1] if t > 0 else 0
     ex_b = rk.ex_start[id1] if t > 0 else 0
-    m_len = sc.match[M_LEN]
     hmask = slot_mask(tb.ht)
+    expected = -1
+    m_len = 0
     coded = False
     c0 = np.int64(1)
     node = 0
@@ -296,6 +297,11 @@ def code_rank(decode, rank, t, expected, rk, tb, sc, io):
         g = tree.group[node]
         if g == 0:
             find_slots(tb, sc, c0, hmask)
+            if node == 0:  # the runs' and the match model's entries, asked for after the last chunk
+                run_read(tb, sc)
+                match_lookup(tb, ranks, sc)
+                m_len = sc.match[M_LEN]
+                expected = np.int64(ranks[sc.match[M_PTR]]) if m_len > 0 else -1
         elif g == 3:  # the next node starts a slot: ask for both children's
             for side in range(2):
                 if tree.child[node, side] >= 0:
@@ -381,8 +387,7 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
     for t in range(ranks.size):
         if io.ac[AC.OVERRUN]:
             return Status.INPUT_ENDED
-        expected = np.int64(ranks[sc.match[M_PTR]]) if sc.match[M_LEN] > 0 else -1
-        rank = code_rank(decode, np.int64(ranks[t]) if not decode else 0, t, expected, rk, tb, sc, io)
+        rank = code_rank(decode, np.int64(ranks[t]) if not decode else 0, t, ranks, rk, tb, sc, io)
         if rank < 0:
             return rank
         if rank >= rk.length.size:

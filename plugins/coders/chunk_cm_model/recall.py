@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from chunkpress.plugin import prefetch_row
 
 from ..mixing.hashing import B8, K1, K2, K3, M8, mix64
 from ..mixing.logistic import STRETCH
-from .layout import H_ID1, H_ID2, IN_CONTEXTS, M_LEN, M_PTR, MATCH_IDS, MATCH_VERIFY, R_CHECK, R_COUNT, R_MAP, R_RANK, R_SLOT
+from .layout import H_ID1, H_ID2, IN_CONTEXTS, M_AT, M_LEN, M_LONG, M_PTR, M_SHORT, MATCH_IDS, MATCH_VERIFY, R_CHECK, R_COUNT, R_MAP, R_RANK, R_SLOT
 
 # Per context, the rank seen there last and how many times in a row (paq8's run map): at low
 # orders, where many ranks share a context, the bit histories weigh the past evenly and the
@@ -54,12 +55,20 @@ def run_key(tb, sc, ranks, t, i):
 
 @numba.njit(cache=True, inline="always")
 def run_lookup(tb, sc, ranks, t):
-    """Each run's rank and repeats for chunk ``t`` (rank -1 where its entry holds another key)."""
+    """Each run's entry for chunk ``t``, asked for: :func:`run_read` reads it at the chunk's
+    first node, once the contexts' first slots are found (the entries miss the cache)."""
     mask = np.uint64(tb.run.size - 1)
     for i in range(n_runs(tb)):
         h = run_key(tb, sc, ranks, t, i)
         sc.runs[i, R_SLOT] = np.int64(h & mask)
         sc.runs[i, R_CHECK] = np.int64(h >> _S40)
+        prefetch_row(tb.run, sc.runs[i, R_SLOT])
+
+
+@numba.njit(cache=True, inline="always")
+def run_read(tb, sc):
+    """Each run's rank and repeats (rank -1 where its entry holds another key)."""
+    for i in range(n_runs(tb)):
         e = tb.run[sc.runs[i, R_SLOT]]
         if np.int64(e >> _S40) == sc.runs[i, R_CHECK]:
             sc.runs[i, R_RANK] = np.int64((e >> B8) & _RANK_BITS) - 1
@@ -87,7 +96,7 @@ def run_inputs(tb, sc, mid, jj, first):
             eb = np.int64(sc.runs[i, R_RANK] >= mid)
             vote |= 1 << eb
             sc.runs[i, R_MAP] = ((((i << 4) | min(sc.runs[i, R_COUNT], 15)) << 1 | eb) << 3) | min(jj, 7)
-            sc.tx[first + i] = STRETCH[tb.rm_p[sc.runs[i, R_MAP]] >> 10]
+            sc.tx[first + i] = STRETCH[tb.rm[sc.runs[i, R_MAP]] >> 20]
         else:
             sc.runs[i, R_MAP] = -1
             sc.tx[first + i] = 0
@@ -110,10 +119,10 @@ def run_update(tb, sc, rank):
 
 
 @numba.njit(cache=True, inline="always")
-def match_find(mm_ht, ranks, t, ids_hash):
-    """Where the ids before chunk ``t`` occurred last, verified backwards: (the chunk after
-    them, the match length in ids), or (-1, 0); records ``t`` for the next lookup."""
-    h = np.int64(ids_hash & np.uint64(mm_ht.size - 1))
+def match_find(mm_ht, ranks, t, h):
+    """Where the ids before chunk ``t`` occurred last (table entry ``h``), verified backwards:
+    (the chunk after them, the match length in ids), or (-1, 0); records ``t`` for the next
+    lookup."""
     cand = np.int64(mm_ht[h])
     mm_ht[h] = t
     if cand <= 0:
@@ -127,27 +136,10 @@ def match_find(mm_ht, ranks, t, ids_hash):
 
 
 @numba.njit(cache=True, inline="always")
-def long_match(tb, ranks, t, mt):
-    """Model 4's second lookup, keyed by the last ``long_ids`` ids: taken when the match in
-    hand is shorter (two ids often repeat in a new place; four seldom do), else kept up to
-    date. en_mix_10MB 0.13% smaller."""
-    n = tb.long_ids
-    h = np.uint64(n)
-    for k in range(n):
-        h = (h + np.uint64(ranks[t - k] + 1)) * K1
-    h = mix64(h)
-    if mt[M_LEN] < n:
-        cand, k = match_find(tb.mm_long, ranks, t + 1, h)
-        if cand >= 0 and k >= n:
-            mt[M_PTR] = cand
-            mt[M_LEN] = k
-    else:
-        tb.mm_long[np.int64(h & np.uint64(tb.mm_long.size - 1))] = t + 1
-
-
-@numba.njit(cache=True, inline="always")
 def follow_match(ranks, t, rank, tb, sc):
-    """The match model after chunk ``t``: follow the match, or look one up."""
+    """The match model after chunk ``t``: follow the match, and ask for the entries of the two
+    lookups (the last ``MATCH_IDS`` ids, and model 4's last ``long_ids``): :func:`match_lookup`
+    reads them at the next chunk's first node, once its contexts' slots are found."""
     h = sc.hist
     mt = sc.match
     if mt[M_LEN] > 0:
@@ -156,14 +148,45 @@ def follow_match(ranks, t, rank, tb, sc):
             mt[M_LEN] = min(mt[M_LEN] + 1, 65535)
         else:
             mt[M_LEN] = 0
-    if tb.long_ids and t + 1 >= tb.long_ids:
-        long_match(tb, ranks, t, mt)
+    mt[M_AT] = t + 1
+    mt[M_LONG] = -1
+    n = tb.long_ids
+    if n and t + 1 >= n:
+        lh = np.uint64(n)
+        for k in range(n):
+            lh = (lh + np.uint64(ranks[t - k] + 1)) * K1
+        mt[M_LONG] = np.int64(mix64(lh) & np.uint64(tb.mm_long.size - 1))
+        prefetch_row(tb.mm_long, mt[M_LONG])
+    mt[M_SHORT] = -1
     if t + 1 >= MATCH_IDS:
         ids_hash = mix64(h[H_ID1] * K1 + h[H_ID2] * K2 + np.uint64(MATCH_IDS))
+        mt[M_SHORT] = np.int64(ids_hash & np.uint64(tb.mm_ht.size - 1))
+        prefetch_row(tb.mm_ht, mt[M_SHORT])
+
+
+@numba.njit(cache=True, inline="always")
+def match_lookup(tb, ranks, sc):
+    """The lookups :func:`follow_match` asked for: model 4's long one taken where the match in
+    hand is shorter (two ids often repeat in a new place; four seldom do; en_mix_10MB 0.13%
+    smaller), else its entry kept up to date; then the two-id one where there is no match."""
+    mt = sc.match
+    at = mt[M_AT]
+    if at == 0:
+        return
+    mt[M_AT] = 0
+    if mt[M_LONG] >= 0:
+        if mt[M_LEN] < tb.long_ids:
+            cand, k = match_find(tb.mm_long, ranks, at, mt[M_LONG])
+            if cand >= 0 and k >= tb.long_ids:
+                mt[M_PTR] = cand
+                mt[M_LEN] = k
+        else:
+            tb.mm_long[mt[M_LONG]] = at
+    if mt[M_SHORT] >= 0:
         if mt[M_LEN] == 0:
-            cand, k = match_find(tb.mm_ht, ranks, t + 1, ids_hash)
+            cand, k = match_find(tb.mm_ht, ranks, at, mt[M_SHORT])
             if cand >= 0:
                 mt[M_PTR] = cand
                 mt[M_LEN] = k
         else:
-            tb.mm_ht[np.int64(ids_hash & np.uint64(tb.mm_ht.size - 1))] = t + 1
+            tb.mm_ht[mt[M_SHORT]] = at

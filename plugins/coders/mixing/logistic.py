@@ -33,7 +33,7 @@ def squash(d):
 
 def _stretch_table() -> np.ndarray:
     """Inverse of :func:`squash` over 0..4095 (the smallest logit that reaches each p)."""
-    table = np.zeros(4096, dtype=np.int64)
+    table = np.zeros(4096, dtype=np.int16)
     last = 0
     for d in range(-2047, 2048):
         p = squash(d)

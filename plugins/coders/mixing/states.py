@@ -69,7 +69,7 @@ def bit_history_states(count_limit: tuple[int, ...] = COUNT_LIMIT) -> tuple[np.n
 NEXT_STATE, STATE_P = bit_history_states()
 
 #: rate table: 65536 / (n + 1.5), the step of an adaptive probability seen n times
-RATE = np.array([(65536 * 2) // (2 * n + 3) for n in range(1024)], dtype=np.int64)
+RATE = np.array([(65536 * 2) // (2 * n + 3) for n in range(1024)], dtype=np.int32)
 
 
 @numba.njit(cache=True, inline="always")
@@ -79,3 +79,26 @@ def adapt(p, n, i, y, limit):
     p[i] += (((y << 22) - p[i]) * RATE[c]) >> 16
     if c < limit:
         n[i] = c + 1
+
+
+# A counted probability in one uint32 (P(1) in 1/2^22 above a 10-bit count): the state maps of
+# a model whose maps are read at every bit keep p and n in one word, one load and one store.
+#
+#     t = counted_table(size, p22)            # every entry at P(1) = p22 / 2^22, counted 0 times
+#     p = t[i] >> 20                          # P(1) in 1/4096
+#     adapt_counted(t, i, bit, 1023)          # after the bit is known
+
+
+def counted_table(p22) -> np.ndarray:
+    """Counted probabilities starting at ``p22`` (an int or an array of P(1) in 1/2^22), count 0."""
+    return (np.asarray(p22, dtype=np.uint32) << np.uint32(10)).astype(np.uint32)
+
+
+@numba.njit(cache=True, inline="always")
+def adapt_counted(t, i, y, limit):
+    """:func:`adapt` on a counted table: the same arithmetic, the same probabilities."""
+    e = np.int64(t[i])
+    c = e & 1023
+    p = e >> 10
+    p += (((y << 22) - p) * RATE[c]) >> 16
+    t[i] = np.uint32((p << 10) | min(c + 1, limit))
