@@ -77,6 +77,8 @@ class Model:
     path_sets: bool = False
     #: the contexts given direct probabilities (``mixing.direct``) where the ``direct`` param asks
     direct: tuple[int, ...] = ()
+    #: the text-indirect contexts added after the others where the ``indirect`` param asks
+    indirect: tuple[int, ...] = ()
 
     @property
     def codec_id(self) -> str:
@@ -98,7 +100,8 @@ MODELS = {
              count_limit=layout.MODEL4_COUNT_LIMIT, empty_flags=True, long_match=layout.MODEL4_LONG_MATCH,
              mixer_init=1 << 13),
 }
-MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True, direct=layout.DIRECT_CONTEXTS)
+MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True, direct=layout.DIRECT_CONTEXTS,
+                         indirect=layout.INDIRECT_CONTEXTS)
 
 
 def _int_field(default: int, least: int, most: int):
@@ -124,6 +127,7 @@ class _Params:
     runs = 0
     light = False
     direct = False
+    indirect = False
 
 
 @attrs.frozen(kw_only=True)
@@ -147,11 +151,15 @@ class ChunkCmParams(ChunkCmV4Params):
     quarter less; larger archives: ``chunk_cm_model``'s docstring has the figures). ``direct``
     (``-9``): direct probabilities for order 0, the previous id, the word in progress and two
     ids, in the third APM's place (smaller archives for 12-15% more time:
-    ``examples/chunk-cm/NOTES.md``); absent from the header where off, so such archives are
-    what chunk-cm wrote before it."""
+    ``examples/chunk-cm/NOTES.md``). ``indirect`` (``-9``): two contexts more, after the
+    others, the chunk that followed the last 5 bytes and the last 3 the last time they were seen
+    (``chunk_cm_model.INDIRECT_CONTEXTS``). Each of the two is absent from the header where off,
+    so such archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
+    indirect: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
+                                 metadata={"added": True})
 
 
 @attrs.frozen(kw_only=True)
@@ -200,11 +208,24 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         "direct": (min(1 << (memory - 3), hash_bytes >> 2, max(1 << 12, pow2_at_least(64 * chunks)))
                    if direct else 16),
         "apm3": 1 if direct or not full else 1 << small,
+        # the chunk that followed each indirect context's bytes: two entries a chunk, 16 MB at most
+        "text_follow": (max(1 << 12, min(1 << 22, 1 << (memory - 7), pow2_at_least(2 * chunks)))
+                        if _indirect(model, params) else 1),
     }
 
 
 def _direct(model: Model, params: _Params) -> bool:
     return bool(params.direct and model.direct)
+
+
+def _indirect(model: Model, params: _Params) -> bool:
+    return bool(params.indirect and model.indirect)
+
+
+def _order(model: Model, params: _Params) -> tuple[int, ...]:
+    """The contexts a coder uses, in mixer order: the first ``contexts`` of the model's, then
+    the indirect ones where asked."""
+    return model.orders[: params.contexts] + (model.indirect if _indirect(model, params) else ())
 
 
 def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> int:
@@ -214,14 +235,14 @@ def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
     apms = 4 * APM_STEPS * (s["apm1"] + s["apm2"] + s["apm3"])
     maps = 8 * (layout.N_CONTEXTS * 256 + layout.MATCH_CONTEXTS + layout.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
-    return (s["hash_bytes"] + 4 * (s["match"] + s["long_match"] + s["direct"]) + mixers + apms + maps
+    return (s["hash_bytes"] + 4 * (s["match"] + s["long_match"] + s["direct"] + s["text_follow"]) + mixers + apms + maps
             + 8 * (ranks + 2) + tree)
 
 
 def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> layout.Tables:
     """The model's tables, each piece at its starting state, for the contexts and runs the
     params keep."""
-    order = model.orders[: params.contexts]
+    order = _order(model, params)
     direct_on = _direct(model, params)
     direct = [order.index(c) for c in model.direct if c in order] if direct_on else []
     run_contexts = model.run_contexts[: params.runs]
@@ -253,7 +274,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         w2=mixer(s["mix2_sets"], model.empty_flags), w3=mixer(s["id_sets"]),
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
         a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm3"]),
-        follow=np.zeros(ranks + 2, np.int64),
+        follow=np.zeros(ranks + 2, np.int64), text_follow=np.zeros(s["text_follow"], np.int32),
         direct=np.array(direct, dtype=np.int64), dc=zeros(s["direct"], np.uint32),
         apm3=int(not direct_on),
     )

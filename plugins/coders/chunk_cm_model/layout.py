@@ -19,9 +19,12 @@ from ..mixing.arithmetic import coder_start
 #: (SKIP_IDS); the two words before (WORDS12); the word in progress with the second before
 #: (WORD0_2); the classes of the last 6 bytes (CLASSES); the column with the last 2 bytes'
 #: classes (LINE); the last 12 bytes' classes with the word in progress (SHAPE); the innermost
-#: open bracket with the last 2 bytes (NEST)
+#: open bracket with the last 2 bytes (NEST); model 5's text-indirect contexts (its ``indirect``
+#: param): the chunk that followed the last 5 bytes, and the last 3, the last time they were
+#: seen (FOLLOW5, FOLLOW3)
 (C_ORDER0, C_ID1, C_O2, C_WORD, C_O3, C_ID2, C_O1, C_O4, C_WORD2, C_O6, C_ID3, C_INDIRECT,
- C_WORD0, C_SKIP_IDS, C_WORDS12, C_WORD0_2, C_CLASSES, C_LINE, C_SHAPE, C_NEST, N_CONTEXTS) = range(21)
+ C_WORD0, C_SKIP_IDS, C_WORDS12, C_WORD0_2, C_CLASSES, C_LINE, C_SHAPE, C_NEST, C_FOLLOW5, C_FOLLOW3,
+ N_CONTEXTS) = range(23)
 #: the contexts of each model version, in mixer order: a coder's ``contexts`` param keeps the
 #: first few (fewer is faster)
 MODEL1_ORDER = tuple(range(12))
@@ -34,6 +37,14 @@ MODEL3_ORDER = tuple(c for c in MODEL2_ORDER if c not in (C_SKIP_IDS, C_WORD0_2)
 MODEL3_RUN_CONTEXTS = (C_ID1, C_O2, C_WORD0)
 MODEL3_RUN_IDS = 4
 MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
+#: model 5's text-indirect contexts, after its others where ``indirect`` is on, and how many
+#: bytes before the chunk each one's key spells. The contexts say which chunk the text predicts
+#: and the bit histories what follows that prediction at each node (held-out text 0.5-0.6%
+#: smaller, en_mix_1MB 0.3%: ``examples/chunk-cm/NOTES.md``)
+INDIRECT_CONTEXTS = (C_FOLLOW5, C_FOLLOW3)
+INDIRECT_BYTES = (5, 3)
+#: the most contexts a model uses: model 2's twenty, model 5's eighteen and two indirect
+MAX_USED_CONTEXTS = max(len(MODEL2_ORDER), len(MODEL3_ORDER) + len(INDIRECT_CONTEXTS))
 #: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
 #: runs, and (model 4, mixer 2 alone) one flag a context: 256 where its bit history is empty,
 #: so that each of mixer 2's weight sets learns what a context's silence says there (en_mix_10MB
@@ -44,9 +55,10 @@ IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
 #: by all (order 0, the previous id, the word in progress, two ids; those a coder's ``contexts`` keeps)
 DIRECT_CONTEXTS = (C_ORDER0, C_ID1, C_WORD0, C_ID2)
 MAX_DIRECT = len(DIRECT_CONTEXTS)
-N_INPUTS = IN_CONTEXTS + N_CONTEXTS + MAX_RUNS + MAX_DIRECT
+#: the mixers' inputs at most, a weight set's row rounded up to 16 of them (whole cache lines)
+N_INPUTS = -(-(IN_CONTEXTS + MAX_USED_CONTEXTS + MAX_RUNS + MAX_DIRECT) // 16) * 16
 #: mixer 2's inputs at most (the flags after the direct inputs): its rows and the scratch's ``tx``
-MIX2_INPUTS = N_INPUTS + N_CONTEXTS
+MIX2_INPUTS = N_INPUTS + MAX_USED_CONTEXTS
 #: model 4's bit histories: longer runs of one bit kept (237 states instead of 159)
 MODEL4_COUNT_LIMIT = (50, 40, 20, 10, 6, 5)
 #: model 4's second match lookup: the last 4 ids hashed, for when the match in hand is shorter
@@ -107,10 +119,11 @@ R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: ``long_ids``, ``mm_long``: the second match lookup's ids and table (0 and one entry: none);
 #: ``path_sets``: 1 for model 5's weight sets; ``direct``: the positions in ``order`` of the
 #: contexts with direct probabilities, ``dc`` their counters; ``apm3``: 0 where the third APM
-#: is left out, its time spent on the direct probabilities)
+#: is left out, its time spent on the direct probabilities; ``text_follow``: the indirect
+#: contexts' table, one entry where ``indirect`` is off)
 Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm ht next_state sm "
                               "empty_flags mm mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
-                              "follow direct dc apm3")
+                              "follow text_follow direct dc apm3")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
 #: mixer inputs, the runs, the direct probabilities' lines
 Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs lines")

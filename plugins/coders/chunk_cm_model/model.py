@@ -35,6 +35,8 @@ from .layout import (
     B_S3,
     C_BUDGET,
     C_CLASSES,
+    C_FOLLOW3,
+    C_FOLLOW5,
     C_DONE,
     C_ID1,
     C_ID2,
@@ -84,7 +86,20 @@ from .layout import (
     byte_class,
 )
 from .ranks import forced_bit
-from .recall import follow_match, match_lookup, mix2_inputs, n_inputs, n_runs, run_inputs, run_lookup, run_read, run_update, runs_off_path
+from .recall import (
+    follow_match,
+    match_lookup,
+    mix2_inputs,
+    n_inputs,
+    n_runs,
+    run_inputs,
+    run_lookup,
+    run_read,
+    run_update,
+    runs_off_path,
+    text_follow_record,
+    text_followed,
+)
 
 
 class Status(enum.IntEnum):
@@ -103,8 +118,9 @@ class Status(enum.IntEnum):
 
 
 @numba.njit(cache=True, inline="always")
-def set_contexts(sc, order, follow):
+def set_contexts(sc, tb):
     """Hash the contexts of the next chunk from the history record; keep the used ones."""
+    order, follow, tf = tb.order, tb.follow, tb.text_follow
     h = sc.hist
     b = h[H_BYTES]
     id1 = h[H_ID1]
@@ -130,6 +146,9 @@ def set_contexts(sc, order, follow):
     every[C_LINE] = context_hash(19, h[H_LINE], h[H_CLASS] & M8)
     every[C_SHAPE] = context_hash(20, h[H_CLASS] & np.uint64(0xFFFFFFFFFFFF), w0)
     every[C_NEST] = context_hash(21, h[H_NEST] & np.uint64(7), b & np.uint64(0xFFFF))
+    if tf.size > 1:  # the text-indirect contexts: the chunk the last bytes predict, alone
+        every[C_FOLLOW5] = context_hash(22, ZERO, text_followed(tf, b, 0))
+        every[C_FOLLOW3] = context_hash(23, ZERO, text_followed(tf, b, 1))
     for m in range(order.size):
         sc.ctx[m] = every[order[m]]
 
@@ -356,6 +375,8 @@ def after_chunk(t, rank, rk, tb, sc, text, pos, decode):
     """The chunk is known: spell it into the text history (and, decoding, the text), move the
     id history. Returns the text position after it."""
     h = sc.hist
+    if tb.text_follow.size > 1:
+        text_follow_record(tb.text_follow, h[H_BYTES], rank)
     start = rk.start[rank]
     for k in range(rk.length[rank]):
         c = np.int64(rk.spell[start + k])
@@ -381,7 +402,7 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
     pos = 0
     budget = io.control[C_BUDGET]
     hmask = slot_mask(tb.ht)
-    set_contexts(sc, tb.order, tb.follow)
+    set_contexts(sc, tb)
     prefetch_slots(tb, sc, 1, hmask)
     run_lookup(tb, sc, ranks, 0)
     for t in range(ranks.size):
@@ -402,7 +423,7 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
         pos = after_chunk(t, rank, rk, tb, sc, text, pos, decode)
         # the next chunk's contexts: their first slots are asked for before the match model's
         # and the runs' lookups, so that all their misses overlap
-        set_contexts(sc, tb.order, tb.follow)
+        set_contexts(sc, tb)
         prefetch_slots(tb, sc, 1, hmask)
         run_lookup(tb, sc, ranks, t + 1)
         follow_match(ranks, t, rank, tb, sc)

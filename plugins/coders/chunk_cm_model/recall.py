@@ -1,6 +1,7 @@
 """What chunk-cm recalls of where ids repeat: the run model (per context, the rank seen there
-last and its repeats, paq8's run map) and the match model (the id that followed the last
-occurrence of the previous ids, while the ids since agree)."""
+last and its repeats, paq8's run map), the match model (the id that followed the last
+occurrence of the previous ids, while the ids since agree) and the text-indirect contexts' table
+(the chunk that followed the last few bytes last time)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from chunkpress.plugin import prefetch_row
 
 from ..mixing.hashing import B8, K1, K2, K3, M8, mix64
 from ..mixing.logistic import STRETCH
-from .layout import H_ID1, H_ID2, IN_CONTEXTS, M_AT, M_LEN, M_LONG, M_PTR, M_SHORT, MATCH_IDS, MATCH_VERIFY, R_CHECK, R_COUNT, R_MAP, R_RANK, R_SLOT
+from .layout import H_ID1, H_ID2, INDIRECT_BYTES, IN_CONTEXTS, M_AT, M_LEN, M_LONG, M_PTR, M_SHORT, MATCH_IDS, MATCH_VERIFY, R_CHECK, R_COUNT, R_MAP, R_RANK, R_SLOT
 
 # Per context, the rank seen there last and how many times in a row (paq8's run map): at low
 # orders, where many ranks share a context, the bit histories weigh the past evenly and the
@@ -190,3 +191,24 @@ def match_lookup(tb, ranks, sc):
                 mt[M_LEN] = k
         else:
             tb.mm_ht[mt[M_SHORT]] = at
+
+
+@numba.njit(cache=True, inline="always")
+def text_follow_entry(tf, text, k):
+    """Indirect context ``k``'s entry in table ``tf`` for ``text`` (the bytes before a chunk,
+    newest lowest): its last ``INDIRECT_BYTES[k]`` bytes hashed."""
+    key = text & np.uint64((1 << (8 * INDIRECT_BYTES[k])) - 1)
+    return np.int64(mix64(key + np.uint64(k) * K3) & np.uint64(tf.size - 1))
+
+
+@numba.njit(cache=True, inline="always")
+def text_followed(tf, text, k):
+    """The chunk (rank + 1; 0: none) that followed indirect context ``k``'s bytes last time."""
+    return np.uint64(tf[text_follow_entry(tf, text, k)])
+
+
+@numba.njit(cache=True, inline="always")
+def text_follow_record(tf, text, rank):
+    """Chunk ``rank`` followed ``text``: each indirect context's entry now holds it."""
+    for k in range(len(INDIRECT_BYTES)):
+        tf[text_follow_entry(tf, text, k)] = rank + 1
