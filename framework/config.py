@@ -295,9 +295,9 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (on udhr_cmn_hans,
-#: 8 KB, -7 is smaller than -8 and -9; on udhr_arb, 13 KB, -9 is larger than -8, its header
-#: naming the direct probabilities and the indirect contexts: README table,
-#: examples/benchmarks/levels.py).
+#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 20-32 bytes larger
+#: than -8: its header names the direct probabilities and the indirect contexts, and two more
+#: contexts have little text to learn from: README table, examples/benchmarks/levels.py).
 #: -1 is zstd -3 on the bytes (a word dictionary in front of it was 0.8% smaller at 20 times
 #: the time); -2 ... -4 word-level BPE (repair over GPT-2 pre-tokens) in front of zstd or xz;
 #: -5 block sorting with a context-mixing back end (bwt-cm: smaller and faster than -2 ... -4
