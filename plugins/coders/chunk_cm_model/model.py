@@ -35,9 +35,9 @@ from .layout import (
     B_S3,
     C_BUDGET,
     C_CLASSES,
+    C_DONE,
     C_FOLLOW3,
     C_FOLLOW5,
-    C_DONE,
     C_ID1,
     C_ID2,
     C_ID3,
@@ -296,9 +296,10 @@ def find_slots(tb, sc, c0, hmask):
 def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
     """Code (or decode and return) the rank of chunk ``t`` down the tree, skipping the bits the
     exclusion decides (but coding at least one); the match model's expected rank is known at
-    the first node (:func:`match_lookup`). Returns the rank, or -5 when the encoder's rank is excluded. Inlined into the chunk loop: as
-    a call a chunk (its dozens of arrays passed each time) the coder took 1.3x-2.2x as long,
-    for the same bytes (en_mix_10MB: -6 4.99 s -> 2.27 s, -9 15.3 s -> 11.8 s)."""
+    the first node (:func:`match_lookup`). Returns the rank, or -5 when the encoder's rank is
+    excluded. Inlined into the chunk loop: as a call a chunk (its dozens of arrays passed each
+    time) the coder took 1.3x-2.2x as long, for the same bytes (en_mix_10MB: -6 4.99 s -> 2.27
+    s, -9 15.3 s -> 11.8 s)."""
     h = sc.hist
     tree = rk.tree
     c1 = np.int64(h[H_BYTES] & M8)
@@ -320,7 +321,7 @@ def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
                 run_read(tb, sc)
                 match_lookup(tb, ranks, sc)
                 m_len = sc.match[M_LEN]
-                expected = np.int64(ranks[sc.match[M_PTR]]) if m_len > 0 else -1
+                expected = int(ranks[sc.match[M_PTR]]) if m_len > 0 else -1
         elif g == 3:  # the next node starts a slot: ask for both children's
             for side in range(2):
                 if tree.child[node, side] >= 0:

@@ -11,7 +11,24 @@ from chunkpress.plugin import prefetch_row
 
 from ..mixing.hashing import B8, K1, K2, K3, M8, mix64
 from ..mixing.logistic import STRETCH
-from .layout import H_ID1, H_ID2, INDIRECT_BYTES, IN_CONTEXTS, M_AT, M_LEN, M_LONG, M_PTR, M_SHORT, MATCH_IDS, MATCH_VERIFY, R_CHECK, R_COUNT, R_MAP, R_RANK, R_SLOT
+from .layout import (
+    H_ID1,
+    H_ID2,
+    IN_CONTEXTS,
+    INDIRECT_BYTES,
+    M_AT,
+    M_LEN,
+    M_LONG,
+    M_PTR,
+    M_SHORT,
+    MATCH_IDS,
+    MATCH_VERIFY,
+    R_CHECK,
+    R_COUNT,
+    R_MAP,
+    R_RANK,
+    R_SLOT,
+)
 
 # Per context, the rank seen there last and how many times in a row (paq8's run map): at low
 # orders, where many ranks share a context, the bit histories weigh the past evenly and the
