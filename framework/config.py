@@ -321,8 +321,8 @@ PRESETS = {
     # run on a slow machine, too close to the 3x); -7 eight contexts and the four runs in 16 MB;
     # -8 and -9 all eighteen in 256 and 512 MB (fewer contexts were smaller on alice29, so a
     # level in between would grow there); -9 also has direct probabilities in the third APM's
-    # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, 12-15% more time) and two
-    # text-indirect contexts (en_mix_10MB 0.26% smaller again, held-out text 0.5-0.6%, 5-9%
+    # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, 12-15% more time) and three
+    # text-indirect contexts (en_mix_10MB 0.39% smaller again, held-out text 0.7%, about 10%
     # more time, paid for by a faster coder: examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more

@@ -151,9 +151,9 @@ class ChunkCmParams(ChunkCmV4Params):
     quarter less; larger archives: ``chunk_cm_model``'s docstring has the figures). ``direct``
     (``-9``): direct probabilities for order 0, the previous id, the word in progress and two
     ids, in the third APM's place (smaller archives for 12-15% more time:
-    ``examples/chunk-cm/NOTES.md``). ``indirect`` (``-9``): two contexts more, after the
-    others, the chunk that followed the last 5 bytes and the last 3 the last time they were seen
-    (``chunk_cm_model.INDIRECT_CONTEXTS``). Each of the two is absent from the header where off,
+    ``examples/chunk-cm/NOTES.md``). ``indirect`` (``-9``): three contexts more, after the
+    others, the chunk that followed the last 5 bytes, the last 3 and the word in progress the
+    last time they were seen (``chunk_cm_model.INDIRECT_CONTEXTS``). Each of the two is absent from the header where off,
     so such archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
@@ -208,8 +208,8 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         "direct": (min(1 << (memory - 3), hash_bytes >> 2, max(1 << 12, pow2_at_least(64 * chunks)))
                    if direct else 16),
         "apm3": 1 if direct or not full else 1 << small,
-        # the chunk that followed each indirect context's bytes: two entries a chunk, 16 MB at most
-        "text_follow": (max(1 << 12, min(1 << 22, 1 << (memory - 7), pow2_at_least(2 * chunks)))
+        # the chunk that followed each indirect context's key: three entries a chunk, 16 MB at most
+        "text_follow": (max(1 << 12, min(1 << 22, 1 << (memory - 7), pow2_at_least(3 * chunks)))
                         if _indirect(model, params) else 1),
     }
 

@@ -59,9 +59,10 @@ still codes at least one bit, so a payload's length bounds its number of chunks.
   bit: en_mix_10MB 0.26% smaller at -9's dictionary, held-out text 0.4-0.6%, for 12-15% more
   time (``examples/chunk-cm/NOTES.md``);
 * *text-indirect contexts* (model 5 with the ``indirect`` param, as at ``-9``): the chunk that
-  followed the last 5 bytes, and the last 3, the last time they were seen, each a context of its
-  own (:data:`INDIRECT_CONTEXTS`), so the bit histories learn what follows the chunk the text
-  predicts: en_mix_10MB 0.26% smaller again, held-out text 0.5-0.6%, for 5-9% more time.
+  followed the last 5 bytes, the last 3 and the word in progress the last time they were seen,
+  each a context of its own (:data:`INDIRECT_CONTEXTS`), so the bit histories learn what
+  follows the chunk the text predicts: en_mix_10MB 0.39% smaller again, held-out text 0.7%, for
+  about 10% more time.
 
 A *light* model (the coder's ``light`` param) keeps the mixer picked by the path and the APM on
 the path alone: a decision costs about a quarter less (en_mix_10MB, 8,000 rules, three

@@ -20,11 +20,11 @@ from ..mixing.arithmetic import coder_start
 #: (WORD0_2); the classes of the last 6 bytes (CLASSES); the column with the last 2 bytes'
 #: classes (LINE); the last 12 bytes' classes with the word in progress (SHAPE); the innermost
 #: open bracket with the last 2 bytes (NEST); model 5's text-indirect contexts (its ``indirect``
-#: param): the chunk that followed the last 5 bytes, and the last 3, the last time they were
-#: seen (FOLLOW5, FOLLOW3)
+#: param): the chunk that followed the last 5 bytes, the last 3, and the word in progress, the
+#: last time they were seen (FOLLOW5, FOLLOW3, FOLLOW_WORD)
 (C_ORDER0, C_ID1, C_O2, C_WORD, C_O3, C_ID2, C_O1, C_O4, C_WORD2, C_O6, C_ID3, C_INDIRECT,
  C_WORD0, C_SKIP_IDS, C_WORDS12, C_WORD0_2, C_CLASSES, C_LINE, C_SHAPE, C_NEST, C_FOLLOW5, C_FOLLOW3,
- N_CONTEXTS) = range(23)
+ C_FOLLOW_WORD, N_CONTEXTS) = range(24)
 #: the contexts of each model version, in mixer order: a coder's ``contexts`` param keeps the
 #: first few (fewer is faster)
 MODEL1_ORDER = tuple(range(12))
@@ -38,12 +38,12 @@ MODEL3_RUN_CONTEXTS = (C_ID1, C_O2, C_WORD0)
 MODEL3_RUN_IDS = 4
 MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
 #: model 5's text-indirect contexts, after its others where ``indirect`` is on, and how many
-#: bytes before the chunk each one's key spells. The contexts say which chunk the text predicts
-#: and the bit histories what follows that prediction at each node (held-out text 0.5-0.6%
-#: smaller, en_mix_1MB 0.3%: ``examples/chunk-cm/NOTES.md``)
-INDIRECT_CONTEXTS = (C_FOLLOW5, C_FOLLOW3)
-INDIRECT_BYTES = (5, 3)
-#: the most contexts a model uses: model 2's twenty, model 5's eighteen and two indirect
+#: bytes before the chunk each one's key spells (0: the word in progress). The contexts say
+#: which chunk the text predicts and the bit histories what follows that prediction at each
+#: node (held-out text 0.7% smaller, en_mix_1MB 0.45%: ``examples/chunk-cm/NOTES.md``)
+INDIRECT_CONTEXTS = (C_FOLLOW5, C_FOLLOW3, C_FOLLOW_WORD)
+INDIRECT_BYTES = (5, 3, 0)
+#: the most contexts a model uses: model 2's twenty, model 5's eighteen and three indirect
 MAX_USED_CONTEXTS = max(len(MODEL2_ORDER), len(MODEL3_ORDER) + len(INDIRECT_CONTEXTS))
 #: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
 #: runs, and (model 4, mixer 2 alone) one flag a context: 256 where its bit history is empty,

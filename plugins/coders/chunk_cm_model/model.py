@@ -38,6 +38,7 @@ from .layout import (
     C_DONE,
     C_FOLLOW3,
     C_FOLLOW5,
+    C_FOLLOW_WORD,
     C_ID1,
     C_ID2,
     C_ID3,
@@ -146,9 +147,10 @@ def set_contexts(sc, tb):
     every[C_LINE] = context_hash(19, h[H_LINE], h[H_CLASS] & M8)
     every[C_SHAPE] = context_hash(20, h[H_CLASS] & np.uint64(0xFFFFFFFFFFFF), w0)
     every[C_NEST] = context_hash(21, h[H_NEST] & np.uint64(7), b & np.uint64(0xFFFF))
-    if tf.size > 1:  # the text-indirect contexts: the chunk the last bytes predict, alone
-        every[C_FOLLOW5] = context_hash(22, ZERO, text_followed(tf, b, 0))
-        every[C_FOLLOW3] = context_hash(23, ZERO, text_followed(tf, b, 1))
+    if tf.size > 1:  # the text-indirect contexts: the chunk the last bytes or the word predict, alone
+        every[C_FOLLOW5] = context_hash(22, ZERO, text_followed(tf, b, w0, 0))
+        every[C_FOLLOW3] = context_hash(23, ZERO, text_followed(tf, b, w0, 1))
+        every[C_FOLLOW_WORD] = context_hash(24, ZERO, text_followed(tf, b, w0, 2))
     for m in range(order.size):
         sc.ctx[m] = every[order[m]]
 
@@ -377,7 +379,7 @@ def after_chunk(t, rank, rk, tb, sc, text, pos, decode):
     id history. Returns the text position after it."""
     h = sc.hist
     if tb.text_follow.size > 1:
-        text_follow_record(tb.text_follow, h[H_BYTES], rank)
+        text_follow_record(tb.text_follow, h[H_BYTES], h[H_WORD0], rank)
     start = rk.start[rank]
     for k in range(rk.length[rank]):
         c = np.int64(rk.spell[start + k])

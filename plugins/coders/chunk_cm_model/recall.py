@@ -1,7 +1,7 @@
 """What chunk-cm recalls of where ids repeat: the run model (per context, the rank seen there
 last and its repeats, paq8's run map), the match model (the id that followed the last
 occurrence of the previous ids, while the ids since agree) and the text-indirect contexts' table
-(the chunk that followed the last few bytes last time)."""
+(the chunk that followed the last few bytes, or the word in progress, last time)."""
 
 from __future__ import annotations
 
@@ -211,21 +211,23 @@ def match_lookup(tb, ranks, sc):
 
 
 @numba.njit(cache=True, inline="always")
-def text_follow_entry(tf, text, k):
-    """Indirect context ``k``'s entry in table ``tf`` for ``text`` (the bytes before a chunk,
-    newest lowest): its last ``INDIRECT_BYTES[k]`` bytes hashed."""
-    key = text & np.uint64((1 << (8 * INDIRECT_BYTES[k])) - 1)
+def text_follow_entry(tf, text, word, k):
+    """Indirect context ``k``'s entry in table ``tf``: its key hashed, the last
+    ``INDIRECT_BYTES[k]`` bytes of ``text`` (the bytes before a chunk, newest lowest) or, where
+    that is 0, ``word`` (the word in progress's hash)."""
+    n = INDIRECT_BYTES[k]
+    key = text & np.uint64((1 << (8 * n)) - 1) if n else word
     return np.int64(mix64(key + np.uint64(k) * K3) & np.uint64(tf.size - 1))
 
 
 @numba.njit(cache=True, inline="always")
-def text_followed(tf, text, k):
-    """The chunk (rank + 1; 0: none) that followed indirect context ``k``'s bytes last time."""
-    return np.uint64(tf[text_follow_entry(tf, text, k)])
+def text_followed(tf, text, word, k):
+    """The chunk (rank + 1; 0: none) that followed indirect context ``k``'s key last time."""
+    return np.uint64(tf[text_follow_entry(tf, text, word, k)])
 
 
 @numba.njit(cache=True, inline="always")
-def text_follow_record(tf, text, rank):
-    """Chunk ``rank`` followed ``text``: each indirect context's entry now holds it."""
+def text_follow_record(tf, text, word, rank):
+    """Chunk ``rank`` followed ``text`` and ``word``: each indirect context's entry now holds it."""
     for k in range(len(INDIRECT_BYTES)):
-        tf[text_follow_entry(tf, text, k)] = rank + 1
+        tf[text_follow_entry(tf, text, word, k)] = rank + 1
