@@ -132,7 +132,7 @@ class _Params:
 
 @attrs.frozen(kw_only=True)
 class ChunkCmV4Params(_Params):
-    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``."""
+    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct`` and ``indirect``."""
 
     runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
@@ -140,7 +140,8 @@ class ChunkCmV4Params(_Params):
 
 @attrs.frozen(kw_only=True)
 class ChunkCmParams(ChunkCmV4Params):
-    """Model 5's params (models 3 and 4 have the same contexts and runs, and no ``direct``).
+    """Model 5's params (models 3 and 4 have the same contexts and runs, and neither ``direct``
+    nor ``indirect``).
     ``memory``: log2 of the largest hash table in bytes (smaller inputs get smaller tables; the
     model uses about 1.2x this at most, 1.7x with ``direct``). ``contexts``: how many of the
     model's hashed contexts are used, in mixer order (``chunk_cm_model.MODEL3_ORDER``: order 0,
@@ -153,8 +154,8 @@ class ChunkCmParams(ChunkCmV4Params):
     ids, in the third APM's place (smaller archives for 12-15% more time:
     ``examples/chunk-cm/NOTES.md``). ``indirect`` (``-9``): three contexts more, after the
     others, the chunk that followed the last 5 bytes, the last 3 and the word in progress the
-    last time they were seen (``chunk_cm_model.INDIRECT_CONTEXTS``). Each of the two is absent from the header where off,
-    so such archives are what chunk-cm wrote before it."""
+    last time they were seen (``chunk_cm_model.INDIRECT_CONTEXTS``). Each of the two is absent
+    from the header where off, so such archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})

@@ -424,8 +424,8 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
         ranks[t] = rank
         run_update(tb, sc, rank)
         pos = after_chunk(t, rank, rk, tb, sc, text, pos, decode)
-        # the next chunk's contexts: their first slots are asked for before the match model's
-        # and the runs' lookups, so that all their misses overlap
+        # the next chunk's contexts: their first slots are asked for, then the runs' and the
+        # match model's entries, so that all their misses overlap (read at its first node)
         set_contexts(sc, tb)
         prefetch_slots(tb, sc, 1, hmask)
         run_lookup(tb, sc, ranks, t + 1)

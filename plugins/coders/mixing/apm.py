@@ -14,7 +14,7 @@ from chunkpress.plugin import prefetch_row
 
 from .hashing import mix64
 from .logistic import STRETCH, squash
-from .states import RATE
+from .states import toward
 
 #: knots per context
 APM_STEPS = 33
@@ -44,9 +44,7 @@ def apm_update(t, i, y):
     """Move knot ``i`` toward bit ``y`` by 1/(count + 1.5); P stays in [0, 2^22), so 30 bits."""
     v = np.int64(t[i])
     c = v & 255
-    p = v >> 8
-    p += (((y << 22) - p) * RATE[c]) >> 16
-    t[i] = (p << 8) | min(c + 1, 255)
+    t[i] = (toward(v >> 8, c, y) << 8) | min(c + 1, 255)
 
 
 @numba.njit(cache=True, inline="always")

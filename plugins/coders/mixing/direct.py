@@ -16,9 +16,10 @@ import numba
 import numpy as np
 
 from .logistic import STRETCH
-from .states import RATE
+from .states import adapt_counted
 
-#: a counter: P(1) in 1/2^22 above a 10-bit count, which stops at this (then it moves by 1/1024.5)
+#: a counter is a counted probability (:func:`.states.adapt_counted`): its count stops at this
+#: (then it moves by 1/1024.5)
 DIRECT_LIMIT = 1023
 
 
@@ -37,9 +38,8 @@ def direct_input(dc, i):
 
 @numba.njit(cache=True, inline="always")
 def direct_update(dc, i, y):
-    """Move counter ``i`` toward bit ``y`` by 1/(count + 1.5); a fresh counter starts at 1/2."""
-    e = np.int64(dc[i])
-    c = e & 1023
-    p = e >> 10 if c else np.int64(1 << 21)
-    p += (((y << 22) - p) * RATE[c]) >> 16
-    dc[i] = np.uint32((p << 10) | min(c + 1, DIRECT_LIMIT))
+    """Move counter ``i`` toward bit ``y`` by 1/(count + 1.5); a fresh counter (the table is
+    zeros, so that untouched pages cost nothing) starts at 1/2."""
+    if dc[i] & 1023 == 0:
+        dc[i] = np.uint32(1 << 31)
+    adapt_counted(dc, i, y, DIRECT_LIMIT)

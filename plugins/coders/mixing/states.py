@@ -73,10 +73,17 @@ RATE = np.array([(65536 * 2) // (2 * n + 3) for n in range(1024)], dtype=np.int3
 
 
 @numba.njit(cache=True, inline="always")
+def toward(p, c, y):
+    """P(1) ``p`` (in 1/2^22) moved toward bit ``y`` by 1/(c + 1.5), ``c`` the bits it has
+    counted: the step every adaptive probability here takes (state maps, APM knots, counters)."""
+    return p + ((((y << 22) - p) * RATE[c]) >> 16)
+
+
+@numba.njit(cache=True, inline="always")
 def adapt(p, n, i, y, limit):
     """Move p[i] (P(1) in 1/2^22) toward y by 1/(n + 1.5): fast at first, then stationary."""
     c = n[i]
-    p[i] += (((y << 22) - p[i]) * RATE[c]) >> 16
+    p[i] = toward(p[i], c, y)
     if c < limit:
         n[i] = c + 1
 
@@ -84,7 +91,7 @@ def adapt(p, n, i, y, limit):
 # A counted probability in one uint32 (P(1) in 1/2^22 above a 10-bit count): the state maps of
 # a model whose maps are read at every bit keep p and n in one word, one load and one store.
 #
-#     t = counted_table(size, p22)            # every entry at P(1) = p22 / 2^22, counted 0 times
+#     t = counted_table(p22)                  # each entry at P(1) = p22 / 2^22, counted 0 times
 #     p = t[i] >> 20                          # P(1) in 1/4096
 #     adapt_counted(t, i, bit, 1023)          # after the bit is known
 
@@ -99,6 +106,4 @@ def adapt_counted(t, i, y, limit):
     """:func:`adapt` on a counted table: the same arithmetic, the same probabilities."""
     e = np.int64(t[i])
     c = e & 1023
-    p = e >> 10
-    p += (((y << 22) - p) * RATE[c]) >> 16
-    t[i] = np.uint32((p << 10) | min(c + 1, limit))
+    t[i] = np.uint32((toward(e >> 10, c, y) << 10) | min(c + 1, limit))
