@@ -296,8 +296,9 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (on udhr_cmn_hans,
 #: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 20-32 bytes larger
-#: than -8: its header names the direct probabilities and the indirect contexts, and two more
-#: contexts have little text to learn from: README table, examples/benchmarks/levels.py).
+#: than -8: its header names the direct probabilities, the indirect contexts and the expected
+#: chunk's, and two more contexts have little text to learn from: README table,
+#: examples/benchmarks/levels.py).
 #: -1 is zstd -3 on the bytes (a word dictionary in front of it was 0.8% smaller at 20 times
 #: the time); -2 ... -4 word-level BPE (repair over GPT-2 pre-tokens) in front of zstd or xz;
 #: -5 block sorting with a context-mixing back end (bwt-cm: smaller and faster than -2 ... -4
@@ -323,13 +324,16 @@ PRESETS = {
     # level in between would grow there); -9 also has direct probabilities in the third APM's
     # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, 12-15% more time) and three
     # text-indirect contexts (en_mix_10MB 0.39% smaller again, held-out text 0.7%, about 10%
-    # more time, paid for by a faster coder: examples/chunk-cm/NOTES.md). The
+    # more time, paid for by a faster coder), and the match model's expected chunk as a context
+    # in order 2's place (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%, the same time:
+    # examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
-    9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29, direct=True, indirect=True),
+    9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29, direct=True, indirect=True,
+               expect=True),
 }
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
 #: smaller than xz -9 and bzip3, and faster than xz -9, on en_mix_10MB. The paper's method (mdl + combinatorial) is

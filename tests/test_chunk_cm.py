@@ -27,6 +27,9 @@ from chunkpress.plugins.coders.chunk_cm import (
 )
 from chunkpress.plugins.coders.chunk_cm_legacy import ChunkCmV1Coder, ChunkCmV2Coder, ChunkCmV3Coder, ChunkCmV4Coder
 from chunkpress.plugins.coders.chunk_cm_model.layout import (
+    C_EXPECTED,
+    C_O2,
+    EXPECTED_LENGTHS,
     INDIRECT_CONTEXTS,
     MODEL1_ORDER,
     MODEL2_ORDER,
@@ -36,7 +39,7 @@ from chunkpress.plugins.coders.chunk_cm_model.layout import (
     PATH3_NODES,
 )
 from chunkpress.plugins.coders.chunk_cm_model.ranks import CLASS_WEIGHT, EXCLUDE_MAX_LEN
-from chunkpress.plugins.coders.chunk_cm_model.recall import text_follow_record, text_followed
+from chunkpress.plugins.coders.chunk_cm_model.recall import expected_context, text_follow_record, text_followed
 from chunkpress.plugins.coders.mixing.states import COUNT_LIMIT, bit_history_states
 from chunkpress.progress import coding_progress
 from support import decompress, mutated, read
@@ -282,7 +285,7 @@ def test_model_5s_weight_sets_by_node_pay_on_the_same_parse(alice_fit):
     """Model 5 is model 4 with the mixers' weight sets picked by the node near the root
     (alice29, 500 rules, 4 MB: 37,546 -> 37,314 B; en_mix_10MB at -9's dictionary 1,905,485 ->
     1,894,757 B), and it decodes; the mixers' tables are larger by the nodes they tell apart."""
-    assert attrs.evolve(MODELS[5], version=4, path_sets=False, direct=(), indirect=()) == MODELS[4]
+    assert attrs.evolve(MODELS[5], version=4, path_sets=False, direct=(), indirect=(), expected_replaces=-1) == MODELS[4]
     v4 = ChunkCmV4Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols)
     v5 = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
     assert len(v5) < 0.995 * len(v4)
@@ -335,6 +338,43 @@ def test_indirect_contexts_pay_on_the_same_parse(registry):
     assert new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams()).text_follow.size == 1
     with pytest.raises(TypeError):
         ChunkCmV4Coder.params_class(indirect=True)
+
+
+def test_expected_chunk_context_pays_on_the_same_parse(registry):
+    """``expect`` (-9's): the chunk the match model expects, with the match's length, as a
+    context in order 2's place. At -9's dictionary alice29 35,625 -> 35,620 B, alice29 twice
+    35,823 -> 35,806 B (held-out text gains 0.1-1.1%: examples/chunk-cm/NOTES.md), and both
+    decode. With ``direct`` and ``indirect`` alone, chunk-cm writes the v5 direct.indirect
+    golden archive byte for byte, ``expect`` absent from its header."""
+    alice = read("alice29.txt")
+    for text in (alice, alice + alice):
+        fit = Pipeline.from_config(registry=registry, level=9).fit(text, trace=False)
+        without = coder(memory=29, direct=True, indirect=True).encode(fit.rules, fit.symbols)
+        expect = coder(memory=29, direct=True, indirect=True, expect=True)
+        payload = expect.encode(fit.rules, fit.symbols)
+        assert len(payload) < len(without)
+        assert expand(*expect.decode(payload)) == text
+    golden = Path(__file__).parent / "golden" / "udhr_cmn_hans.chunkpress.chunk-cm.v5.direct.indirect.cpz"
+    params = {"direct": True, "indirect": True}
+    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder={"name": "chunk-cm", "params": params})
+    assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
+    # in order 2's place where the coder keeps it, after the contexts kept, before the indirect ones
+    for c in (2, 18):
+        t = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(contexts=c, indirect=True, expect=True))
+        kept = [x for x in MODEL3_ORDER[:c] if x != C_O2] + [C_EXPECTED]
+        assert t.order.tolist() == kept + list(INDIRECT_CONTEXTS) and t.expected == len(kept) - 1
+    assert new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams()).expected == -1
+    with pytest.raises(TypeError):
+        ChunkCmV4Coder.params_class(expect=True)
+
+
+def test_expected_chunk_context_tells_the_chunk_and_the_match_length_apart():
+    """The expected chunk's context differs by chunk and by match length up to
+    ``EXPECTED_LENGTHS`` ids, where longer matches share it; no match is one context."""
+    keys = {int(expected_context(r, n)) for r in range(3) for n in range(1, EXPECTED_LENGTHS + 1)}
+    assert len(keys) == 3 * EXPECTED_LENGTHS
+    assert expected_context(7, EXPECTED_LENGTHS) == expected_context(7, 4 * EXPECTED_LENGTHS)
+    assert int(expected_context(-1, 0)) not in keys
 
 
 def test_indirect_contexts_recall_what_followed_the_last_bytes_and_the_word():

@@ -79,6 +79,9 @@ class Model:
     direct: tuple[int, ...] = ()
     #: the text-indirect contexts added after the others where the ``indirect`` param asks
     indirect: tuple[int, ...] = ()
+    #: the context the expected chunk's takes the place of where the ``expect`` param asks (-1:
+    #: the model has no ``expect``)
+    expected_replaces: int = -1
 
     @property
     def codec_id(self) -> str:
@@ -101,7 +104,7 @@ MODELS = {
              mixer_init=1 << 13),
 }
 MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True, direct=layout.DIRECT_CONTEXTS,
-                         indirect=layout.INDIRECT_CONTEXTS)
+                         indirect=layout.INDIRECT_CONTEXTS, expected_replaces=layout.EXPECTED_REPLACES)
 
 
 def _int_field(default: int, least: int, most: int):
@@ -128,11 +131,12 @@ class _Params:
     light = False
     direct = False
     indirect = False
+    expect = False
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmV4Params(_Params):
-    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct`` and ``indirect``."""
+    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``, ``indirect`` and ``expect``."""
 
     runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
@@ -154,13 +158,17 @@ class ChunkCmParams(ChunkCmV4Params):
     ids, in the third APM's place (smaller archives for 12-15% more time:
     ``examples/chunk-cm/NOTES.md``). ``indirect`` (``-9``): three contexts more, after the
     others, the chunk that followed the last 5 bytes, the last 3 and the word in progress the
-    last time they were seen (``chunk_cm_model.INDIRECT_CONTEXTS``). Each of the two is absent
-    from the header where off, so such archives are what chunk-cm wrote before it."""
+    last time they were seen (``chunk_cm_model.INDIRECT_CONTEXTS``). ``expect`` (``-9``): the
+    chunk the match model expects, with the match's length, as a context in order 2's place
+    (``chunk_cm_model.EXPECTED_REPLACES``). Each of the three is absent from the header where
+    off, so such archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
     indirect: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                  metadata={"added": True})
+    expect: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
+                               metadata={"added": True})
 
 
 @attrs.frozen(kw_only=True)
@@ -223,10 +231,17 @@ def _indirect(model: Model, params: _Params) -> bool:
     return bool(params.indirect and model.indirect)
 
 
+def _expect(model: Model, params: _Params) -> bool:
+    return bool(params.expect and model.expected_replaces >= 0)
+
+
 def _order(model: Model, params: _Params) -> tuple[int, ...]:
     """The contexts a coder uses, in mixer order: the first ``contexts`` of the model's, then
-    the indirect ones where asked."""
-    return model.orders[: params.contexts] + (model.indirect if _indirect(model, params) else ())
+    the expected chunk's in place of the one it replaces, and the indirect ones, where asked."""
+    order = model.orders[: params.contexts]
+    if _expect(model, params):
+        order = tuple(c for c in order if c != model.expected_replaces) + (layout.C_EXPECTED,)
+    return order + (model.indirect if _indirect(model, params) else ())
 
 
 def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> int:
@@ -277,7 +292,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm3"]),
         follow=np.zeros(ranks + 2, np.int64), text_follow=np.zeros(s["text_follow"], np.int32),
         direct=np.array(direct, dtype=np.int64), dc=zeros(s["direct"], np.uint32),
-        apm3=int(not direct_on),
+        apm3=int(not direct_on), expected=order.index(layout.C_EXPECTED) if layout.C_EXPECTED in order else -1,
     )
 
 

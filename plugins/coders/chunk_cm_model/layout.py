@@ -21,10 +21,11 @@ from ..mixing.arithmetic import coder_start
 #: classes (LINE); the last 12 bytes' classes with the word in progress (SHAPE); the innermost
 #: open bracket with the last 2 bytes (NEST); model 5's text-indirect contexts (its ``indirect``
 #: param): the chunk that followed the last 5 bytes, the last 3, and the word in progress, the
-#: last time they were seen (FOLLOW5, FOLLOW3, FOLLOW_WORD)
+#: last time they were seen (FOLLOW5, FOLLOW3, FOLLOW_WORD); model 5's ``expect`` param: the
+#: chunk the match model expects with the match's length (EXPECTED)
 (C_ORDER0, C_ID1, C_O2, C_WORD, C_O3, C_ID2, C_O1, C_O4, C_WORD2, C_O6, C_ID3, C_INDIRECT,
  C_WORD0, C_SKIP_IDS, C_WORDS12, C_WORD0_2, C_CLASSES, C_LINE, C_SHAPE, C_NEST, C_FOLLOW5, C_FOLLOW3,
- C_FOLLOW_WORD, N_CONTEXTS) = range(24)
+ C_FOLLOW_WORD, C_EXPECTED, N_CONTEXTS) = range(25)
 #: the contexts of each model version, in mixer order: a coder's ``contexts`` param keeps the
 #: first few (fewer is faster)
 MODEL1_ORDER = tuple(range(12))
@@ -43,6 +44,14 @@ MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
 #: node (held-out text 0.7% smaller, en_mix_1MB 0.45%: ``examples/chunk-cm/NOTES.md``)
 INDIRECT_CONTEXTS = (C_FOLLOW5, C_FOLLOW3, C_FOLLOW_WORD)
 INDIRECT_BYTES = (5, 3, 0)
+#: model 5's ``expect`` param: the chunk the match model expects, with the match's length (up to
+#: 15 ids), as a context in order 2's place (order 2 keeps its run); its bit histories learn
+#: how each expected chunk fares at each node, where the match model's one input knows only the
+#: length (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%: ``examples/chunk-cm/NOTES.md``).
+#: Known at a chunk's first node, after the match model's lookups; after the contexts, before
+#: the indirect ones
+EXPECTED_REPLACES = C_O2
+EXPECTED_LENGTHS = 15
 #: the most contexts a model uses: model 2's twenty, model 5's eighteen and three indirect
 MAX_USED_CONTEXTS = max(len(MODEL2_ORDER), len(MODEL3_ORDER) + len(INDIRECT_CONTEXTS))
 #: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
@@ -120,10 +129,11 @@ R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: ``path_sets``: 1 for model 5's weight sets; ``direct``: the positions in ``order`` of the
 #: contexts with direct probabilities, ``dc`` their counters; ``apm3``: 0 where the third APM
 #: is left out, its time spent on the direct probabilities; ``text_follow``: the indirect
-#: contexts' table, one entry where ``indirect`` is off)
+#: contexts' table, one entry where ``indirect`` is off; ``expected``: the position in ``order``
+#: of the expected chunk's context, -1 where ``expect`` is off)
 Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm ht next_state sm "
                               "empty_flags mm mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
-                              "follow text_follow direct dc apm3")
+                              "follow text_follow direct dc apm3 expected")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
 #: mixer inputs, the runs, the direct probabilities' lines
 Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs lines")

@@ -88,6 +88,7 @@ from .layout import (
 )
 from .ranks import forced_bit
 from .recall import (
+    expected_context,
     follow_match,
     match_lookup,
     mix2_inputs,
@@ -318,12 +319,14 @@ def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
     while True:
         g = tree.group[node]
         if g == 0:
-            find_slots(tb, sc, c0, hmask)
             if node == 0:  # the runs' and the match model's entries, asked for after the last chunk
                 run_read(tb, sc)
                 match_lookup(tb, ranks, sc)
                 m_len = sc.match[M_LEN]
                 expected = int(ranks[sc.match[M_PTR]]) if m_len > 0 else -1
+                if tb.expected >= 0:
+                    sc.ctx[tb.expected] = expected_context(expected, m_len)
+            find_slots(tb, sc, c0, hmask)
         elif g == 3:  # the next node starts a slot: ask for both children's
             for side in range(2):
                 if tree.child[node, side] >= 0:
@@ -424,12 +427,12 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
         ranks[t] = rank
         run_update(tb, sc, rank)
         pos = after_chunk(t, rank, rk, tb, sc, text, pos, decode)
-        # the next chunk's contexts: their first slots are asked for, then the runs' and the
-        # match model's entries, so that all their misses overlap (read at its first node)
+        # the match model's entries and the next chunk's contexts: their first slots are asked
+        # for, then the runs' entries, so that all their misses overlap (read at its first node)
+        follow_match(ranks, t, rank, tb, sc)
         set_contexts(sc, tb)
         prefetch_slots(tb, sc, 1, hmask)
         run_lookup(tb, sc, ranks, t + 1)
-        follow_match(ranks, t, rank, tb, sc)
         if (t & 4095) == 0:
             io.control[C_DONE] = t
     io.control[C_DONE] = ranks.size

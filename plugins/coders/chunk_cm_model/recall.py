@@ -1,7 +1,8 @@
 """What chunk-cm recalls of where ids repeat: the run model (per context, the rank seen there
 last and its repeats, paq8's run map), the match model (the id that followed the last
-occurrence of the previous ids, while the ids since agree) and the text-indirect contexts' table
-(the chunk that followed the last few bytes, or the word in progress, last time)."""
+occurrence of the previous ids, while the ids since agree; with ``expect``, that id is a
+context too) and the text-indirect contexts' table (the chunk that followed the last few bytes,
+or the word in progress, last time)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import numba
 import numpy as np
 from chunkpress.plugin import prefetch_row
 
-from ..mixing.hashing import B8, K1, K2, K3, M8, mix64
+from ..mixing.hashing import B8, K1, K2, K3, M8, context_hash, mix64
 from ..mixing.logistic import STRETCH
 from .layout import (
+    C_EXPECTED,
+    EXPECTED_LENGTHS,
     H_ID1,
     H_ID2,
     IN_CONTEXTS,
@@ -157,7 +160,9 @@ def match_find(mm_ht, ranks, t, h):
 def follow_match(ranks, t, rank, tb, sc):
     """The match model after chunk ``t``: follow the match, and ask for the entries of the two
     lookups (the last ``MATCH_IDS`` ids, and model 4's last ``long_ids``): :func:`match_lookup`
-    reads them at the next chunk's first node, once its contexts' slots are found."""
+    reads them at the next chunk's first node, once its contexts' slots are found. With
+    ``expect``, the expected chunk's context as the match stands now, so that its first slot is
+    asked for with the others'."""
     h = sc.hist
     mt = sc.match
     if mt[M_LEN] > 0:
@@ -175,6 +180,8 @@ def follow_match(ranks, t, rank, tb, sc):
             lh = (lh + np.uint64(ranks[t - k] + 1)) * K1
         mt[M_LONG] = np.int64(mix64(lh) & np.uint64(tb.mm_long.size - 1))
         prefetch_row(tb.mm_long, mt[M_LONG])
+    if tb.expected >= 0:  # the expected chunk's context as it stands (the lookups may change it)
+        sc.every[C_EXPECTED] = expected_context(ranks[mt[M_PTR]] if mt[M_LEN] > 0 else -1, mt[M_LEN])
     mt[M_SHORT] = -1
     if t + 1 >= MATCH_IDS:
         ids_hash = mix64(h[H_ID1] * K1 + h[H_ID2] * K2 + np.uint64(MATCH_IDS))
@@ -208,6 +215,13 @@ def match_lookup(tb, ranks, sc):
                 mt[M_LEN] = k
         else:
             tb.mm_ht[mt[M_SHORT]] = at
+
+
+@numba.njit(cache=True, inline="always")
+def expected_context(expected, m_len):
+    """The expected chunk's context: rank ``expected`` (-1: no match) and the match's length in
+    ids (``m_len``, up to :data:`EXPECTED_LENGTHS`)."""
+    return context_hash(25, np.uint64(expected + 1), np.uint64(min(m_len, EXPECTED_LENGTHS)))
 
 
 @numba.njit(cache=True, inline="always")
