@@ -74,7 +74,6 @@ from .layout import (
     IN_EXPECTED,
     IN_MATCH,
     M_LEN,
-    M_PTR,
     MIX_BOOST,
     MIX_HALF_LIFE,
     MIX_RATE,
@@ -90,6 +89,7 @@ from .ranks import forced_bit
 from .recall import (
     expected_context,
     follow_match,
+    match_expected,
     match_lookup,
     mix2_inputs,
     n_inputs,
@@ -323,7 +323,7 @@ def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
                 run_read(tb, sc)
                 match_lookup(tb, ranks, sc)
                 m_len = sc.match[M_LEN]
-                expected = int(ranks[sc.match[M_PTR]]) if m_len > 0 else -1
+                expected = match_expected(ranks, sc.match)
                 if tb.expected >= 0:
                     sc.ctx[tb.expected] = expected_context(expected, m_len)
             find_slots(tb, sc, c0, hmask)

@@ -181,7 +181,7 @@ def follow_match(ranks, t, rank, tb, sc):
         mt[M_LONG] = np.int64(mix64(lh) & np.uint64(tb.mm_long.size - 1))
         prefetch_row(tb.mm_long, mt[M_LONG])
     if tb.expected >= 0:  # the expected chunk's context as it stands (the lookups may change it)
-        sc.every[C_EXPECTED] = expected_context(ranks[mt[M_PTR]] if mt[M_LEN] > 0 else -1, mt[M_LEN])
+        sc.every[C_EXPECTED] = expected_context(match_expected(ranks, mt), mt[M_LEN])
     mt[M_SHORT] = -1
     if t + 1 >= MATCH_IDS:
         ids_hash = mix64(h[H_ID1] * K1 + h[H_ID2] * K2 + np.uint64(MATCH_IDS))
@@ -218,9 +218,16 @@ def match_lookup(tb, ranks, sc):
 
 
 @numba.njit(cache=True, inline="always")
+def match_expected(ranks, mt):
+    """The rank the match model's state ``mt`` expects next, -1 where it has no match."""
+    return np.int64(ranks[mt[M_PTR]]) if mt[M_LEN] > 0 else -1
+
+
+@numba.njit(cache=True, inline="always")
 def expected_context(expected, m_len):
     """The expected chunk's context: rank ``expected`` (-1: no match) and the match's length in
-    ids (``m_len``, up to :data:`EXPECTED_LENGTHS`)."""
+    ids (``m_len``, up to :data:`EXPECTED_LENGTHS`). Its tag, 25, follows the 1..24 of the
+    contexts ``model.set_contexts`` hashes."""
     return context_hash(25, np.uint64(expected + 1), np.uint64(min(m_len, EXPECTED_LENGTHS)))
 
 
