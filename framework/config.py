@@ -324,8 +324,10 @@ PRESETS = {
     # level in between would grow there); -9 also has direct probabilities in the third APM's
     # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, 12-15% more time) and three
     # text-indirect contexts (en_mix_10MB 0.39% smaller again, held-out text 0.7%, about 10%
-    # more time, paid for by a faster coder), and the match model's expected chunk as a context
-    # in order 2's place (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%, the same time:
+    # more time, paid for by a faster coder), the match model's expected chunk as a context
+    # in order 2's place (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%, the same time), and
+    # the first word inside the innermost open bracket (a tag's, template's or link's name) in
+    # order 3's (en_mix_10MB 0.46% smaller, held-out text 0.1-0.9%, the same time:
     # examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more
@@ -333,7 +335,7 @@ PRESETS = {
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29, direct=True, indirect=True,
-               expect=True),
+               expect=True, opener=True),
 }
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
 #: smaller than xz -9 and bzip3, and faster than xz -9, on en_mix_10MB. The paper's method (mdl + combinatorial) is

@@ -29,15 +29,21 @@ from chunkpress.plugins.coders.chunk_cm_legacy import ChunkCmV1Coder, ChunkCmV2C
 from chunkpress.plugins.coders.chunk_cm_model.layout import (
     C_EXPECTED,
     C_O2,
+    C_O3,
+    C_OPENER,
     EXPECTED_LENGTHS,
     INDIRECT_CONTEXTS,
     MODEL1_ORDER,
     MODEL2_ORDER,
     MODEL3_ORDER,
     MODEL4_COUNT_LIMIT,
+    N_HISTORY,
+    OPENER_DEPTH,
+    H_OPENER,
     PATH2_NODES,
     PATH3_NODES,
 )
+from chunkpress.plugins.coders.chunk_cm_model.model import add_byte
 from chunkpress.plugins.coders.chunk_cm_model.ranks import CLASS_WEIGHT, EXCLUDE_MAX_LEN
 from chunkpress.plugins.coders.chunk_cm_model.recall import expected_context, text_follow_record, text_followed
 from chunkpress.plugins.coders.mixing.states import COUNT_LIMIT, bit_history_states
@@ -285,7 +291,8 @@ def test_model_5s_weight_sets_by_node_pay_on_the_same_parse(alice_fit):
     """Model 5 is model 4 with the mixers' weight sets picked by the node near the root
     (alice29, 500 rules, 4 MB: 37,546 -> 37,314 B; en_mix_10MB at -9's dictionary 1,905,485 ->
     1,894,757 B), and it decodes; the mixers' tables are larger by the nodes they tell apart."""
-    assert attrs.evolve(MODELS[5], version=4, path_sets=False, direct=(), indirect=(), expected_replaces=-1) == MODELS[4]
+    assert attrs.evolve(MODELS[5], version=4, path_sets=False, direct=(), indirect=(), expected_replaces=-1,
+                        opener_replaces=-1) == MODELS[4]
     v4 = ChunkCmV4Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols)
     v5 = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
     assert len(v5) < 0.995 * len(v4)
@@ -375,6 +382,63 @@ def test_expected_chunk_context_tells_the_chunk_and_the_match_length_apart():
     assert len(keys) == 3 * EXPECTED_LENGTHS
     assert expected_context(7, EXPECTED_LENGTHS) == expected_context(7, 4 * EXPECTED_LENGTHS)
     assert int(expected_context(-1, 0)) not in keys
+
+
+def test_opener_context_pays_on_the_same_parse(registry):
+    """``opener`` (-9's): the first word inside the innermost open bracket, with the bracket's
+    kind and the last byte's class, as a context in order 3's place. On 64 KB of Wikipedia
+    (tests/data/enwiki_64k.txt, the start of en_mix_1MB) at -9's dictionary 17,506 -> 17,425
+    B (en_mix_10MB 0.46%, held-out text 0.1-0.9%: examples/chunk-cm/NOTES.md), and it
+    decodes. Off, chunk-cm writes the v5 direct.indirect.expect golden archive byte for byte;
+    on, the direct.indirect.expect.opener one."""
+    text = read("enwiki_64k.txt")
+    fit = Pipeline.from_config(registry=registry, level=9).fit(text, trace=False)
+    before = {"memory": 29, "direct": True, "indirect": True, "expect": True}
+    without = coder(**before).encode(fit.rules, fit.symbols)
+    opener = coder(**before, opener=True)
+    payload = opener.encode(fit.rules, fit.symbols)
+    assert len(payload) < 0.997 * len(without)
+    assert expand(*opener.decode(payload)) == text
+    golden = Path(__file__).parent / "golden"
+    params = {"direct": True, "indirect": True, "expect": True}
+    for name, extra in (("direct.indirect.expect", {}), ("direct.indirect.expect.opener", {"opener": True})):
+        coder_config = {"name": "chunk-cm", "params": {**params, **extra}}
+        pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder=coder_config)
+        assert pipe.compress(read("udhr_cmn_hans.txt")) == (golden / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{name}.cpz").read_bytes()
+    # in order 3's place where the coder keeps it, else after the contexts kept
+    for c in (2, 18):
+        t = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(contexts=c, expect=True, opener=True))
+        kept = [C_OPENER if x == C_O3 else x for x in MODEL3_ORDER[:c] if x != C_O2]
+        assert t.order.tolist() == kept + ([C_OPENER] if c < 6 else []) + [C_EXPECTED]
+        assert C_O3 not in t.order.tolist()
+    assert C_OPENER not in new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams()).order.tolist()
+    with pytest.raises(TypeError):
+        ChunkCmV4Coder.params_class(opener=True)
+
+
+def _opener_after(text: bytes) -> int:
+    h = np.zeros(N_HISTORY, np.uint64)
+    for c in text:
+        add_byte(h, c)
+    return int(h[H_OPENER])
+
+
+def test_opener_is_the_word_that_opened_the_innermost_bracket():
+    """The opener follows the brackets: inside ``{{cite web|title=x`` it is ``cite`` (case
+    folded), a nested bracket has its own, closing one gives the outer word back, and brackets
+    nested deeper than ``OPENER_DEPTH`` close to none."""
+    cite = _opener_after(b"see {{cite")
+    assert cite != 0
+    assert _opener_after(b"see {{Cite web|title=x") == cite
+    assert _opener_after(b"{{cite web|title=[[File") != cite
+    assert _opener_after(b"{{cite web|title=[[File:a.png]]") == cite
+    assert _opener_after(b"{{cite web|title=[[File:a.png]] ok}}") == _opener_after(b"see ") == 0
+    assert _opener_after(b"<ref name=x>") == 0 and _opener_after(b"<ref name=x") == _opener_after(b"<REF")
+    assert _opener_after(b"</ref") != _opener_after(b"<ref")
+    deep = b"{{cite" + b"(a" * OPENER_DEPTH  # the last two words are kept no more
+    assert _opener_after(deep + b")") == 0
+    assert _opener_after(deep + b")" * 3) == _opener_after(b"(a") != 0
+    assert _opener_after(deep + b")" * OPENER_DEPTH) == cite
 
 
 def test_indirect_contexts_recall_what_followed_the_last_bytes_and_the_word():

@@ -82,6 +82,9 @@ class Model:
     #: the context the expected chunk's takes the place of where the ``expect`` param asks (-1:
     #: the model has no ``expect``)
     expected_replaces: int = -1
+    #: the context the opener's takes the place of where the ``opener`` param asks (-1: the
+    #: model has no ``opener``)
+    opener_replaces: int = -1
 
     @property
     def codec_id(self) -> str:
@@ -104,7 +107,8 @@ MODELS = {
              mixer_init=1 << 13),
 }
 MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True, direct=layout.DIRECT_CONTEXTS,
-                         indirect=layout.INDIRECT_CONTEXTS, expected_replaces=layout.EXPECTED_REPLACES)
+                         indirect=layout.INDIRECT_CONTEXTS, expected_replaces=layout.EXPECTED_REPLACES,
+                         opener_replaces=layout.OPENER_REPLACES)
 
 
 def _int_field(default: int, least: int, most: int):
@@ -132,11 +136,13 @@ class _Params:
     direct = False
     indirect = False
     expect = False
+    opener = False
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmV4Params(_Params):
-    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``, ``indirect`` and ``expect``."""
+    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``, ``indirect``, ``expect``
+    and ``opener``."""
 
     runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
@@ -160,14 +166,19 @@ class ChunkCmParams(ChunkCmV4Params):
     others, the chunk that followed the last 5 bytes, the last 3 and the word in progress the
     last time they were seen (``chunk_cm_model.INDIRECT_CONTEXTS``). ``expect`` (``-9``): the
     chunk the match model expects, with the match's length, as a context in order 2's place
-    (``chunk_cm_model.EXPECTED_REPLACES``). Each of the three is absent from the header where
-    off, so such archives are what chunk-cm wrote before it."""
+    (``chunk_cm_model.EXPECTED_REPLACES``). ``opener`` (``-9``): the first word inside the
+    innermost open bracket (a tag's, template's or link's name), with the bracket's kind and
+    the last byte's class, as a context in order 3's place (``chunk_cm_model.OPENER_REPLACES``;
+    after the contexts kept where they leave order 3 out). Each of the four is absent from the
+    header where off, so such archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
     indirect: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                  metadata={"added": True})
     expect: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
+                               metadata={"added": True})
+    opener: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
 
 
@@ -235,10 +246,20 @@ def _expect(model: Model, params: _Params) -> bool:
     return bool(params.expect and model.expected_replaces >= 0)
 
 
+def _opener(model: Model, params: _Params) -> bool:
+    return bool(params.opener and model.opener_replaces >= 0)
+
+
 def _order(model: Model, params: _Params) -> tuple[int, ...]:
-    """The contexts a coder uses, in mixer order: the first ``contexts`` of the model's, then
-    the expected chunk's in place of the one it replaces, and the indirect ones, where asked."""
+    """The contexts a coder uses, in mixer order: the first ``contexts`` of the model's (the
+    opener's in the place of the one it replaces, or after them where they leave that one
+    out), then the expected chunk's in place of the one it replaces, and the indirect ones,
+    where asked."""
     order = model.orders[: params.contexts]
+    if _opener(model, params):
+        replaced = model.opener_replaces
+        order = (tuple(layout.C_OPENER if c == replaced else c for c in order) if replaced in order
+                 else order + (layout.C_OPENER,))
     if _expect(model, params):
         order = tuple(c for c in order if c != model.expected_replaces) + (layout.C_EXPECTED,)
     return order + (model.indirect if _indirect(model, params) else ())

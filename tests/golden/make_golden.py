@@ -25,10 +25,12 @@ for coder in ("varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combin
         target.write_bytes(pipe.compress(SOURCE.read_bytes()))
         print("wrote", target.name)
 
-# model 5 with the direct probabilities, the indirect contexts and the expected chunk's context
-# -9 turns on: the same codec, "direct" (and "indirect", "expect") in the header
+# model 5 with the direct probabilities, the indirect contexts, the expected chunk's context and
+# the opener's -9 turns on: the same codec, "direct" (and "indirect", "expect", "opener") in the header
 for suffix, params in (("direct", {"direct": True}), ("direct.indirect", {"direct": True, "indirect": True}),
-                       ("direct.indirect.expect", {"direct": True, "indirect": True, "expect": True})):
+                       ("direct.indirect.expect", {"direct": True, "indirect": True, "expect": True}),
+                       ("direct.indirect.expect.opener",
+                        {"direct": True, "indirect": True, "expect": True, "opener": True})):
     target = HERE / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{suffix}.cpz"
     if not target.exists():
         pipe = Pipeline.from_config(scorer="mdl", coder={"name": "chunk-cm", "params": params})

@@ -22,10 +22,11 @@ from ..mixing.arithmetic import coder_start
 #: open bracket with the last 2 bytes (NEST); model 5's text-indirect contexts (its ``indirect``
 #: param): the chunk that followed the last 5 bytes, the last 3, and the word in progress, the
 #: last time they were seen (FOLLOW5, FOLLOW3, FOLLOW_WORD); model 5's ``expect`` param: the
-#: chunk the match model expects with the match's length (EXPECTED)
+#: chunk the match model expects with the match's length (EXPECTED); model 5's ``opener``
+#: param: the word that opened the innermost open bracket (OPENER)
 (C_ORDER0, C_ID1, C_O2, C_WORD, C_O3, C_ID2, C_O1, C_O4, C_WORD2, C_O6, C_ID3, C_INDIRECT,
  C_WORD0, C_SKIP_IDS, C_WORDS12, C_WORD0_2, C_CLASSES, C_LINE, C_SHAPE, C_NEST, C_FOLLOW5, C_FOLLOW3,
- C_FOLLOW_WORD, C_EXPECTED, N_CONTEXTS) = range(25)
+ C_FOLLOW_WORD, C_EXPECTED, C_OPENER, N_CONTEXTS) = range(26)
 #: the contexts of each model version, in mixer order: a coder's ``contexts`` param keeps the
 #: first few (fewer is faster)
 MODEL1_ORDER = tuple(range(12))
@@ -52,6 +53,15 @@ INDIRECT_BYTES = (5, 3, 0)
 #: the indirect ones
 EXPECTED_REPLACES = C_O2
 EXPECTED_LENGTHS = 15
+#: model 5's ``opener`` param: the first word inside the innermost open bracket (an XML tag's
+#: name, a wiki template's or link's, a parenthesis's first word), with the bracket's kind and
+#: the last byte's class, as a context in order 3's place (order 3 is worth least once the
+#: expected chunk's context is in). What the brackets hold depends on what opened them, which
+#: no context of the last bytes or words sees once the opening word is behind them (held-out
+#: text 0.1-0.9% smaller, en_mix_10MB 0.46%: ``examples/chunk-cm/NOTES.md``). Each open
+#: bracket's word is kept down to OPENER_DEPTH brackets; deeper ones close to no word.
+OPENER_REPLACES = C_O3
+OPENER_DEPTH = 8
 #: the most contexts a model uses: model 2's twenty, model 5's eighteen and three indirect
 MAX_USED_CONTEXTS = max(len(MODEL2_ORDER), len(MODEL3_ORDER) + len(INDIRECT_CONTEXTS))
 #: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
@@ -105,8 +115,13 @@ MATCH_CONTEXTS = 33 << 5
 RUN_MAPS = MAX_RUNS * 16 * 2 * 8
 #: the decoded-text and id history, a uint64 record
 #: (CLASS: 4 bits per byte class, newest lowest; LINE: bytes since the last newline, up to 64;
-#: NEST: the open brackets, 3 bits each, innermost lowest)
-H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, H_CLASS, H_LINE, H_NEST, N_HISTORY = range(11)
+#: NEST: the open brackets, 3 bits each, innermost lowest; OPENER: the hashed first word inside
+#: the innermost open bracket, OPENER_STATE: 1 while that word has not begun, 2 while it goes
+#: on, 0 after it; DEPTH: how many brackets are open; then OPENER_DEPTH entries, each open
+#: bracket's outer OPENER, outermost first)
+(H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, H_CLASS, H_LINE, H_NEST, H_OPENER, H_OPENER_STATE,
+ H_DEPTH, H_OPENERS) = range(14)
+N_HISTORY = H_OPENERS + OPENER_DEPTH
 #: the match model's state, an int64 record: where the expected id is, the match length; and
 #: its lookups asked for after a chunk, done at the next chunk's first node: the chunk to record
 #: (0: none pending), the two-id and the long keys' table entries
@@ -197,5 +212,6 @@ def byte_class(c):
     return 15
 
 
-#: the text orders: how many of them were seen picks mixer 1's weight set
-TEXT_ORDERS = (C_O1, C_O2, C_O3, C_O4, C_O6)
+#: the text orders, and the opener's context in order 3's place: how many of them were seen
+#: picks mixer 1's weight set
+TEXT_ORDERS = (C_O1, C_O2, C_O3, C_O4, C_O6, C_OPENER)

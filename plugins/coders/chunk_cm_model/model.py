@@ -50,6 +50,7 @@ from .layout import (
     C_O3,
     C_O4,
     C_O6,
+    C_OPENER,
     C_ORDER0,
     C_SHAPE,
     C_SKIP_IDS,
@@ -61,11 +62,15 @@ from .layout import (
     FINAL_RATE,
     H_BYTES,
     H_CLASS,
+    H_DEPTH,
     H_ID1,
     H_ID2,
     H_ID3,
     H_LINE,
     H_NEST,
+    H_OPENER,
+    H_OPENER_STATE,
+    H_OPENERS,
     H_WORD0,
     H_WORD1,
     H_WORD2,
@@ -78,6 +83,7 @@ from .layout import (
     MIX_HALF_LIFE,
     MIX_RATE,
     MIX_SKIP,
+    OPENER_DEPTH,
     PATH1_NODES,
     PATH2_NODES,
     PATH3_NODES,
@@ -148,6 +154,8 @@ def set_contexts(sc, tb):
     every[C_LINE] = context_hash(19, h[H_LINE], h[H_CLASS] & M8)
     every[C_SHAPE] = context_hash(20, h[H_CLASS] & np.uint64(0xFFFFFFFFFFFF), w0)
     every[C_NEST] = context_hash(21, h[H_NEST] & np.uint64(7), b & np.uint64(0xFFFF))
+    # tag 26: 25 is the expected chunk's (recall.expected_context)
+    every[C_OPENER] = context_hash(26, (h[H_NEST] & np.uint64(7)) + h[H_OPENER] * K3, h[H_CLASS] & np.uint64(0xF))
     if tf.size > 1:  # the text-indirect contexts: the chunk the last bytes or the word predict, alone
         every[C_FOLLOW5] = context_hash(22, ZERO, text_followed(tf, b, w0, 0))
         every[C_FOLLOW3] = context_hash(23, ZERO, text_followed(tf, b, w0, 1))
@@ -353,16 +361,47 @@ def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
 
 
 @numba.njit(cache=True, inline="always")
+def add_opener(h, c, opening, closing):
+    """Move the openers past byte ``c``: an opening bracket keeps the word of the one around it
+    and starts its own (letters, UTF-8, ``!`` and ``/``, case folded: ``{{cite``, ``[[File``,
+    ``</ref``), a closing one takes the outer word back."""
+    if opening:
+        d = np.int64(h[H_DEPTH])
+        if d < OPENER_DEPTH:
+            h[H_OPENERS + d] = h[H_OPENER]
+        h[H_DEPTH] = np.uint64(d + 1)
+        h[H_OPENER] = ZERO
+        h[H_OPENER_STATE] = np.uint64(1)
+    elif closing:
+        d = np.int64(h[H_DEPTH])
+        if d > 0:
+            d -= 1
+            h[H_DEPTH] = np.uint64(d)
+            h[H_OPENER] = h[H_OPENERS + d] if d < OPENER_DEPTH else ZERO
+        h[H_OPENER_STATE] = ZERO
+    elif h[H_OPENER_STATE] != ZERO:
+        cl = c + 32 if 65 <= c <= 90 else c
+        if 97 <= cl <= 122 or c >= 128 or c == 33 or c == 47:
+            h[H_OPENER] = (h[H_OPENER] + np.uint64(cl + 1)) * K2
+            h[H_OPENER_STATE] = np.uint64(2)
+        elif h[H_OPENER_STATE] == np.uint64(2):
+            h[H_OPENER_STATE] = ZERO
+
+
+@numba.njit(cache=True, inline="always")
 def add_byte(h, c):
     """Move the text history past byte ``c``: the bytes, their classes, the column, the open
-    brackets (``([{<`` push, ``)]}>`` pop) and the words (letters and UTF-8, case folded)."""
+    brackets (``([{<`` push, ``)]}>`` pop) and their openers, and the words (letters and UTF-8,
+    case folded)."""
     h[H_BYTES] = (h[H_BYTES] << B8) | np.uint64(c)
     h[H_CLASS] = (h[H_CLASS] << np.uint64(4)) | np.uint64(byte_class(c))
     opening = 1 if c == 40 else 2 if c == 91 else 3 if c == 123 else 4 if c == 60 else 0
+    closing = c == 41 or c == 93 or c == 125 or c == 62
     if opening:
         h[H_NEST] = (h[H_NEST] << np.uint64(3)) | np.uint64(opening)
-    elif c == 41 or c == 93 or c == 125 or c == 62:
+    elif closing:
         h[H_NEST] = h[H_NEST] >> np.uint64(3)
+    add_opener(h, c, opening, closing)
     if c == 10:
         h[H_LINE] = ZERO
     elif h[H_LINE] < np.uint64(64):
