@@ -32,6 +32,7 @@ from chunkpress.plugins.coders.chunk_cm_model.layout import (
     C_O3,
     C_OPENER,
     EXPECTED_LENGTHS,
+    H_OPENER,
     INDIRECT_CONTEXTS,
     MODEL1_ORDER,
     MODEL2_ORDER,
@@ -39,11 +40,10 @@ from chunkpress.plugins.coders.chunk_cm_model.layout import (
     MODEL4_COUNT_LIMIT,
     N_HISTORY,
     OPENER_DEPTH,
-    H_OPENER,
     PATH2_NODES,
     PATH3_NODES,
 )
-from chunkpress.plugins.coders.chunk_cm_model.model import add_byte
+from chunkpress.plugins.coders.chunk_cm_model.model import add_byte, line_markup, line_start
 from chunkpress.plugins.coders.chunk_cm_model.ranks import CLASS_WEIGHT, EXCLUDE_MAX_LEN
 from chunkpress.plugins.coders.chunk_cm_model.recall import expected_context, text_follow_record, text_followed
 from chunkpress.plugins.coders.mixing.states import COUNT_LIMIT, bit_history_states
@@ -385,12 +385,13 @@ def test_expected_chunk_context_tells_the_chunk_and_the_match_length_apart():
 
 
 def test_opener_context_pays_on_the_same_parse(registry):
-    """``opener`` (-9's): the first word inside the innermost open bracket, with the bracket's
-    kind and the last byte's class, as a context in order 3's place. On 64 KB of Wikipedia
-    (tests/data/enwiki_64k.txt, the start of en_mix_1MB) at -9's dictionary 17,506 -> 17,425
-    B (en_mix_10MB 0.46%, held-out text 0.1-0.9%: examples/chunk-cm/NOTES.md), and it
-    decodes. Off, chunk-cm writes the v5 direct.indirect.expect golden archive byte for byte;
-    on, the direct.indirect.expect.opener one."""
+    """``opener`` (-9's): what opened the innermost bracket (its first word and kind) and the
+    line (its first two bytes where they are markup), with the last byte's class, as a context
+    in order 3's place. On 64 KB of Wikipedia (tests/data/enwiki_64k.txt, the start of
+    en_mix_1MB) at -9's dictionary 17,506 -> 17,437 B (en_mix_10MB 0.47%, held-out text
+    0.2-0.9%: examples/chunk-cm/NOTES.md), and it decodes. Off, chunk-cm writes the v5
+    direct.indirect.expect golden archive byte for byte; on, the direct.indirect.expect.opener
+    one."""
     text = read("enwiki_64k.txt")
     fit = Pipeline.from_config(registry=registry, level=9).fit(text, trace=False)
     before = {"memory": 29, "direct": True, "indirect": True, "expect": True}
@@ -404,7 +405,8 @@ def test_opener_context_pays_on_the_same_parse(registry):
     for name, extra in (("direct.indirect.expect", {}), ("direct.indirect.expect.opener", {"opener": True})):
         coder_config = {"name": "chunk-cm", "params": {**params, **extra}}
         pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder=coder_config)
-        assert pipe.compress(read("udhr_cmn_hans.txt")) == (golden / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{name}.cpz").read_bytes()
+        archive = golden / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{name}.cpz"
+        assert pipe.compress(read("udhr_cmn_hans.txt")) == archive.read_bytes()
     # in order 3's place where the coder keeps it, else after the contexts kept
     for c in (2, 18):
         t = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(contexts=c, expect=True, opener=True))
@@ -416,11 +418,34 @@ def test_opener_context_pays_on_the_same_parse(registry):
         ChunkCmV4Coder.params_class(opener=True)
 
 
-def _opener_after(text: bytes) -> int:
+def _history_after(text: bytes) -> np.ndarray:
     h = np.zeros(N_HISTORY, np.uint64)
     for c in text:
         add_byte(h, c)
-    return int(h[H_OPENER])
+    return h
+
+
+def _opener_after(text: bytes) -> int:
+    return int(_history_after(text)[H_OPENER])
+
+
+def test_line_markup_is_the_lines_first_two_bytes_where_they_are_not_prose():
+    """A line opened by markup (``*``, ``|``, ``==``, an indent) keys the opener's context by
+    its first two bytes, also past the last 8 bytes and, until the next line begins, after
+    it; a line of prose (a letter, a digit, UTF-8) by none."""
+    def markup(text: bytes, chunk: int = 1) -> int:
+        h = np.zeros(N_HISTORY, np.uint64)
+        for k, c in enumerate(text):
+            add_byte(h, c)
+            if k % chunk == chunk - 1:
+                line_start(h)
+        return int(line_markup(line_start(h)))
+
+    item = ord("*") + (ord(" ") << 8) + 1
+    assert markup(b"intro\n* [[a]] and more words") == markup(b"* c") == markup(b"* c\n") == item
+    assert markup(b"intro\n* [[a]] and more words", chunk=4) == item
+    assert markup(b"== History ==\nThe") == markup(b"Then\nit was") == markup("\u00c9t\u00e9".encode()) == 0
+    assert len({markup(b"|-"), markup(b"| x"), markup(b"==H"), markup(b"  x")}) == 4
 
 
 def test_opener_is_the_word_that_opened_the_innermost_bracket():

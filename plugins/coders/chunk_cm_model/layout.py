@@ -53,13 +53,15 @@ INDIRECT_BYTES = (5, 3, 0)
 #: the indirect ones
 EXPECTED_REPLACES = C_O2
 EXPECTED_LENGTHS = 15
-#: model 5's ``opener`` param: the first word inside the innermost open bracket (an XML tag's
-#: name, a wiki template's or link's, a parenthesis's first word), with the bracket's kind and
-#: the last byte's class, as a context in order 3's place (order 3 is worth least once the
-#: expected chunk's context is in). What the brackets hold depends on what opened them, which
-#: no context of the last bytes or words sees once the opening word is behind them (held-out
-#: text 0.1-0.9% smaller, en_mix_10MB 0.46%: ``examples/chunk-cm/NOTES.md``). Each open
-#: bracket's word is kept down to OPENER_DEPTH brackets; deeper ones close to no word.
+#: model 5's ``opener`` param: what opened the innermost open bracket and the line, as a
+#: context in order 3's place (order 3 is worth least once the expected chunk's context is in):
+#: the bracket's first word (an XML tag's name, a wiki template's or link's, a parenthesis's
+#: first word) and kind, the line's first two bytes where they are markup (a list's ``*``, a
+#: table's ``|``, a heading's ``==``, an indent; not a letter, digit or UTF-8), and the last
+#: byte's class. What a bracket or a line holds depends on what opened it, which no context of
+#: the last bytes or words sees once that is behind them (held-out text 0.2-0.9% smaller,
+#: en_mix_10MB 0.47%: ``examples/chunk-cm/NOTES.md``). Each open bracket's word is kept down to
+#: OPENER_DEPTH brackets; deeper ones close to no word.
 OPENER_REPLACES = C_O3
 OPENER_DEPTH = 8
 #: the most contexts a model uses: model 2's twenty, model 5's eighteen and three indirect
@@ -117,10 +119,12 @@ RUN_MAPS = MAX_RUNS * 16 * 2 * 8
 #: (CLASS: 4 bits per byte class, newest lowest; LINE: bytes since the last newline, up to 64;
 #: NEST: the open brackets, 3 bits each, innermost lowest; OPENER: the hashed first word inside
 #: the innermost open bracket, OPENER_STATE: 1 while that word has not begun, 2 while it goes
-#: on, 0 after it; DEPTH: how many brackets are open; then OPENER_DEPTH entries, each open
-#: bracket's outer OPENER, outermost first)
+#: on, 0 after it; LINE_START: the line's first two bytes, the first lowest, as
+#: ``model.line_start`` last read them; DEPTH: how many
+#: brackets are open; then OPENER_DEPTH entries, each open bracket's outer OPENER, outermost
+#: first)
 (H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, H_CLASS, H_LINE, H_NEST, H_OPENER, H_OPENER_STATE,
- H_DEPTH, H_OPENERS) = range(14)
+ H_LINE_START, H_DEPTH, H_OPENERS) = range(15)
 N_HISTORY = H_OPENERS + OPENER_DEPTH
 #: the match model's state, an int64 record: where the expected id is, the match length; and
 #: its lookups asked for after a chunk, done at the next chunk's first node: the chunk to record
