@@ -295,9 +295,9 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (on udhr_cmn_hans,
-#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 37-45 bytes larger
-#: than -8: its header names the direct probabilities, the indirect contexts and the expected
-#: chunk's, and two more contexts have little text to learn from: README table,
+#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 48-56 bytes larger
+#: than -8: its header names the direct probabilities, the indirect contexts, the expected
+#: chunk's and the opener's, and two more contexts have little text to learn from: README table,
 #: examples/benchmarks/levels.py).
 #: -1 is zstd -3 on the bytes (a word dictionary in front of it was 0.8% smaller at 20 times
 #: the time); -2 ... -4 word-level BPE (repair over GPT-2 pre-tokens) in front of zstd or xz;
