@@ -166,10 +166,11 @@ class ChunkCmParams(ChunkCmV4Params):
     others, the chunk that followed the last 5 bytes, the last 3 and the word in progress the
     last time they were seen (``chunk_cm_model.INDIRECT_CONTEXTS``). ``expect`` (``-9``): the
     chunk the match model expects, with the match's length, as a context in order 2's place
-    (``chunk_cm_model.EXPECTED_REPLACES``). ``opener`` (``-9``): the first word inside the
-    innermost open bracket (a tag's, template's or link's name), with the bracket's kind and
-    the last byte's class, as a context in order 3's place (``chunk_cm_model.OPENER_REPLACES``;
-    after the contexts kept where they leave order 3 out). Each of the four is absent from the
+    (``chunk_cm_model.EXPECTED_REPLACES``). ``opener`` (``-9``): what opened the innermost open
+    bracket (its kind and first word: a tag's, template's or link's name) and the line (its
+    first two bytes where they are markup), with the last byte's class, as a context in order
+    3's place (``chunk_cm_model.OPENER_REPLACES``; after the contexts kept where they leave
+    order 3 out). Each of the four is absent from the
     header where off, so such archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),

@@ -23,7 +23,7 @@ from ..mixing.arithmetic import coder_start
 #: param): the chunk that followed the last 5 bytes, the last 3, and the word in progress, the
 #: last time they were seen (FOLLOW5, FOLLOW3, FOLLOW_WORD); model 5's ``expect`` param: the
 #: chunk the match model expects with the match's length (EXPECTED); model 5's ``opener``
-#: param: the word that opened the innermost open bracket (OPENER)
+#: param: what opened the innermost open bracket and the line (OPENER)
 (C_ORDER0, C_ID1, C_O2, C_WORD, C_O3, C_ID2, C_O1, C_O4, C_WORD2, C_O6, C_ID3, C_INDIRECT,
  C_WORD0, C_SKIP_IDS, C_WORDS12, C_WORD0_2, C_CLASSES, C_LINE, C_SHAPE, C_NEST, C_FOLLOW5, C_FOLLOW3,
  C_FOLLOW_WORD, C_EXPECTED, C_OPENER, N_CONTEXTS) = range(26)
@@ -120,9 +120,8 @@ RUN_MAPS = MAX_RUNS * 16 * 2 * 8
 #: NEST: the open brackets, 3 bits each, innermost lowest; OPENER: the hashed first word inside
 #: the innermost open bracket, OPENER_STATE: 1 while that word has not begun, 2 while it goes
 #: on, 0 after it; LINE_START: the line's first two bytes, the first lowest, as
-#: ``model.line_start`` last read them; DEPTH: how many
-#: brackets are open; then OPENER_DEPTH entries, each open bracket's outer OPENER, outermost
-#: first)
+#: ``model.line_start`` last read them; DEPTH: how many brackets are open; then OPENER_DEPTH
+#: entries, each open bracket's outer OPENER, outermost first)
 (H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, H_CLASS, H_LINE, H_NEST, H_OPENER, H_OPENER_STATE,
  H_LINE_START, H_DEPTH, H_OPENERS) = range(15)
 N_HISTORY = H_OPENERS + OPENER_DEPTH
