@@ -382,8 +382,7 @@ def line_start(h):
 def line_markup(start):
     """The line's first two bytes ``start`` (the first lowest) plus one where the first is
     markup, 0 where the line starts with a letter, a digit or UTF-8 (prose)."""
-    c = start & M8
-    if 97 <= c <= 122 or 65 <= c <= 90 or 48 <= c <= 57 or c >= 128:
+    if 2 <= byte_class(start & M8) <= 7:  # a digit, a letter, UTF-8
         return ZERO
     return start + np.uint64(1)
 
