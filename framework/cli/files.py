@@ -140,7 +140,7 @@ def _summary(common: Common, path: str, size_in: int, size_out: int, started: fl
 def _announce_first_compile(common: Common) -> None:
     """One line before numba compiles the kernels for the first time, so a first run does not look hung."""
     if not common.quiet and first_compile_ahead():
-        print("chunkpress: compiling the kernels for first use (about 15 s, once; later runs load them)",
+        print("chunkpress: compiling the kernels for first use (up to a minute, once; later runs load them)",
               file=sys.stderr)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 def first_compile_ahead() -> bool:
     """Whether this looks like the first run after install, when numba compiles the kernels a
-    job uses (about 15 s once; later runs load them from its cache): no kernel of the engine or
+    job uses (up to a minute once; later runs load them from its cache): no kernel of the engine or
     of the built-in coders is cached yet. A program may say so first."""
     engine = Path(os.path.abspath(os.path.dirname(__file__)))
     folders = (engine, engine.parent / "plugins" / "coders")
