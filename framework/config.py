@@ -335,7 +335,7 @@ PRESETS = {
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29, direct=True, indirect=True,
-               expect=True, opener=True),
+               expect=True, opener=True, structure=True),
 }
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
 #: smaller than xz -9 and bzip3, and faster than xz -9, on en_mix_10MB. The paper's method (mdl + combinatorial) is

@@ -42,6 +42,7 @@ from chunkpress.plugins.coders.chunk_cm_model.layout import (
     OPENER_DEPTH,
     PATH2_NODES,
     PATH3_NODES,
+    STRUCTURE_SETS,
 )
 from chunkpress.plugins.coders.chunk_cm_model.model import add_byte, line_markup, line_start
 from chunkpress.plugins.coders.chunk_cm_model.ranks import CLASS_WEIGHT, EXCLUDE_MAX_LEN
@@ -292,7 +293,7 @@ def test_model_5s_weight_sets_by_node_pay_on_the_same_parse(alice_fit):
     (alice29, 500 rules, 4 MB: 37,546 -> 37,314 B; en_mix_10MB at -9's dictionary 1,905,485 ->
     1,894,757 B), and it decodes; the mixers' tables are larger by the nodes they tell apart."""
     assert attrs.evolve(MODELS[5], version=4, path_sets=False, direct=(), indirect=(), expected_replaces=-1,
-                        opener_replaces=-1) == MODELS[4]
+                        opener_replaces=-1, structure_sets=False) == MODELS[4]
     v4 = ChunkCmV4Coder(ChunkCmParams(memory=22)).encode(alice_fit.rules, alice_fit.symbols)
     v5 = coder(memory=22).encode(alice_fit.rules, alice_fit.symbols)
     assert len(v5) < 0.995 * len(v4)
@@ -416,6 +417,33 @@ def test_opener_context_pays_on_the_same_parse(registry):
     assert C_OPENER not in new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams()).order.tolist()
     with pytest.raises(TypeError):
         ChunkCmV4Coder.params_class(opener=True)
+
+
+def test_mixer_1_by_structure_pays_on_the_same_parse(registry):
+    """``structure`` (-9's): mixer 1's weight sets also by the innermost open bracket's kind and
+    whether the line starts with markup. On 64 KB of Wikipedia at -9's dictionary 17,437 ->
+    17,409 B (en_mix_10MB 0.09%, held-out text 0.26-0.35%: examples/chunk-cm/NOTES.md), and it
+    decodes; on, chunk-cm writes the direct.indirect.expect.opener.structure golden archive
+    byte for byte (off, the opener test above holds the one without). Mixer 1's table grows by
+    the sets, the light model's (no mixer 1) does not; v4 has no such param."""
+    text = read("enwiki_64k.txt")
+    fit = Pipeline.from_config(registry=registry, level=9).fit(text, trace=False)
+    before = {"memory": 29, "direct": True, "indirect": True, "expect": True, "opener": True}
+    without = coder(**before).encode(fit.rules, fit.symbols)
+    structure = coder(**before, structure=True)
+    payload = structure.encode(fit.rules, fit.symbols)
+    assert len(payload) < 0.999 * len(without)
+    assert expand(*structure.decode(payload)) == text
+    params = {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True}
+    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder={"name": "chunk-cm", "params": params})
+    archive = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{'.'.join(params)}.cpz"
+    assert pipe.compress(read("udhr_cmn_hans.txt")) == archive.read_bytes()
+    sizes = [model_sizes(10**6, 4 * 10**5, 1256, MODELS[5], ChunkCmParams(structure=s)) for s in (False, True)]
+    assert sizes[1]["mix1_sets"] == STRUCTURE_SETS * sizes[0]["mix1_sets"]
+    light = [model_sizes(10**6, 4 * 10**5, 1256, MODELS[5], ChunkCmParams(light=True, structure=s)) for s in (False, True)]
+    assert light[0] == light[1]
+    with pytest.raises(TypeError):
+        ChunkCmV4Coder.params_class(structure=True)
 
 
 def _history_after(text: bytes) -> np.ndarray:

@@ -85,6 +85,8 @@ class Model:
     #: the context the opener's takes the place of where the ``opener`` param asks (-1: the
     #: model has no ``opener``)
     opener_replaces: int = -1
+    #: whether mixer 1's sets can also be picked by the structure where the ``structure`` param asks
+    structure_sets: bool = False
 
     @property
     def codec_id(self) -> str:
@@ -108,7 +110,7 @@ MODELS = {
 }
 MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True, direct=layout.DIRECT_CONTEXTS,
                          indirect=layout.INDIRECT_CONTEXTS, expected_replaces=layout.EXPECTED_REPLACES,
-                         opener_replaces=layout.OPENER_REPLACES)
+                         opener_replaces=layout.OPENER_REPLACES, structure_sets=True)
 
 
 def _int_field(default: int, least: int, most: int):
@@ -137,12 +139,13 @@ class _Params:
     indirect = False
     expect = False
     opener = False
+    structure = False
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmV4Params(_Params):
-    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``, ``indirect``, ``expect``
-    and ``opener``."""
+    """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``, ``indirect``, ``expect``,
+    ``opener`` and ``structure``."""
 
     runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
@@ -170,8 +173,10 @@ class ChunkCmParams(ChunkCmV4Params):
     bracket (its kind and first word: a tag's, template's or link's name) and the line (its
     first two bytes where they are markup), with the last byte's class, as a context in order
     3's place (``chunk_cm_model.OPENER_REPLACES``; after the contexts kept where they leave
-    order 3 out). Each of the four is absent from the
-    header where off, so such archives are what chunk-cm wrote before it."""
+    order 3 out). ``structure`` (``-9``): mixer 1's weight sets also by the innermost open
+    bracket's kind and whether the line starts with markup (``chunk_cm_model.STRUCTURE_SETS``).
+    Each of the five is absent from the header where off, so such archives are what chunk-cm
+    wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
@@ -181,6 +186,8 @@ class ChunkCmParams(ChunkCmV4Params):
                                metadata={"added": True})
     opener: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
+    structure: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
+                                  metadata={"added": True})
 
 
 @attrs.frozen(kw_only=True)
@@ -214,7 +221,8 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
     return {
         "hash_bytes": hash_bytes,
         "match": max(1 << 12, min(1 << 22, pow2_at_least(chunks))),
-        "mix1_sets": (layout.MIX1_PATH_SETS if model.path_sets else layout.MIX1_SETS) if full else 1,
+        "mix1_sets": (((layout.MIX1_PATH_SETS if model.path_sets else layout.MIX1_SETS)
+                       * (layout.STRUCTURE_SETS if _structure(model, params) else 1)) if full else 1),
         "mix2_sets": layout.MIX2_PATH_SETS if model.path_sets else layout.MIX2_SETS,
         "id_sets": id_sets if full else 1,
         "final_sets": 32 if full else 1,
@@ -249,6 +257,10 @@ def _expect(model: Model, params: _Params) -> bool:
 
 def _opener(model: Model, params: _Params) -> bool:
     return bool(params.opener and model.opener_replaces >= 0)
+
+
+def _structure(model: Model, params: _Params) -> bool:
+    return bool(params.structure and model.structure_sets)
 
 
 def _order(model: Model, params: _Params) -> tuple[int, ...]:
@@ -315,6 +327,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         follow=np.zeros(ranks + 2, np.int64), text_follow=np.zeros(s["text_follow"], np.int32),
         direct=np.array(direct, dtype=np.int64), dc=zeros(s["direct"], np.uint32),
         apm3=int(not direct_on), expected=order.index(layout.C_EXPECTED) if layout.C_EXPECTED in order else -1,
+        structure=int(_structure(model, params) and not params.light),
     )
 
 

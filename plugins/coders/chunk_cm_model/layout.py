@@ -64,6 +64,11 @@ EXPECTED_LENGTHS = 15
 #: OPENER_DEPTH brackets; deeper ones close to no word.
 OPENER_REPLACES = C_O3
 OPENER_DEPTH = 8
+#: model 5's ``structure`` param: mixer 1's weight sets also by the innermost open bracket's
+#: kind (none, ``(``, ``[``, ``{``, ``<``) and whether the line starts with markup, so that it
+#: can trust other contexts inside a template, a tag or a table than in prose (held-out text
+#: 0.26-0.35% smaller, en_mix_10MB 0.09%, the same time: ``examples/chunk-cm/NOTES.md``)
+STRUCTURE_SETS = 10
 #: the most contexts a model uses: model 2's twenty, model 5's eighteen and three indirect
 MAX_USED_CONTEXTS = max(len(MODEL2_ORDER), len(MODEL3_ORDER) + len(INDIRECT_CONTEXTS))
 #: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
@@ -120,10 +125,11 @@ RUN_MAPS = MAX_RUNS * 16 * 2 * 8
 #: NEST: the open brackets, 3 bits each, innermost lowest; OPENER: the hashed first word inside
 #: the innermost open bracket, OPENER_STATE: 1 while that word has not begun, 2 while it goes
 #: on, 0 after it; LINE_START: the line's first two bytes, the first lowest, as
-#: ``model.line_start`` last read them; DEPTH: how many brackets are open; then OPENER_DEPTH
+#: ``model.line_start`` last read them; DEPTH: how many brackets are open; STRUCTURE: mixer
+#: 1's structure set (``STRUCTURE_SETS``) for the next chunk, where asked; then OPENER_DEPTH
 #: entries, each open bracket's outer OPENER, outermost first)
 (H_BYTES, H_WORD0, H_WORD1, H_WORD2, H_ID1, H_ID2, H_ID3, H_CLASS, H_LINE, H_NEST, H_OPENER, H_OPENER_STATE,
- H_LINE_START, H_DEPTH, H_OPENERS) = range(15)
+ H_LINE_START, H_DEPTH, H_STRUCTURE, H_OPENERS) = range(16)
 N_HISTORY = H_OPENERS + OPENER_DEPTH
 #: the match model's state, an int64 record: where the expected id is, the match length; and
 #: its lookups asked for after a chunk, done at the next chunk's first node: the chunk to record
@@ -148,10 +154,11 @@ R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: contexts with direct probabilities, ``dc`` their counters; ``apm3``: 0 where the third APM
 #: is left out, its time spent on the direct probabilities; ``text_follow``: the indirect
 #: contexts' table, one entry where ``indirect`` is off; ``expected``: the position in ``order``
-#: of the expected chunk's context, -1 where ``expect`` is off)
+#: of the expected chunk's context, -1 where ``expect`` is off; ``structure``: 1 where mixer 1's
+#: sets are also picked by the structure)
 Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm ht next_state sm "
                               "empty_flags mm mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
-                              "follow text_follow direct dc apm3 expected")
+                              "follow text_follow direct dc apm3 expected structure")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
 #: mixer inputs, the runs, the direct probabilities' lines
 Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs lines")

@@ -72,6 +72,7 @@ from .layout import (
     H_OPENER,
     H_OPENER_STATE,
     H_OPENERS,
+    H_STRUCTURE,
     H_WORD0,
     H_WORD1,
     H_WORD2,
@@ -89,6 +90,7 @@ from .layout import (
     PATH2_NODES,
     PATH3_NODES,
     R_MAP,
+    STRUCTURE_SETS,
     Stream,
     byte_class,
 )
@@ -156,12 +158,15 @@ def set_contexts(sc, tb):
     every[C_SHAPE] = context_hash(20, h[H_CLASS] & np.uint64(0xFFFFFFFFFFFF), w0)
     every[C_NEST] = context_hash(21, h[H_NEST] & np.uint64(7), b & np.uint64(0xFFFF))
     # tag 26: 25 is the expected chunk's (recall.expected_context)
-    opened = (h[H_NEST] & np.uint64(7)) + h[H_OPENER] * K3 + line_markup(line_start(h)) * K1
+    markup = line_markup(line_start(h))
+    opened = (h[H_NEST] & np.uint64(7)) + h[H_OPENER] * K3 + markup * K1
     every[C_OPENER] = context_hash(26, opened, h[H_CLASS] & np.uint64(0xF))
     if tf.size > 1:  # the text-indirect contexts: the chunk the last bytes or the word predict, alone
         every[C_FOLLOW5] = context_hash(22, ZERO, text_followed(tf, b, w0, 0))
         every[C_FOLLOW3] = context_hash(23, ZERO, text_followed(tf, b, w0, 1))
         every[C_FOLLOW_WORD] = context_hash(24, ZERO, text_followed(tf, b, w0, 2))
+    if tb.structure:  # mixer 1's set: the innermost bracket's kind (0 none, 1-4 ([{<), the line's markup
+        h[H_STRUCTURE] = (h[H_NEST] & np.uint64(7)) + np.uint64(5) * (markup != ZERO)
     for m in range(order.size):
         sc.ctx[m] = every[order[m]]
 
@@ -235,6 +240,8 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     if tb.path_sets:
         node1 = c0 if c0 < PATH1_NODES else PATH1_NODES + jj
     s1 = (node1 * 8 + seen) * 4 + vote
+    if tb.structure:
+        s1 = s1 * STRUCTURE_SETS + np.int64(sc.hist[H_STRUCTURE])
     d1 = mix_dot(sc.tx, tb.w1, s1, n_in)
     d3 = mix_dot(sc.tx, tb.w3, s3, n_in)
     sc.fx[0] = d1
