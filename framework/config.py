@@ -295,9 +295,9 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (on udhr_cmn_hans,
-#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 48-56 bytes larger
+#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 65-73 bytes larger
 #: than -8: its header names the direct probabilities, the indirect contexts, the expected
-#: chunk's and the opener's, and two more contexts have little text to learn from: README table,
+#: chunk's, the opener's and the structure's sets, and two more contexts have little text to learn from: README table,
 #: examples/benchmarks/levels.py).
 #: -1 is zstd -3 on the bytes (a word dictionary in front of it was 0.8% smaller at 20 times
 #: the time); -2 ... -4 word-level BPE (repair over GPT-2 pre-tokens) in front of zstd or xz;
@@ -325,10 +325,11 @@ PRESETS = {
     # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, 12-15% more time) and three
     # text-indirect contexts (en_mix_10MB 0.39% smaller again, held-out text 0.7%, about 10%
     # more time, paid for by a faster coder), the match model's expected chunk as a context
-    # in order 2's place (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%, the same time), and
+    # in order 2's place (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%, the same time),
     # the first word inside the innermost open bracket (a tag's, template's or link's name) in
-    # order 3's (en_mix_10MB 0.46% smaller, held-out text 0.1-0.9%, the same time:
-    # examples/chunk-cm/NOTES.md). The
+    # order 3's (en_mix_10MB 0.46% smaller, held-out text 0.1-0.9%, the same time), and mixer 1's
+    # weight sets also by that bracket's kind and the line's markup (en_mix_10MB 0.09% smaller,
+    # held-out text 0.26-0.35%, the same time: examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
