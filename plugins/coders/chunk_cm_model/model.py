@@ -136,6 +136,7 @@ def set_contexts(sc, tb):
     b = h[H_BYTES]
     id1 = h[H_ID1]
     w0 = h[H_WORD0]
+    bracket = h[H_NEST] & np.uint64(7)  # the innermost open bracket's kind (0: none)
     every = sc.every
     every[C_ORDER0] = context_hash(12, ZERO, ZERO)
     every[C_ID1] = context_hash(9, id1, ZERO)
@@ -156,17 +157,17 @@ def set_contexts(sc, tb):
     every[C_CLASSES] = context_hash(18, h[H_CLASS] & np.uint64(0xFFFFFF), ZERO)
     every[C_LINE] = context_hash(19, h[H_LINE], h[H_CLASS] & M8)
     every[C_SHAPE] = context_hash(20, h[H_CLASS] & np.uint64(0xFFFFFFFFFFFF), w0)
-    every[C_NEST] = context_hash(21, h[H_NEST] & np.uint64(7), b & np.uint64(0xFFFF))
+    every[C_NEST] = context_hash(21, bracket, b & np.uint64(0xFFFF))
     # tag 26: 25 is the expected chunk's (recall.expected_context)
     markup = line_markup(line_start(h))
-    opened = (h[H_NEST] & np.uint64(7)) + h[H_OPENER] * K3 + markup * K1
+    opened = bracket + h[H_OPENER] * K3 + markup * K1
     every[C_OPENER] = context_hash(26, opened, h[H_CLASS] & np.uint64(0xF))
     if tf.size > 1:  # the text-indirect contexts: the chunk the last bytes or the word predict, alone
         every[C_FOLLOW5] = context_hash(22, ZERO, text_followed(tf, b, w0, 0))
         every[C_FOLLOW3] = context_hash(23, ZERO, text_followed(tf, b, w0, 1))
         every[C_FOLLOW_WORD] = context_hash(24, ZERO, text_followed(tf, b, w0, 2))
     if tb.structure:  # mixer 1's set: the innermost bracket's kind (0 none, 1-4 ([{<), the line's markup
-        h[H_STRUCTURE] = (h[H_NEST] & np.uint64(7)) + np.uint64(5) * (markup != ZERO)
+        h[H_STRUCTURE] = bracket + np.uint64(5) * (markup != ZERO)
     for m in range(order.size):
         sc.ctx[m] = every[order[m]]
 
