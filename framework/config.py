@@ -297,7 +297,8 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (on udhr_cmn_hans,
 #: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 65-73 bytes larger
 #: than -8: its header names the direct probabilities, the indirect contexts, the expected
-#: chunk's, the opener's and the structure's sets, and two more contexts have little text to learn from: README table,
+#: chunk's, the opener's, the structure's sets and the scoped contexts, and two more contexts have little
+#: text to learn from: README table,
 #: examples/benchmarks/levels.py).
 #: -1 is zstd -3 on the bytes (a word dictionary in front of it was 0.8% smaller at 20 times
 #: the time); -2 ... -4 word-level BPE (repair over GPT-2 pre-tokens) in front of zstd or xz;
@@ -329,14 +330,16 @@ PRESETS = {
     # the first word inside the innermost open bracket (a tag's, template's or link's name) in
     # order 3's (en_mix_10MB 0.46% smaller, held-out text 0.1-0.9%, the same time), and mixer 1's
     # weight sets also by that bracket's kind and the line's markup (en_mix_10MB 0.09% smaller,
-    # held-out text 0.26-0.35%, the same time: examples/chunk-cm/NOTES.md). The
+    # held-out text 0.26-0.35%, the same time), and the previous id and the previous word, each
+    # with what opened the bracket and the line, in the places of orders 1 and 6 (en_mix_10MB
+    # 0.17% smaller, held-out text 0.14-0.33%, the same time: examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29, direct=True, indirect=True,
-               expect=True, opener=True, structure=True),
+               expect=True, opener=True, structure=True, scoped=True),
 }
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
 #: smaller than xz -9 and bzip3, and faster than xz -9, on en_mix_10MB. The paper's method (mdl + combinatorial) is

@@ -87,6 +87,9 @@ class Model:
     opener_replaces: int = -1
     #: whether mixer 1's sets can also be picked by the structure where the ``structure`` param asks
     structure_sets: bool = False
+    #: the contexts the scoped ones take the places of, in order, where the ``scoped`` param asks
+    #: (empty: the model has no ``scoped``)
+    scoped_replaces: tuple[int, ...] = ()
 
     @property
     def codec_id(self) -> str:
@@ -110,7 +113,8 @@ MODELS = {
 }
 MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True, direct=layout.DIRECT_CONTEXTS,
                          indirect=layout.INDIRECT_CONTEXTS, expected_replaces=layout.EXPECTED_REPLACES,
-                         opener_replaces=layout.OPENER_REPLACES, structure_sets=True)
+                         opener_replaces=layout.OPENER_REPLACES, structure_sets=True,
+                         scoped_replaces=layout.SCOPED_REPLACES)
 
 
 def _int_field(default: int, least: int, most: int):
@@ -140,12 +144,13 @@ class _Params:
     expect = False
     opener = False
     structure = False
+    scoped = False
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmV4Params(_Params):
     """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``, ``indirect``, ``expect``,
-    ``opener`` and ``structure``."""
+    ``opener``, ``structure`` and ``scoped``."""
 
     runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
@@ -175,7 +180,10 @@ class ChunkCmParams(ChunkCmV4Params):
     3's place (``chunk_cm_model.OPENER_REPLACES``; after the contexts kept where they leave
     order 3 out). ``structure`` (``-9``): mixer 1's weight sets also by the innermost open
     bracket's kind and whether the line starts with markup (``chunk_cm_model.STRUCTURE_SETS``).
-    Each of the five is absent from the header where off, so such archives are what chunk-cm
+    ``scoped`` (``-9``): the previous id, and the previous word with the last byte, each with
+    what opened the innermost bracket and the line, as contexts in the places of orders 1 and 6
+    (``chunk_cm_model.SCOPED_REPLACES``; after the contexts kept where they leave those out).
+    Each of the six is absent from the header where off, so such archives are what chunk-cm
     wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
@@ -188,6 +196,8 @@ class ChunkCmParams(ChunkCmV4Params):
                                metadata={"added": True})
     structure: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                   metadata={"added": True})
+    scoped: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
+                               metadata={"added": True})
 
 
 @attrs.frozen(kw_only=True)
@@ -263,16 +273,26 @@ def _structure(model: Model, params: _Params) -> bool:
     return bool(params.structure and model.structure_sets)
 
 
+def _scoped(model: Model, params: _Params) -> bool:
+    return bool(params.scoped and model.scoped_replaces)
+
+
+def _in_place_of(order: tuple[int, ...], replaced: int, context: int) -> tuple[int, ...]:
+    """``order`` with ``context`` in ``replaced``'s place, or after it where it leaves that out."""
+    return tuple(context if c == replaced else c for c in order) if replaced in order else order + (context,)
+
+
 def _order(model: Model, params: _Params) -> tuple[int, ...]:
     """The contexts a coder uses, in mixer order: the first ``contexts`` of the model's (the
-    opener's in the place of the one it replaces, or after them where they leave that one
-    out), then the expected chunk's in place of the one it replaces, and the indirect ones,
-    where asked."""
+    opener's and the scoped ones in the places of those they replace, or after them where they
+    leave those out), then the expected chunk's in place of the one it replaces, and the
+    indirect ones, where asked."""
     order = model.orders[: params.contexts]
     if _opener(model, params):
-        replaced = model.opener_replaces
-        order = (tuple(layout.C_OPENER if c == replaced else c for c in order) if replaced in order
-                 else order + (layout.C_OPENER,))
+        order = _in_place_of(order, model.opener_replaces, layout.C_OPENER)
+    if _scoped(model, params):
+        for replaced, context in zip(model.scoped_replaces, layout.SCOPED_CONTEXTS, strict=True):
+            order = _in_place_of(order, replaced, context)
     if _expect(model, params):
         order = tuple(c for c in order if c != model.expected_replaces) + (layout.C_EXPECTED,)
     return order + (model.indirect if _indirect(model, params) else ())

@@ -23,10 +23,12 @@ from ..mixing.arithmetic import coder_start
 #: param): the chunk that followed the last 5 bytes, the last 3, and the word in progress, the
 #: last time they were seen (FOLLOW5, FOLLOW3, FOLLOW_WORD); model 5's ``expect`` param: the
 #: chunk the match model expects with the match's length (EXPECTED); model 5's ``opener``
-#: param: what opened the innermost open bracket and the line (OPENER)
+#: param: what opened the innermost open bracket and the line (OPENER); model 5's ``scoped``
+#: param: the previous id, and the previous word with the last byte, each with what opened the
+#: innermost bracket and the line (ID_SCOPED, WORD_SCOPED)
 (C_ORDER0, C_ID1, C_O2, C_WORD, C_O3, C_ID2, C_O1, C_O4, C_WORD2, C_O6, C_ID3, C_INDIRECT,
  C_WORD0, C_SKIP_IDS, C_WORDS12, C_WORD0_2, C_CLASSES, C_LINE, C_SHAPE, C_NEST, C_FOLLOW5, C_FOLLOW3,
- C_FOLLOW_WORD, C_EXPECTED, C_OPENER, N_CONTEXTS) = range(26)
+ C_FOLLOW_WORD, C_EXPECTED, C_OPENER, C_ID_SCOPED, C_WORD_SCOPED, N_CONTEXTS) = range(28)
 #: the contexts of each model version, in mixer order: a coder's ``contexts`` param keeps the
 #: first few (fewer is faster)
 MODEL1_ORDER = tuple(range(12))
@@ -64,6 +66,14 @@ EXPECTED_LENGTHS = 15
 #: OPENER_DEPTH brackets; deeper ones close to no word.
 OPENER_REPLACES = C_O3
 OPENER_DEPTH = 8
+#: model 5's ``scoped`` param: the previous id, and the previous word with the last byte, each
+#: with what opened the innermost bracket and the line (the opener's key), in the places of
+#: orders 1 and 6 (the two text orders worth least: en_mix_10MB 0.03% each). The same id or word
+#: is followed by other chunks in a template's field, a tag, a table's row or a list than in
+#: prose, and the opener's context knows the structure but not the id or word before (held-out
+#: text 0.14-0.33% smaller, en_mix_10MB 0.17%, the same time: ``examples/chunk-cm/NOTES.md``)
+SCOPED_REPLACES = (C_O1, C_O6)
+SCOPED_CONTEXTS = (C_ID_SCOPED, C_WORD_SCOPED)
 #: model 5's ``structure`` param: mixer 1's weight sets also by the innermost open bracket's
 #: kind (none, ``(``, ``[``, ``{``, ``<``) and whether the line starts with markup, so that it
 #: can trust other contexts inside a template, a tag or a table than in prose (held-out text
@@ -222,6 +232,6 @@ def byte_class(c):
     return 15
 
 
-#: the text orders, and the opener's context in order 3's place: how many of them were seen
-#: picks mixer 1's weight set
-TEXT_ORDERS = (C_O1, C_O2, C_O3, C_O4, C_O6, C_OPENER)
+#: the text orders, and the opener's and the scoped contexts in the places of orders 3, 1 and
+#: 6: how many of them were seen picks mixer 1's weight set
+TEXT_ORDERS = (C_O1, C_O2, C_O3, C_O4, C_O6, C_OPENER, C_ID_SCOPED, C_WORD_SCOPED)

@@ -42,6 +42,7 @@ from .layout import (
     C_ID1,
     C_ID2,
     C_ID3,
+    C_ID_SCOPED,
     C_INDIRECT,
     C_LINE,
     C_NEST,
@@ -58,6 +59,7 @@ from .layout import (
     C_WORD0,
     C_WORD0_2,
     C_WORD2,
+    C_WORD_SCOPED,
     C_WORDS12,
     FINAL_RATE,
     H_BYTES,
@@ -162,6 +164,9 @@ def set_contexts(sc, tb):
     markup = line_markup(line_start(h))
     opened = bracket + h[H_OPENER] * K3 + markup * K1
     every[C_OPENER] = context_hash(26, opened, h[H_CLASS] & np.uint64(0xF))
+    # the scoped contexts: the previous id, and the previous word with the last byte, in the scope
+    every[C_ID_SCOPED] = context_hash(27, id1, opened)
+    every[C_WORD_SCOPED] = context_hash(28, h[H_WORD1] + (b & M8) * K3, opened)
     if tf.size > 1:  # the text-indirect contexts: the chunk the last bytes or the word predict, alone
         every[C_FOLLOW5] = context_hash(22, ZERO, text_followed(tf, b, w0, 0))
         every[C_FOLLOW3] = context_hash(23, ZERO, text_followed(tf, b, w0, 1))
