@@ -227,7 +227,7 @@ def match_expected(ranks, mt):
 def expected_context(expected, m_len):
     """The expected chunk's context: rank ``expected`` (-1: no match) and the match's length in
     ids (``m_len``, up to :data:`EXPECTED_LENGTHS`). Its tag, 25, follows the 1..24 of the
-    contexts ``model.set_contexts`` hashes, and 26 is the opener's."""
+    contexts ``model.set_contexts`` hashes, 26 is the opener's and 27 and 28 the scoped ones'."""
     return context_hash(25, np.uint64(expected + 1), np.uint64(min(m_len, EXPECTED_LENGTHS)))
 
 
