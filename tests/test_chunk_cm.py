@@ -62,8 +62,33 @@ def alice_fit(registry):
                                 limits={"max_rules": 500}).fit(read("alice29.txt"), trace=False)
 
 
+@pytest.fixture(scope="module")
+def enwiki_fit(registry):
+    """-9's dictionary fitted to 64 KB of Wikipedia (the start of en_mix_1MB)."""
+    return Pipeline.from_config(registry=registry, level=9).fit(read("enwiki_64k.txt"), trace=False)
+
+
 def coder(**params):
     return ChunkCmCoder(ChunkCmParams(**params))
+
+
+def assert_writes_golden(registry, params):
+    """chunk-cm with model 5's ``params`` (mdl's dictionary) writes udhr_cmn_hans's golden archive
+    for them byte for byte: ``...chunk-cm.v5.cpz``, or the params' names joined after ``v5``."""
+    name = ".".join(["v5", *params])
+    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder={"name": "chunk-cm", "params": params})
+    archive = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.{name}.cpz"
+    assert pipe.compress(read("udhr_cmn_hans.txt")) == archive.read_bytes()
+
+
+def assert_added_param_pays(fit, text, before, param, ratio):
+    """Turning ``param`` on over the params ``before`` makes ``fit``'s payload smaller than
+    ``ratio`` times it was, and the payload decodes to ``text``."""
+    without = coder(**before).encode(fit.rules, fit.symbols)
+    on = coder(**before, **{param: True})
+    payload = on.encode(fit.rules, fit.symbols)
+    assert len(payload) < ratio * len(without)
+    assert expand(*on.decode(payload)) == text
 
 
 def longest_match_parse(rules, text):
@@ -318,9 +343,7 @@ def test_direct_probabilities_pay_on_the_same_parse(alice_fit, registry):
     payload = direct.encode(alice_fit.rules, alice_fit.symbols)
     assert len(payload) < 0.997 * len(plain)
     assert expand(*direct.decode(payload)) == read("alice29.txt")
-    golden = Path(__file__).parent / "golden" / "udhr_cmn_hans.chunkpress.chunk-cm.v5.cpz"
-    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder="chunk-cm")
-    assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
+    assert_writes_golden(registry, {})
     kept = [new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(contexts=c, direct=True)) for c in (2, 4, 18)]
     assert [t.direct.tolist() for t in kept] == [[0, 1], [0, 1, 3], [0, 1, 3, 7]]
     assert [t.apm3 for t in kept] == [0, 0, 0] and new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams()).apm3
@@ -340,9 +363,7 @@ def test_indirect_contexts_pay_on_the_same_parse(registry):
     payload = both.encode(fit.rules, fit.symbols)
     assert len(payload) < len(direct) - 25
     assert expand(*both.decode(payload)) == read("alice29.txt")
-    golden = Path(__file__).parent / "golden" / "udhr_cmn_hans.chunkpress.chunk-cm.v5.direct.cpz"
-    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder={"name": "chunk-cm", "params": {"direct": True}})
-    assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
+    assert_writes_golden(registry, {"direct": True})
     # the indirect contexts come after the contexts a coder keeps; off, the table is one entry
     for c in (2, 18):
         t = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(contexts=c, indirect=True))
@@ -366,10 +387,7 @@ def test_expected_chunk_context_pays_on_the_same_parse(registry):
         payload = expect.encode(fit.rules, fit.symbols)
         assert len(payload) < len(without)
         assert expand(*expect.decode(payload)) == text
-    golden = Path(__file__).parent / "golden" / "udhr_cmn_hans.chunkpress.chunk-cm.v5.direct.indirect.cpz"
-    params = {"direct": True, "indirect": True}
-    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder={"name": "chunk-cm", "params": params})
-    assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
+    assert_writes_golden(registry, {"direct": True, "indirect": True})
     # in order 2's place where the coder keeps it, after the contexts kept, before the indirect ones
     for c in (2, 18):
         t = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(contexts=c, indirect=True, expect=True))
@@ -389,7 +407,7 @@ def test_expected_chunk_context_tells_the_chunk_and_the_match_length_apart():
     assert int(expected_context(-1, 0)) not in keys
 
 
-def test_opener_context_pays_on_the_same_parse(registry):
+def test_opener_context_pays_on_the_same_parse(registry, enwiki_fit):
     """``opener`` (-9's): what opened the innermost bracket (its first word and kind) and the
     line (its first two bytes where they are markup), with the last byte's class, as a context
     in order 3's place. On 64 KB of Wikipedia (tests/data/enwiki_64k.txt, the start of
@@ -397,21 +415,11 @@ def test_opener_context_pays_on_the_same_parse(registry):
     0.2-0.9%: examples/chunk-cm/NOTES.md), and it decodes. Off, chunk-cm writes the v5
     direct.indirect.expect golden archive byte for byte; on, the direct.indirect.expect.opener
     one."""
-    text = read("enwiki_64k.txt")
-    fit = Pipeline.from_config(registry=registry, level=9).fit(text, trace=False)
     before = {"memory": 29, "direct": True, "indirect": True, "expect": True}
-    without = coder(**before).encode(fit.rules, fit.symbols)
-    opener = coder(**before, opener=True)
-    payload = opener.encode(fit.rules, fit.symbols)
-    assert len(payload) < 0.997 * len(without)
-    assert expand(*opener.decode(payload)) == text
-    golden = Path(__file__).parent / "golden"
+    assert_added_param_pays(enwiki_fit, read("enwiki_64k.txt"), before, "opener", 0.997)
     params = {"direct": True, "indirect": True, "expect": True}
-    for name, extra in (("direct.indirect.expect", {}), ("direct.indirect.expect.opener", {"opener": True})):
-        coder_config = {"name": "chunk-cm", "params": {**params, **extra}}
-        pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder=coder_config)
-        archive = golden / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{name}.cpz"
-        assert pipe.compress(read("udhr_cmn_hans.txt")) == archive.read_bytes()
+    assert_writes_golden(registry, params)
+    assert_writes_golden(registry, {**params, "opener": True})
     # in order 3's place where the coder keeps it, else after the contexts kept
     for c in (2, 18):
         t = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(contexts=c, expect=True, opener=True))
@@ -423,25 +431,16 @@ def test_opener_context_pays_on_the_same_parse(registry):
         ChunkCmV4Coder.params_class(opener=True)
 
 
-def test_mixer_1_by_structure_pays_on_the_same_parse(registry):
+def test_mixer_1_by_structure_pays_on_the_same_parse(registry, enwiki_fit):
     """``structure`` (-9's): mixer 1's weight sets also by the innermost open bracket's kind and
     whether the line starts with markup. On 64 KB of Wikipedia at -9's dictionary 17,437 ->
     17,409 B (en_mix_10MB 0.09%, held-out text 0.26-0.35%: examples/chunk-cm/NOTES.md), and it
     decodes; on, chunk-cm writes the direct.indirect.expect.opener.structure golden archive
     byte for byte (off, the opener test above holds the one without). Mixer 1's table grows by
     the sets, the light model's (no mixer 1) does not; v4 has no such param."""
-    text = read("enwiki_64k.txt")
-    fit = Pipeline.from_config(registry=registry, level=9).fit(text, trace=False)
     before = {"memory": 29, "direct": True, "indirect": True, "expect": True, "opener": True}
-    without = coder(**before).encode(fit.rules, fit.symbols)
-    structure = coder(**before, structure=True)
-    payload = structure.encode(fit.rules, fit.symbols)
-    assert len(payload) < 0.999 * len(without)
-    assert expand(*structure.decode(payload)) == text
-    params = {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True}
-    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder={"name": "chunk-cm", "params": params})
-    archive = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{'.'.join(params)}.cpz"
-    assert pipe.compress(read("udhr_cmn_hans.txt")) == archive.read_bytes()
+    assert_added_param_pays(enwiki_fit, read("enwiki_64k.txt"), before, "structure", 0.999)
+    assert_writes_golden(registry, {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True})
     sizes = [model_sizes(10**6, 4 * 10**5, 1256, MODELS[5], ChunkCmParams(structure=s)) for s in (False, True)]
     assert sizes[1]["mix1_sets"] == STRUCTURE_SETS * sizes[0]["mix1_sets"]
     light = [model_sizes(10**6, 4 * 10**5, 1256, MODELS[5], ChunkCmParams(light=True, structure=s)) for s in (False, True)]
@@ -450,7 +449,7 @@ def test_mixer_1_by_structure_pays_on_the_same_parse(registry):
         ChunkCmV4Coder.params_class(structure=True)
 
 
-def test_scoped_contexts_pay_on_the_same_parse(registry):
+def test_scoped_contexts_pay_on_the_same_parse(registry, enwiki_fit):
     """``scoped`` (-9's): the previous id, and the previous word with the last byte, each with
     what opened the innermost bracket and the line, in the places of orders 1 and 6. On 64 KB
     of Wikipedia at -9's dictionary 17,409 -> 17,389 B (en_mix_10MB 0.17%, held-out text
@@ -458,18 +457,10 @@ def test_scoped_contexts_pay_on_the_same_parse(registry):
     direct.indirect.expect.opener.structure.scoped golden archive byte for byte (off, the
     structure test above holds the one without). Where the coder keeps fewer contexts, the
     scoped ones come after those kept; v4 has no such param."""
-    text = read("enwiki_64k.txt")
-    fit = Pipeline.from_config(registry=registry, level=9).fit(text, trace=False)
     before = {"memory": 29, "direct": True, "indirect": True, "expect": True, "opener": True, "structure": True}
-    without = coder(**before).encode(fit.rules, fit.symbols)
-    scoped = coder(**before, scoped=True)
-    payload = scoped.encode(fit.rules, fit.symbols)
-    assert len(payload) < 0.9995 * len(without)
-    assert expand(*scoped.decode(payload)) == text
-    params = {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True, "scoped": True}
-    pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder={"name": "chunk-cm", "params": params})
-    archive = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{'.'.join(params)}.cpz"
-    assert pipe.compress(read("udhr_cmn_hans.txt")) == archive.read_bytes()
+    assert_added_param_pays(enwiki_fit, read("enwiki_64k.txt"), before, "scoped", 0.9995)
+    assert_writes_golden(registry, {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True,
+                                    "scoped": True})
     full = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(scoped=True)).order.tolist()
     plain = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams()).order.tolist()
     assert full == [{C_O1: C_ID_SCOPED, C_O6: C_WORD_SCOPED}.get(c, c) for c in plain]
