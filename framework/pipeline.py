@@ -174,6 +174,7 @@ class Pipeline:
         coder = self._build("coder")  # a missing optional package is reported before the learning, not after
         if self.config.limits.max_rules == 0 and coder.codes_bytes:  # nothing to learn
             return self.encode(np.zeros((0, 2), dtype=np.int64), as_symbols(data), data, coder=coder)
+        coder.prepare(len(data))
         result = self.fit(data, trace=False, progress=progress)
         return self.encode(result.rules, result.symbols, data, coder=coder)
 

@@ -21,6 +21,7 @@ from chunkpress.plugins.coders.chunk_cm import (
     ChunkCmV1Params,
     ChunkCmV2Params,
     RankedDictionary,
+    TablesAhead,
     model_sizes,
     new_tables,
     weight_classes,
@@ -124,6 +125,32 @@ def test_encoding_is_deterministic_and_memory_changes_only_the_tables(alice_fit)
     assert coder().encode(alice_fit.rules, alice_fit.symbols) == a
     small = coder(memory=16).encode(alice_fit.rules, alice_fit.symbols)
     assert small != a and coder(memory=16).decode(small)[0].shape == alice_fit.rules.shape
+
+
+def test_tables_made_ahead_change_no_byte_whatever_length_was_announced(alice_fit):
+    """prepare (called before the learning) makes the largest tables in a thread; encode takes
+    them where they are large enough, the front of larger ones, and makes its own otherwise."""
+    n = len(read("alice29.txt"))
+    plain = coder(direct=True).encode(alice_fit.rules, alice_fit.symbols)
+    for announced in (n, 8 * n, n // 64):
+        ahead = coder(direct=True)
+        ahead.prepare(announced)
+        assert ahead.encode(alice_fit.rules, alice_fit.symbols) == plain
+    made = TablesAhead(n, n, MODELS[5], ChunkCmParams(direct=True))
+    sizes = model_sizes(n, n, 256, MODELS[5], ChunkCmParams(direct=True))
+    table = made.take("hash_bytes", sizes["hash_bytes"] // 2, np.uint8)
+    assert table.size == sizes["hash_bytes"] // 2 and table.base is not None and not table.any()
+    again = made.take("hash_bytes", 4096, np.uint8)  # taken once: a new table the second time
+    assert again.size == 4096 and not np.shares_memory(again, table)
+
+
+def test_a_pipeline_announces_the_texts_length_before_learning(registry, monkeypatch):
+    seen = []
+    prepare = ChunkCmCoder.prepare
+    monkeypatch.setattr(ChunkCmCoder, "prepare", lambda self, length: prepare(self, length) or seen.append(length))
+    text = read("udhr_arb.txt")
+    archive = Pipeline.from_config(registry=registry, level=9).compress(text)
+    assert seen == [len(text)] and decompress(archive) == text
 
 
 def test_exclusions_are_exactly_the_continuations_the_parse_rules_out(registry):

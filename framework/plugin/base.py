@@ -174,6 +174,11 @@ class Coder:
         every symbol is at least one byte): refuse, with FormatError, to decode more."""
         raise NotImplementedError
 
+    def prepare(self, length: int) -> None:
+        """Called before the dictionary is learned, with the length of the text the next
+        :meth:`encode` will code: a coder may set up its tables meanwhile (in a thread of its
+        own, which ``encode`` waits for). The default does nothing."""
+
     def describe(self, payload: bytes, rules: np.ndarray, symbols: np.ndarray) -> dict:
         """Sizes by part of an already decoded payload, for ``inspect`` and studies. Keys the
         framework reads (all optional): ``dictionary_bytes`` (payload bytes spent on the rules,

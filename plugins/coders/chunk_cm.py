@@ -17,6 +17,7 @@ header), so the decoder builds the same model. The model versions differ only as
 from __future__ import annotations
 
 import functools
+import threading
 
 import attrs
 import numba
@@ -37,7 +38,7 @@ from chunkpress.plugin import (
 from .chunk_cm_model import layout
 from .chunk_cm_model import ranks as rks
 from .chunk_cm_model.model import Status, code_chunks, finish
-from .dictionary import Dictionary, decode_rules, encode_rules, max_prefixes, pow2_at_least, zeros
+from .dictionary import Dictionary, decode_rules, encode_rules, max_prefixes, pow2_at_least, touch_pages, zeros
 from .mixing.apm import APM_STEPS, apm_table
 from .mixing.arithmetic import AC, stop_coder
 from .mixing.hashing import CHUNK_BASE, chunk_key, lookup
@@ -309,9 +310,39 @@ def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
             + 8 * (ranks + 2) + tree)
 
 
-def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> layout.Tables:
+class TablesAhead:
+    """The model's two largest tables (the hash table and the direct counters) for ``n`` bytes
+    of text in ``chunks`` chunks or fewer, allocated now and faulted in by a thread of their
+    own, so that the kernel zeroes their memory (most of the model's) while the dictionary is
+    learned rather than while the coder waits on its first lookups. Neither size depends on
+    the spellings; a model of fewer chunks takes the front of the direct counters. (Decoding
+    has no such wait to fill: its rules and tree take a fraction of the zeroing's time.)"""
+
+    def __init__(self, n: int, chunks: int, model: Model, params: _Params):
+        s = model_sizes(n, chunks, BYTE_SYMBOLS, model, params)
+        self._tables = {"hash_bytes": zeros(s["hash_bytes"], np.uint8), "direct": zeros(s["direct"], np.uint32)}
+        self._thread = threading.Thread(target=self._touch, name="chunk-cm tables", daemon=True)
+        self._thread.start()
+
+    def _touch(self) -> None:
+        for table in self._tables.values():
+            touch_pages(table.view(np.uint8))
+
+    def take(self, name: str, entries: int, dtype) -> np.ndarray:
+        """The table ``name`` of ``entries`` zeroes, once: the one made ahead where it is large
+        enough, else a new one."""
+        self._thread.join()
+        table = self._tables.pop(name, None)
+        if table is not None and table.dtype == dtype and table.size >= entries:
+            return table[:entries]
+        return zeros(entries, dtype)
+
+
+def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params,
+               ahead: TablesAhead | None = None) -> layout.Tables:
     """The model's tables, each piece at its starting state, for the contexts and runs the
-    params keep."""
+    params keep; the largest from ``ahead`` where it holds them."""
+    take = ahead.take if ahead is not None else (lambda name, entries, dtype: zeros(entries, dtype))
     order = _order(model, params)
     direct_on = _direct(model, params)
     direct = [order.index(c) for c in model.direct if c in order] if direct_on else []
@@ -335,7 +366,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         run_ids=run_ids,
         run=np.zeros(s["runs"], np.uint64),
         rm=counted_table(np.full(layout.RUN_MAPS, 1 << 21)),
-        ht=zeros(s["hash_bytes"], np.uint8),
+        ht=take("hash_bytes", s["hash_bytes"], np.uint8),
         next_state=next_state, sm=counted_table(np.tile(first, len(order))),
         empty_flags=int(model.empty_flags),
         mm=counted_table(np.full(layout.MATCH_CONTEXTS, 1 << 21)),
@@ -345,7 +376,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params) -
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
         a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm3"]),
         follow=np.zeros(ranks + 2, np.int64), text_follow=np.zeros(s["text_follow"], np.int32),
-        direct=np.array(direct, dtype=np.int64), dc=zeros(s["direct"], np.uint32),
+        direct=np.array(direct, dtype=np.int64), dc=take("direct", s["direct"], np.uint32),
         apm3=int(not direct_on), expected=order.index(layout.C_EXPECTED) if layout.C_EXPECTED in order else -1,
         structure=int(_structure(model, params) and not params.light),
     )
@@ -481,6 +512,11 @@ class ChunkCmCoder(Coder):
 
     def __init__(self, params: _Params | None = None):
         super().__init__(params or self.params_class())
+        self._ahead: TablesAhead | None = None
+
+    def prepare(self, length: int) -> None:
+        # the chunks are not known before the parse: at most one a byte
+        self._ahead = TablesAhead(length, length, self.model, self.params)
 
     def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
         rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
@@ -497,7 +533,8 @@ class ChunkCmCoder(Coder):
             io = layout.new_stream(False, capacity=capacity)
             if classes is not None:
                 rks.code_weights(False, classes.copy(), io)
-            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.model, self.params)
+            ahead, self._ahead = self._ahead, None
+            tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.model, self.params, ahead)
             status = _run(False, ranks.copy(), text, rk, tables, io)
             if status != text.size:
                 raise FormatError(f"chunk-cm could not code this parse (status {status})")

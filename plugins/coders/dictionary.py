@@ -204,6 +204,14 @@ def zeros(n: int, dtype) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True)
+def touch_pages(table):
+    """Writes a zero into each 4 KB page of ``table`` (uint8), so that the kernel maps and
+    zeroes its memory now, without the GIL, rather than at the model's first lookups."""
+    for i in range(0, table.size, 4096):
+        table[i] = 0
+
+
+@numba.njit(cache=True, nogil=True)
 def greedy_parse(text, prefix_keys, prefix_used, keys, used, group_start, group_ids, symbols, budget, stop):
     """The longest-match parse of ``text`` by the dictionary (the first id of each spelling):
     what the decoder returns when the parse was not coded. Returns the number of symbols, or -2
