@@ -295,10 +295,10 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (on udhr_cmn_hans,
-#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 78-91 bytes larger
+#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 54-93 bytes larger
 #: than -8: its header names the direct probabilities, the indirect contexts, the expected
-#: chunk's, the opener's, the structure's sets and the scoped contexts, and two more contexts have little
-#: text to learn from: README table,
+#: chunk's, the opener's, the structure's sets, the scoped contexts and the hash table's bytes
+#: a byte, and two more contexts have little text to learn from: README table,
 #: examples/benchmarks/levels.py).
 #: -1 is zstd -3 on the bytes (a word dictionary in front of it was 0.8% smaller at 20 times
 #: the time); -2 ... -4 word-level BPE (repair over GPT-2 pre-tokens) in front of zstd or xz;
@@ -332,14 +332,17 @@ PRESETS = {
     # weight sets also by that bracket's kind and the line's markup (en_mix_10MB 0.09% smaller,
     # held-out text 0.26-0.35%, the same time), and the previous id and the previous word, each
     # with what opened the bracket and the line, in the places of orders 1 and 6 (en_mix_10MB
-    # 0.17% smaller, held-out text 0.14-0.33%, the same time: examples/chunk-cm/NOTES.md). The
+    # 0.17% smaller, held-out text 0.14-0.33%, the same time), and a hash table of 256 bytes a
+    # byte of text up to half of its 512 MB (inputs under 8 MB: alice29 0.4% smaller, en_mix_1MB
+    # 0.4%, a held-out 4 MB 0.27%, man pages 0.1-0.5%, for about 5% more time there; en_mix_10MB
+    # the same: examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29, direct=True, indirect=True,
-               expect=True, opener=True, structure=True, scoped=True),
+               expect=True, opener=True, structure=True, scoped=True, hash_per_byte=256),
 }
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
 #: smaller than xz -9 and bzip3, and faster than xz -9, on en_mix_10MB. The paper's method (mdl + combinatorial) is

@@ -146,6 +146,7 @@ class _Params:
     opener = False
     structure = False
     scoped = False
+    hash_per_byte = 32
 
 
 @attrs.frozen(kw_only=True)
@@ -184,8 +185,11 @@ class ChunkCmParams(ChunkCmV4Params):
     ``scoped`` (``-9``): the previous id, and the previous word with the last byte, each with
     what opened the innermost bracket and the line, as contexts in the places of orders 1 and 6
     (``chunk_cm_model.SCOPED_REPLACES``; after the contexts kept where they leave those out).
-    Each of the six is absent from the header where off, so such archives are what chunk-cm
-    wrote before it."""
+    ``hash_per_byte`` (``-9``: 256): the hash table's bytes a byte of text (a power of two, 32
+    or more), where that is at most half of ``memory``'s table: a smaller input's contexts
+    collide less (``-9``'s table then holds 256 a byte up to 1 MB of text, 256 MB up to 8 MB,
+    32 a byte beyond). Each of the seven is absent from the header where off (32), so such
+    archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
@@ -199,6 +203,9 @@ class ChunkCmParams(ChunkCmV4Params):
                                   metadata={"added": True})
     scoped: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
+    hash_per_byte: int = attrs.field(default=32, validator=[attrs.validators.instance_of(int),
+                                                            attrs.validators.in_((32, 64, 128, 256, 512, 1024))],
+                                     metadata={"added": True})
 
 
 @attrs.frozen(kw_only=True)
@@ -228,7 +235,9 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
     # APMs of memory - 12 bits on large inputs, so a higher level's model on small ones is the same model
     small = max(10, min(memory - 12, model.apm_bits, chunks.bit_length() - 2))
     direct = _direct(model, params)
-    hash_bytes = max(1 << 16, min(1 << memory, pow2_at_least(32 * n)))
+    # 32 bytes a byte of text; ``hash_per_byte`` where that is at most half of the cap
+    hash_bytes = max(1 << 16, min(1 << memory, max(pow2_at_least(32 * n),
+                                                   min(pow2_at_least(params.hash_per_byte * n), 1 << (memory - 1)))))
     return {
         "hash_bytes": hash_bytes,
         "match": max(1 << 12, min(1 << 22, pow2_at_least(chunks))),
@@ -506,8 +515,9 @@ class ChunkCmCoder(Coder):
     model = MODELS[5]
     codec_id = model.codec_id
     params_class: type[_Params] = ChunkCmParams
-    #: the hash table (32 bytes a byte of text up to 2^memory), the direct probabilities (as
-    #: many bytes at most, where ``direct`` is on), the match tables and the parse
+    #: the hash table (32 bytes a byte of text up to 2^memory; with ``hash_per_byte``, up to
+    #: half of 2^memory on smaller inputs, beyond this), the direct probabilities (as many
+    #: bytes at most, where ``direct`` is on), the match tables and the parse
     working_bytes_per_byte = 80
 
     def __init__(self, params: _Params | None = None):
