@@ -90,7 +90,8 @@ def check_coder(name: str, params: dict | None = None, *, registry: Registry | N
     short, with a bit flipped or extended raises FormatError or returns at most
     ``max_symbols`` symbols (never another exception: the framework would report it as a
     corrupt archive, but it is a bug in the coder); a whole archive so damaged decodes exactly
-    or is refused; an archive cut in half is refused."""
+    or is refused; an archive cut in half is refused. Announcing the text's length first
+    (``prepare``, as a pipeline's compress does) changes no byte of the archive."""
 
     registry = registry or default_registry()
     info = registry.get("coder", name)
@@ -103,6 +104,10 @@ def check_coder(name: str, params: dict | None = None, *, registry: Registry | N
             assert _decompress(archive, registry) == data, \
                 f"coder {name!r}, input {label!r}, {max_rules} rules: decoded bytes differ"
             archives.append((label, data, archive))
+    label, data, archive = max(archives[: len(archives) // 2], key=lambda a: len(a[1]))
+    fitted = _pipeline(name, params, registry, 200).fit(data, trace=False)
+    assert _pipeline(name, params, registry, 200).encode(fitted.rules, fitted.symbols, data) == archive, \
+        f"coder {name!r}, input {label!r}: the archive differs where prepare was not called"
     for label, data, archive in archives:
         if not data:
             continue

@@ -62,6 +62,23 @@ class _Fragile(chunkpress.Coder):
         return np.zeros((0, 2), dtype=np.int64), np.frombuffer(payload[4:], dtype=np.uint8)
 
 
+class _Primed(_Fragile):
+    """Round-trips, but writes another archive where it was told the length first (a flag byte
+    the decoder skips): what a coder's ``prepare`` must never do."""
+
+    codec_id = "test.primed.v1"
+    prepared = False
+
+    def prepare(self, length):
+        self.prepared = True
+
+    def encode(self, rules, symbols, *, dictionary_size=None):
+        return bytes([self.prepared]) + super().encode(rules, symbols)
+
+    def decode(self, payload, *, dictionary_size=None, max_symbols=None):
+        return super().decode(payload[1:])
+
+
 class _Stale(chunkpress.Scorer):
     """Declares that its loss ignores the parts' counts (so the engine never rescores a pair when
     they change) but reads k0: the engine works from stale scores."""
@@ -78,7 +95,8 @@ class _Broken:
     @staticmethod
     @chunkpress.hookimpl
     def register_coders():
-        return [chunkpress.CoderInfo(name="fragile", codec_id=_Fragile.codec_id, factory=_Fragile, summary="fragile")]
+        return [chunkpress.CoderInfo(name="fragile", codec_id=_Fragile.codec_id, factory=_Fragile, summary="fragile"),
+                chunkpress.CoderInfo(name="primed", codec_id=_Primed.codec_id, factory=_Primed, summary="primed")]
 
     @staticmethod
     @chunkpress.hookimpl
@@ -90,6 +108,12 @@ def test_the_kit_fails_a_coder_that_crashes_on_damage():
     broken = build_registry(extra_plugins=[_Broken], autoload=False)
     with pytest.raises(AssertionError, match="coder 'fragile'.*damaged payload raised ValueError"):
         check_coder("fragile", registry=broken, inputs={"text": sample_inputs()["text"]})
+
+
+def test_the_kit_fails_a_coder_whose_prepare_changes_the_archive():
+    broken = build_registry(extra_plugins=[_Broken], autoload=False)
+    with pytest.raises(AssertionError, match="coder 'primed'.*differs where prepare was not called"):
+        check_coder("primed", registry=broken, inputs={"text": sample_inputs()["text"]})
 
 
 def test_the_kit_fails_a_scorer_that_is_not_what_it_declares():
