@@ -21,9 +21,9 @@ from chunkpress.plugins.coders.chunk_cm import (
     ChunkCmV1Params,
     ChunkCmV2Params,
     RankedDictionary,
-    TablesAhead,
     model_sizes,
     new_tables,
+    tables_ahead,
     weight_classes,
 )
 from chunkpress.plugins.coders.chunk_cm_legacy import ChunkCmV1Coder, ChunkCmV2Coder, ChunkCmV3Coder, ChunkCmV4Coder
@@ -136,7 +136,7 @@ def test_tables_made_ahead_change_no_byte_whatever_length_was_announced(alice_fi
         ahead = coder(direct=True)
         ahead.prepare(announced)
         assert ahead.encode(alice_fit.rules, alice_fit.symbols) == plain
-    made = TablesAhead(n, n, MODELS[5], ChunkCmParams(direct=True))
+    made = tables_ahead(n, n, MODELS[5], ChunkCmParams(direct=True))
     sizes = model_sizes(n, n, 256, MODELS[5], ChunkCmParams(direct=True))
     table = made.take("hash_bytes", sizes["hash_bytes"] // 2, np.uint8)
     assert table.size == sizes["hash_bytes"] // 2 and table.base is not None and not table.any()

@@ -17,7 +17,6 @@ header), so the decoder builds the same model. The model versions differ only as
 from __future__ import annotations
 
 import functools
-import threading
 
 import attrs
 import numba
@@ -38,7 +37,15 @@ from chunkpress.plugin import (
 from .chunk_cm_model import layout
 from .chunk_cm_model import ranks as rks
 from .chunk_cm_model.model import Status, code_chunks, finish
-from .dictionary import Dictionary, decode_rules, encode_rules, max_prefixes, pow2_at_least, touch_pages, zeros
+from .dictionary import (
+    Dictionary,
+    ZeroedAhead,
+    decode_rules,
+    encode_rules,
+    max_prefixes,
+    pow2_at_least,
+    zeros,
+)
 from .mixing.apm import APM_STEPS, apm_table
 from .mixing.arithmetic import AC, stop_coder
 from .mixing.hashing import CHUNK_BASE, chunk_key, lookup
@@ -319,36 +326,18 @@ def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
             + 8 * (ranks + 2) + tree)
 
 
-class TablesAhead:
+def tables_ahead(n: int, chunks: int, model: Model, params: _Params) -> ZeroedAhead:
     """The model's two largest tables (the hash table and the direct counters) for ``n`` bytes
-    of text in ``chunks`` chunks or fewer, allocated now and faulted in by a thread of their
-    own, so that the kernel zeroes their memory (most of the model's) while the dictionary is
-    learned rather than while the coder waits on its first lookups. Neither size depends on
-    the spellings; a model of fewer chunks takes the front of the direct counters. (Decoding
-    has no such wait to fill: its rules and tree take a fraction of the zeroing's time.)"""
-
-    def __init__(self, n: int, chunks: int, model: Model, params: _Params):
-        s = model_sizes(n, chunks, BYTE_SYMBOLS, model, params)
-        self._tables = {"hash_bytes": zeros(s["hash_bytes"], np.uint8), "direct": zeros(s["direct"], np.uint32)}
-        self._thread = threading.Thread(target=self._touch, name="chunk-cm tables", daemon=True)
-        self._thread.start()
-
-    def _touch(self) -> None:
-        for table in self._tables.values():
-            touch_pages(table.view(np.uint8))
-
-    def take(self, name: str, entries: int, dtype) -> np.ndarray:
-        """The table ``name`` of ``entries`` zeroes, once: the one made ahead where it is large
-        enough, else a new one."""
-        self._thread.join()
-        table = self._tables.pop(name, None)
-        if table is not None and table.dtype == dtype and table.size >= entries:
-            return table[:entries]
-        return zeros(entries, dtype)
+    of text in ``chunks`` chunks or fewer, zeroed in a thread while the dictionary is learned
+    (:class:`.dictionary.ZeroedAhead`). Neither size depends on the spellings; a model of fewer
+    chunks takes the front of the direct counters. (Decoding has no such wait to fill: its
+    rules and tree take a fraction of the zeroing's time.)"""
+    s = model_sizes(n, chunks, BYTE_SYMBOLS, model, params)
+    return ZeroedAhead({"hash_bytes": (s["hash_bytes"], np.uint8), "direct": (s["direct"], np.uint32)})
 
 
 def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params,
-               ahead: TablesAhead | None = None) -> layout.Tables:
+               ahead: ZeroedAhead | None = None) -> layout.Tables:
     """The model's tables, each piece at its starting state, for the contexts and runs the
     params keep; the largest from ``ahead`` where it holds them."""
     take = ahead.take if ahead is not None else (lambda name, entries, dtype: zeros(entries, dtype))
@@ -522,11 +511,11 @@ class ChunkCmCoder(Coder):
 
     def __init__(self, params: _Params | None = None):
         super().__init__(params or self.params_class())
-        self._ahead: TablesAhead | None = None
+        self._ahead: ZeroedAhead | None = None
 
     def prepare(self, length: int) -> None:
         # the chunks are not known before the parse: at most one a byte
-        self._ahead = TablesAhead(length, length, self.model, self.params)
+        self._ahead = tables_ahead(length, length, self.model, self.params)
 
     def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
         rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import mmap
 import os
+import threading
 
 import numba
 import numpy as np
@@ -201,6 +202,36 @@ def zeros(n: int, dtype) -> np.ndarray:
         except (OSError, ValueError):
             pass
     return np.zeros(n, dtype=dtype)
+
+
+class ZeroedAhead:
+    """Large tables (name: (entries, dtype)) allocated now (:func:`zeros`) and faulted in by a
+    thread of their own, so that the kernel zeroes their memory on another core while the
+    caller does other work (chunk-cm: while the dictionary is learned) rather than while a
+    model waits on its first lookups.
+
+        ahead = ZeroedAhead({"ht": (1 << 29, np.uint8)})
+        ...                                    # other work
+        ht = ahead.take("ht", 1 << 28, np.uint8)   # its front; a new table where none fits
+    """
+
+    def __init__(self, sizes: dict[str, tuple[int, type]]):
+        self._tables = {name: zeros(entries, dtype) for name, (entries, dtype) in sizes.items()}
+        self._thread = threading.Thread(target=self._touch, name="zeroed ahead", daemon=True)
+        self._thread.start()
+
+    def _touch(self) -> None:
+        for table in self._tables.values():
+            touch_pages(table.view(np.uint8))
+
+    def take(self, name: str, entries: int, dtype) -> np.ndarray:
+        """The table ``name`` of ``entries`` zeroes, once: the one made ahead where it is large
+        enough, else a new one."""
+        self._thread.join()
+        table = self._tables.pop(name, None)
+        if table is not None and table.dtype == dtype and table.size >= entries:
+            return table[:entries]
+        return zeros(entries, dtype)
 
 
 @numba.njit(cache=True, nogil=True)
