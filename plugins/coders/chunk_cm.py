@@ -192,8 +192,8 @@ class ChunkCmParams(ChunkCmV4Params):
     ``scoped`` (``-9``): the previous id, and the previous word with the last byte, each with
     what opened the innermost bracket and the line, as contexts in the places of orders 1 and 6
     (``chunk_cm_model.SCOPED_REPLACES``; after the contexts kept where they leave those out).
-    ``hash_per_byte`` (``-9``: 256): the hash table's bytes a byte of text (a power of two, 32
-    or more), where that is at most half of ``memory``'s table: a smaller input's contexts
+    ``hash_per_byte`` (``-9``: 256): the hash table's bytes a byte of text (32, 64, 128
+    or 256), where that is at most half of ``memory``'s table: a smaller input's contexts
     collide less (``-9``'s table then holds 256 a byte up to 1 MB of text, 256 MB up to 8 MB,
     32 a byte beyond). Each of the seven is absent from the header where off (32), so such
     archives are what chunk-cm wrote before it."""
@@ -211,7 +211,7 @@ class ChunkCmParams(ChunkCmV4Params):
     scoped: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
     hash_per_byte: int = attrs.field(default=32, validator=[attrs.validators.instance_of(int),
-                                                            attrs.validators.in_((32, 64, 128, 256, 512, 1024))],
+                                                            attrs.validators.in_((32, 64, 128, 256))],
                                      metadata={"added": True})
 
 
