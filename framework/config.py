@@ -321,9 +321,12 @@ PRESETS = {
     # levels run; the full mixing: 1.0% smaller, 1.35x the coder's time; the four runs, as
     # runs = 4: 1.3% smaller, 5.9% on a held-out 2 MB of en_mix_100MB, but 2.9x PPMd's time in a
     # run on a slow machine, too close to the 3x); -7 eight contexts and the four runs in 16 MB;
-    # -8 and -9 all eighteen in 256 and 512 MB (fewer contexts were smaller on alice29, so a
-    # level in between would grow there); -9 also has direct probabilities in the third APM's
-    # place (en_mix_10MB 0.26% smaller, held-out text 0.4-0.6%, 12-15% more time) and three
+    # -8 and -9 all eighteen in 256 and 512 MB, with 256 bytes a byte of text on smaller inputs,
+    # up to half of that (under 4 and 8 MB: alice29 0.4-0.5% smaller, en_mix_1MB 0.4%, a held-out
+    # 4 MB 0.27% at -9, man pages 0.1-0.5%, for about 5% more time there; en_mix_10MB the same);
+    # fewer contexts were smaller on alice29, so a level in between would grow there; -9 also
+    # has direct probabilities in the third APM's place (en_mix_10MB 0.26% smaller, held-out
+    # text 0.4-0.6%, 12-15% more time) and three
     # text-indirect contexts (en_mix_10MB 0.39% smaller again, held-out text 0.7%, about 10%
     # more time, paid for by a faster coder), the match model's expected chunk as a context
     # in order 2's place (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%, the same time),
@@ -332,15 +335,12 @@ PRESETS = {
     # weight sets also by that bracket's kind and the line's markup (en_mix_10MB 0.09% smaller,
     # held-out text 0.26-0.35%, the same time), and the previous id and the previous word, each
     # with what opened the bracket and the line, in the places of orders 1 and 6 (en_mix_10MB
-    # 0.17% smaller, held-out text 0.14-0.33%, the same time), and a hash table of 256 bytes a
-    # byte of text up to half of its 512 MB (inputs under 8 MB: alice29 0.4% smaller, en_mix_1MB
-    # 0.4%, a held-out 4 MB 0.27%, man pages 0.1-0.5%, for about 5% more time there; en_mix_10MB
-    # the same: examples/chunk-cm/NOTES.md). The
+    # 0.17% smaller, held-out text 0.14-0.33%, the same time: examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
-    8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28),
+    8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28, hash_per_byte=256),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29, direct=True, indirect=True,
                expect=True, opener=True, structure=True, scoped=True, hash_per_byte=256),
 }

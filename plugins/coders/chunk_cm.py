@@ -192,7 +192,7 @@ class ChunkCmParams(ChunkCmV4Params):
     ``scoped`` (``-9``): the previous id, and the previous word with the last byte, each with
     what opened the innermost bracket and the line, as contexts in the places of orders 1 and 6
     (``chunk_cm_model.SCOPED_REPLACES``; after the contexts kept where they leave those out).
-    ``hash_per_byte`` (``-9``: 256): the hash table's bytes a byte of text (32, 64, 128
+    ``hash_per_byte`` (``-8``, ``-9``: 256): the hash table's bytes a byte of text (32, 64, 128
     or 256), where that is at most half of ``memory``'s table: a smaller input's contexts
     collide less (``-9``'s table then holds 256 a byte up to 1 MB of text, 256 MB up to 8 MB,
     32 a byte beyond). Each of the seven is absent from the header where off (32), so such
