@@ -295,7 +295,7 @@ def _preset(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, 
 
 #: ``-1`` (fastest) ... ``-9`` (smallest), as zstd's levels: each smaller than the one before on
 #: en_mix_10MB, and none larger than the one before on en_mix_1MB and alice29 (on udhr_cmn_hans,
-#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 54-93 bytes larger
+#: 8 KB, -7 is smaller than -8 and -9; on both UDHR files, 8-14 KB, -9 is 84-92 bytes larger
 #: than -8: its header names the direct probabilities, the indirect contexts, the expected
 #: chunk's, the opener's, the structure's sets, the scoped contexts and the hash table's bytes
 #: a byte, and two more contexts have little text to learn from: README table,
