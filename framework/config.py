@@ -326,8 +326,8 @@ PRESETS = {
     # 4 MB 0.27% at -9, man pages 0.1-0.5%, for about 5% more time there; en_mix_10MB the same);
     # fewer contexts were smaller on alice29, so a level in between would grow there; -9 also
     # has direct probabilities in the third APM's place (en_mix_10MB 0.26% smaller, held-out
-    # text 0.4-0.6%, 12-15% more time) and three
-    # text-indirect contexts (en_mix_10MB 0.39% smaller again, held-out text 0.7%, about 10%
+    # text 0.4-0.6%, 12-15% more time) and three text-indirect contexts (en_mix_10MB 0.39%
+    # smaller again, held-out text 0.7%, about 10%
     # more time, paid for by a faster coder), the match model's expected chunk as a context
     # in order 2's place (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%, the same time),
     # the first word inside the innermost open bracket (a tag's, template's or link's name) in
