@@ -104,9 +104,10 @@ def check_coder(name: str, params: dict | None = None, *, registry: Registry | N
             assert _decompress(archive, registry) == data, \
                 f"coder {name!r}, input {label!r}, {max_rules} rules: decoded bytes differ"
             archives.append((label, data, archive))
-    label, data, archive = max(archives[: len(archives) // 2], key=lambda a: len(a[1]))
-    fitted = _pipeline(name, params, registry, 200).fit(data, trace=False)
-    assert _pipeline(name, params, registry, 200).encode(fitted.rules, fitted.symbols, data) == archive, \
+    label, data, archive = max(archives[: len(archives) // 2], key=lambda a: len(a[1]))  # 200 rules
+    pipe = _pipeline(name, params, registry, 200)
+    fitted = pipe.fit(data, trace=False)
+    assert pipe.encode(fitted.rules, fitted.symbols, data) == archive, \
         f"coder {name!r}, input {label!r}: the archive differs where prepare was not called"
     for label, data, archive in archives:
         if not data:

@@ -82,11 +82,11 @@ def assert_writes_golden(registry, params):
     assert pipe.compress(read("udhr_cmn_hans.txt")) == archive.read_bytes()
 
 
-def assert_added_param_pays(fit, text, before, param, ratio):
-    """Turning ``param`` on over the params ``before`` makes ``fit``'s payload smaller than
-    ``ratio`` times it was, and the payload decodes to ``text``."""
+def assert_added_param_pays(fit, text, before, param, ratio, value=True):
+    """Setting ``param`` to ``value`` (on) over the params ``before`` makes ``fit``'s payload
+    smaller than ``ratio`` times it was, and the payload decodes to ``text``."""
     without = coder(**before).encode(fit.rules, fit.symbols)
-    on = coder(**before, **{param: True})
+    on = coder(**before, **{param: value})
     payload = on.encode(fit.rules, fit.symbols)
     assert len(payload) < ratio * len(without)
     assert expand(*on.decode(payload)) == text
@@ -504,10 +504,7 @@ def test_small_inputs_get_a_larger_hash_table_that_pays(registry, alice_fit):
     and it decodes; on, chunk-cm writes the golden archive of -9's params byte for byte; at 32
     (off) the sizes are those before it; v4 has no such param."""
     nine = {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True, "scoped": True}
-    without = coder(memory=29, **nine).encode(alice_fit.rules, alice_fit.symbols)
-    on = coder(memory=29, **nine, hash_per_byte=256)
-    payload = on.encode(alice_fit.rules, alice_fit.symbols)
-    assert len(payload) < 0.997 * len(without) and expand(*on.decode(payload)) == read("alice29.txt")
+    assert_added_param_pays(alice_fit, read("alice29.txt"), {"memory": 29, **nine}, "hash_per_byte", 0.997, 256)
     assert_writes_golden(registry, {**nine, "hash_per_byte": 256})
     for n in (10**4, 10**5, 10**6, 10**7):
         old = model_sizes(n, n // 3, 1256, MODELS[5], ChunkCmParams(memory=29))["hash_bytes"]
