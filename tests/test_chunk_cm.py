@@ -15,7 +15,6 @@ from chunkpress.format.expand import expand
 from chunkpress.format.leb128 import encode_varints
 from chunkpress.pipeline import Pipeline
 from chunkpress.plugins.coders.chunk_cm import (
-    MODELS,
     ChunkCmCoder,
     ChunkCmParams,
     ChunkCmV1Params,
@@ -52,6 +51,7 @@ from chunkpress.plugins.coders.chunk_cm_model.layout import (
 from chunkpress.plugins.coders.chunk_cm_model.model import add_byte, line_markup, line_start
 from chunkpress.plugins.coders.chunk_cm_model.ranks import CLASS_WEIGHT, EXCLUDE_MAX_LEN
 from chunkpress.plugins.coders.chunk_cm_model.recall import expected_context, text_follow_record, text_followed
+from chunkpress.plugins.coders.chunk_cm_model.versions import MODELS
 from chunkpress.plugins.coders.mixing.states import COUNT_LIMIT, bit_history_states
 from chunkpress.progress import coding_progress
 from support import decompress, mutated, read

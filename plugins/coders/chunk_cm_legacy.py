@@ -1,7 +1,7 @@
 """chunk-cm's older models, kept to read (and write) their archives: each is pinned by its
 golden archive (``tests/golden``), which its coder must decode, and re-create byte for byte. A
-model's differences from the current one are its :class:`~.chunk_cm.Model` record; the current
-coder's code serves them all, so these are not to change.
+model's differences from the current one are its :class:`~.chunk_cm_model.versions.Model`
+record; the current coder's code serves them all, so these are not to change.
 
 - v4 picks its mixers' weight sets by bit position rather than by the node near the root;
 - v3 also splits its tree at the weight's half and has cm's shorter bit histories, no flag
@@ -12,7 +12,8 @@ coder's code serves them all, so these are not to change.
 
 from __future__ import annotations
 
-from .chunk_cm import MODELS, ChunkCmCoder, ChunkCmV1Params, ChunkCmV2Params, ChunkCmV4Params
+from .chunk_cm import ChunkCmCoder, ChunkCmV1Params, ChunkCmV2Params, ChunkCmV4Params
+from .chunk_cm_model.versions import MODELS
 
 
 class ChunkCmV4Coder(ChunkCmCoder):
