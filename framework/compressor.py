@@ -47,7 +47,7 @@ from .config import DICTIONARY_LEVEL, SMALL_INPUT_LEVEL, compress_level, config_
 from .errors import ChunkpressError, ConfigError
 from .fileio import Readable, read_input, read_rest
 from .format import container
-from .format.limits import FIT_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, work_limit
+from .format.limits import FIT_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, most_that_fits, work_limit
 from .pipeline import Pipeline
 from .plugin.registry import Registry
 from .text.unicodeclasses import unicode_version
@@ -157,9 +157,11 @@ class Compressor:
         self.tokenizer, self.dictionary = rules_file(rules)
         if rules_ref or shared_dictionary:
             self.pipeline.check_references_dictionary()
-        #: what a single archive holds per input byte at most: learning, and the coder's tables
-        #: (the level's pipeline's; the others the data may choose are checked when they are)
-        self.bytes_per_byte = FIT_BYTES_PER_BYTE + self.pipeline.coder_bytes_per_byte()
+
+    def most_in_memory(self, most: int) -> int:
+        """The longest input, up to ``most`` bytes, whose single archive (learning, and the
+        level's coder's tables) fits the memory limit: at least 64 KiB."""
+        return most_that_fits(self.pipeline.working_bytes, most)
 
     @functools.cached_property
     def small_input(self) -> Pipeline | None:
@@ -179,7 +181,7 @@ class Compressor:
         elif size is None:  # a single archive that references rules: read whole, within the memory limit
             blocks = False
         else:
-            blocks = size > AUTO_BLOCK_THRESHOLD or size > work_limit(self.bytes_per_byte)
+            blocks = size > AUTO_BLOCK_THRESHOLD or size > self.most_in_memory(size)
         if blocks and self.rules_ref:
             raise ConfigError("rules_ref (--rules-ref) is for single archives; a block archive stores its shared "
                               "dictionary once" + ("" if asked else " (this input is written in blocks: it is "
@@ -197,7 +199,7 @@ class Compressor:
         default = DEFAULT_BLOCK_SIZE if size is not None else STREAM_BLOCK_SIZE
         if self.workers and size is not None:  # a block for each worker, at least PARALLEL_BLOCK
             default = min(default, max(PARALLEL_BLOCK, -(-size // self.workers)))
-        return max(MIN_BLOCK_SIZE, min(default, work_limit(self.bytes_per_byte)))
+        return max(MIN_BLOCK_SIZE, self.most_in_memory(default))
 
     def compress(self, data, *, progress: Callable | None = None) -> bytes:
         """The archive of ``data``: a single archive, or a block archive (see
@@ -219,7 +221,7 @@ class Compressor:
         if self.wants_blocks(size):
             counted = _Counting(dest)
             return self._write_blocks(source, counted, size, blocks_progress), counted.written
-        data = read_rest(source, "", b"", work_limit(self.bytes_per_byte))
+        data = read_rest(source, "", b"", self.most_in_memory(work_limit(FIT_BYTES_PER_BYTE)))
         archive = self.archive_of(data, rules_progress)
         dest.write(archive)
         return len(data), len(archive)
@@ -319,7 +321,7 @@ def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input_of: Callable[
         # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
         return pipe.compress(data, progress=progress)
     small_input = small_input_of()
-    if small_input is not None and len(data) > work_limit(FIT_BYTES_PER_BYTE + small_input.coder_bytes_per_byte()):
+    if small_input is not None and most_that_fits(small_input.working_bytes, len(data)) < len(data):
         small_input = None  # its tables would not fit the memory limit
     if len(data) <= TRIAL_WHOLE:
         archives = [pipe.compress(data, progress=progress), plain.compress(data)]

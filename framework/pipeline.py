@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ import numpy as np
 from .config import PipelineConfig, build_params, default_config, load_config, params_dict
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format import container
-from .format.limits import BYTES_PER_SYMBOL, bounded_memory, check_allocation, decoding_memory_cap
+from .format.limits import BYTES_PER_SYMBOL, FIT_BYTES_PER_BYTE, bounded_memory, check_allocation, decoding_memory_cap
 from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
 from .plugin.registry import ROLES, Registry, default_registry
 
@@ -54,9 +55,14 @@ class Pipeline:
         """The configured coder (an optional package it needs is reported here)."""
         return self._build("coder")
 
-    def coder_bytes_per_byte(self) -> int:
-        """What the coder holds per input byte at most while it codes (its tables)."""
-        return int(getattr(self._infos["coder"].implementation(), "working_bytes_per_byte", 0))
+    def working_bytes(self, length: int) -> int:
+        """What compressing ``length`` bytes holds at most: learning the dictionary, and the
+        coder's tables (set up while it learns: :meth:`Coder.prepare`)."""
+        return FIT_BYTES_PER_BYTE * length + int(self._sizing_coder.working_bytes(length))
+
+    @functools.cached_property
+    def _sizing_coder(self) -> Coder:
+        return self.build_coder()
 
     def _scorer(self):
         """The configured scorer; a ConfigError when nothing would stop the run: a scorer with

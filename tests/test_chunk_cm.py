@@ -144,6 +144,22 @@ def test_tables_made_ahead_change_no_byte_whatever_length_was_announced(alice_fi
     assert again.size == 4096 and not np.shares_memory(again, table)
 
 
+def test_working_bytes_count_the_tables_a_small_input_gets(alice_fit):
+    """What the compressor counts for chunk-cm (``working_bytes``) holds the tables it builds
+    for a real parse: at -9's params alice29's are about 700 bytes a byte of text (the larger
+    hash table, mixers and APMs of a fixed size), far past a constant 80 a byte."""
+    text = read("alice29.txt")
+    params = ChunkCmParams(memory=29, direct=True, indirect=True, expect=True, opener=True, structure=True,
+                           scoped=True, hash_per_byte=256)
+    rd = RankedDictionary(alice_fit.rules, len(text))
+    chunks = rd.parse(np.frombuffer(text, np.uint8)).size
+    tables = new_tables(len(text), chunks, rd.ranks.length.size, MODELS[5], params)
+    held = sum(a.nbytes for a in tables if isinstance(a, np.ndarray))
+    assert 500 * len(text) < held <= ChunkCmCoder(params).working_bytes(len(text))
+    light = ChunkCmParams(light=True, memory=24)
+    assert ChunkCmCoder(light).working_bytes(len(text)) < ChunkCmCoder(params).working_bytes(len(text)) // 4
+
+
 def test_a_pipeline_announces_the_texts_length_before_learning(registry, monkeypatch):
     seen = []
     prepare = ChunkCmCoder.prepare

@@ -388,3 +388,22 @@ def test_the_first_compile_notice_asks_the_folder_numba_caches_in(tmp_path):
     ask("import numpy as np; from chunkpress.engine.kernels import _insertion_sort; "
         "_insertion_sort(np.array([3, 1, 2]), 0, 3)")
     assert ask(probe) == "False"
+
+
+def test_an_input_goes_into_blocks_where_its_coders_tables_would_not_fit(monkeypatch):
+    """The compressor counts a level's coder's tables at the input's length: at -9 alice29's
+    (a larger hash table on small inputs) are most of what it needs, so a memory limit just
+    under that writes blocks, each of which fits; at the limit it is one archive."""
+    from chunkpress.compressor import Compressor
+
+    text = read("alice29.txt")
+    nine = Compressor(9)
+    need = nine.pipeline.working_bytes(len(text))
+    assert need > 400 * len(text)  # learning counts 64 a byte: the tables are the rest
+    monkeypatch.setenv("CHUNKPRESS_MAX_MEMORY", str(need))
+    assert not nine.wants_blocks(len(text))
+    monkeypatch.setenv("CHUNKPRESS_MAX_MEMORY", str(need - 1))
+    assert nine.wants_blocks(len(text))
+    block = nine.block_size_for(len(text))
+    assert 1 << 16 <= block < len(text) and nine.pipeline.working_bytes(block) <= need - 1
+    assert nine.pipeline.working_bytes(block + 1) > need - 1

@@ -79,6 +79,16 @@ class _Primed(_Fragile):
         return super().decode(payload[1:])
 
 
+class _Shrinking(_Fragile):
+    """Says it holds less for a longer text (a fixed budget spread over the input): the
+    compressor's search for the largest block that fits would go wrong."""
+
+    codec_id = "test.shrinking.v1"
+
+    def working_bytes(self, length):
+        return max(0, (1 << 28) - 64 * length)
+
+
 class _Stale(chunkpress.Scorer):
     """Declares that its loss ignores the parts' counts (so the engine never rescores a pair when
     they change) but reads k0: the engine works from stale scores."""
@@ -96,7 +106,9 @@ class _Broken:
     @chunkpress.hookimpl
     def register_coders():
         return [chunkpress.CoderInfo(name="fragile", codec_id=_Fragile.codec_id, factory=_Fragile, summary="fragile"),
-                chunkpress.CoderInfo(name="primed", codec_id=_Primed.codec_id, factory=_Primed, summary="primed")]
+                chunkpress.CoderInfo(name="primed", codec_id=_Primed.codec_id, factory=_Primed, summary="primed"),
+                chunkpress.CoderInfo(name="shrinking", codec_id=_Shrinking.codec_id, factory=_Shrinking,
+                                     summary="shrinking")]
 
     @staticmethod
     @chunkpress.hookimpl
@@ -114,6 +126,12 @@ def test_the_kit_fails_a_coder_whose_prepare_changes_the_archive():
     broken = build_registry(extra_plugins=[_Broken], autoload=False)
     with pytest.raises(AssertionError, match="coder 'primed'.*differs where prepare was not called"):
         check_coder("primed", registry=broken, inputs={"text": sample_inputs()["text"]})
+
+
+def test_the_kit_fails_a_coder_whose_working_bytes_fall_as_the_text_grows():
+    broken = build_registry(extra_plugins=[_Broken], autoload=False)
+    with pytest.raises(AssertionError, match="coder 'shrinking': working_bytes must .* never fall"):
+        check_coder("shrinking", registry=broken, inputs={"text": sample_inputs()["text"]})
 
 
 def test_the_kit_fails_a_scorer_that_is_not_what_it_declares():

@@ -109,6 +109,24 @@ def work_limit(bytes_per_byte: int) -> int:
     return max(1 << 16, memory_limit() // bytes_per_byte)
 
 
+def most_that_fits(need, most: int) -> int:
+    """The largest length up to ``most`` whose job needs at most the memory limit, ``need(n)``
+    bytes at length ``n`` (a function that does not fall as ``n`` grows): at least 64 KiB, as
+    :func:`work_limit`. For a job whose need is not a constant a byte (a coder's tables sized
+    by the input, with a floor)."""
+    limit = memory_limit()
+    lo, hi = 1 << 16, max(1 << 16, most)
+    if need(hi) <= limit:
+        return hi
+    while hi - lo > 1:  # need(lo) fits (or lo is the floor), need(hi) does not
+        mid = (lo + hi) // 2
+        if need(mid) <= limit:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def check_allocation(what: str, n_bytes: int) -> None:
     """FormatError if ``what`` (an archive's, rules file's or id file's claim) would need
     ``n_bytes``, beyond the memory limit: checked before allocating."""

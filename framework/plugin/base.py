@@ -164,6 +164,14 @@ class Coder:
     def __init__(self, params=None):
         self.params = params
 
+    def working_bytes(self, length: int) -> int:
+        """What the coder holds at most while it codes ``length`` bytes of text, beyond the
+        symbols: the compressor cuts an input into blocks whose learning and coding fit the
+        memory limit. It must not fall as ``length`` grows. By default ``working_bytes_per_byte``
+        a byte; a coder whose tables have a floor, or grow faster than the text on small inputs,
+        says so here."""
+        return self.working_bytes_per_byte * length
+
     def encode(self, rules: np.ndarray, symbols: np.ndarray, *, dictionary_size: int | None = None) -> bytes:
         """Payload bytes of rules (R x 2) and symbols. With ``dictionary_size`` the rules are
         not stored (they are passed empty) and symbols range below that size."""

@@ -429,19 +429,29 @@ def _run(decode: bool, ranks, text, rk: rks.Ranks, tables, io) -> int:
                               stop=lambda: stop_coder(io.ac))
 
 
+#: what encoding holds a byte of text beside the model's tables: the text twice, the parse (a
+#: symbol a byte before it is cut), the ranks twice and the coded stream
+ENCODE_BYTES_PER_BYTE = 32
+#: the dictionaries :meth:`ChunkCmCoder.working_bytes` counts: up to 65,536 spellings (the
+#: levels learn at most 8,000 rules); a larger one adds about 140 bytes a spelling (its tree)
+COUNTED_RANKS = 1 << 16
+
+
 class ChunkCmCoder(Coder):
     """Context mixing over chunk ids; see the module docstring for the format."""
 
     model = MODELS[5]
     codec_id = model.codec_id
     params_class: type[_Params] = ChunkCmParams
-    #: the hash table (32 bytes a byte of text up to 2^memory; with ``hash_per_byte``, up to
-    #: half of 2^memory on smaller inputs, beyond this), the direct probabilities (as many
-    #: bytes at most, where ``direct`` is on), the match tables and the parse
-    working_bytes_per_byte = 80
     def __init__(self, params: _Params | None = None):
         super().__init__(params or self.params_class())
         self._ahead: ZeroedAhead | None = None
+
+    def working_bytes(self, length: int) -> int:
+        # the tables as sized for one chunk a byte (the most) over at most COUNTED_RANKS
+        # spellings, and what encoding holds beside them
+        ranks = BYTE_SYMBOLS + min(length, COUNTED_RANKS)
+        return model_bytes(length, length, ranks, self.model, self.params) + ENCODE_BYTES_PER_BYTE * length
 
     def prepare(self, length: int) -> None:
         # the chunks are not known before the parse: at most one a byte
