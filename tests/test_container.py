@@ -4,7 +4,7 @@ import json
 
 import pytest
 from chunkpress import FormatError
-from chunkpress.format.container import MAGIC, Header, pack, unpack
+from chunkpress.format.container import MAGIC, Header, pack, pack_json_header, unpack
 from chunkpress.pipeline import Pipeline
 from support import GOLDEN, decompress, read
 
@@ -35,13 +35,26 @@ def test_extended_archive_other_codecs(registry, coder):
             decompress(archive + tail, registry)
 
 
-def test_header_is_canonical_json(archive):
+def test_the_header_is_compact_and_old_json_headers_still_read(registry, archive):
+    """Version 3 writes the header as compact values (the codec a byte, each param two or
+    three), 43 bytes with the magic, the checksum and the check here; the same archive with version 1's JSON header reads the same."""
     header, payload, size = unpack(archive)
-    assert archive.startswith(MAGIC + b"\x01")
+    assert archive.startswith(MAGIC + b"\x03")
     assert header.codec == "chunkpress.varint-zstd.v1" and header.params == {"level": 19, "order": "frequency"}
-    assert header.length == len(read("udhr_arb.txt"))
-    assert json.loads(header.to_bytes()) == {"blake2b": header.blake2b, "codec": header.codec, "length": header.length,
-                                             "params": header.params}
+    assert header.length == len(read("udhr_arb.txt")) and header.rules is None
+    assert size == len(MAGIC) + 1 + 2 + 16 + 1 + 1 + 2 + 1 + 10 + 1 + 4  # 10: "frequency" and its length
+    old = pack_json_header(header, payload)
+    assert old[len(MAGIC)] == 1 and unpack(old) == (header, payload, len(old) - len(payload))
+    assert json.loads(header.to_json()) == {"blake2b": header.blake2b, "codec": header.codec, "length": header.length,
+                                            "params": header.params}
+    assert decompress(old, registry) == decompress(archive, registry) == read("udhr_arb.txt")
+
+
+def test_a_referenced_dictionary_is_named_in_the_compact_header():
+    rules = {"blake2b": "ab" * 16, "count": 1234}
+    header = Header(codec="example.codec.v1", params={"x": -3, "y": [1.5, None]}, length=10, blake2b="cd" * 16,
+                    rules=rules)
+    assert unpack(pack(header, b"payload"))[:2] == (header, b"payload")
 
 
 @pytest.mark.parametrize("cut", [0, 3, 5, 6, 40, -200, -1])
@@ -74,8 +87,8 @@ def test_wrong_length_or_checksum(registry, archive):
 
 
 def test_future_version_refused(registry, archive):
-    with pytest.raises(FormatError, match="unsupported container version 3"):
-        decompress(MAGIC + b"\x03" + archive[5:], registry)
+    with pytest.raises(FormatError, match="unsupported container version 4"):
+        decompress(MAGIC + b"\x04" + archive[5:], registry)
 
 
 def test_every_single_byte_flip_is_caught(registry, archive):
@@ -94,4 +107,4 @@ def test_every_single_byte_flip_is_caught(registry, archive):
 
 def test_a_boolean_length_is_refused():
     with pytest.raises(FormatError, match="wrong type"):
-        unpack(pack(Header(codec="chunkpress.raw-zlib.v1", params={}, length=True, blake2b="0" * 32), b"x"))
+        unpack(pack_json_header(Header(codec="chunkpress.raw-zlib.v1", params={}, length=True, blake2b="0" * 32), b"x"))

@@ -25,14 +25,28 @@ for coder in ("varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combin
         target.write_bytes(pipe.compress(SOURCE.read_bytes()))
         print("wrote", target.name)
 
-# model 5 with the direct probabilities, the indirect contexts, the expected chunk's context and
-# the opener's -9 turns on: the same codec, "direct" (and "indirect", "expect", "opener") in the header
+# model 5 with the params -9 turns on, one by one: the same codec, the params in the header (the
+# files up to hash_per_byte were written in container version 1, with a JSON header)
 for suffix, params in (("direct", {"direct": True}), ("direct.indirect", {"direct": True, "indirect": True}),
                        ("direct.indirect.expect", {"direct": True, "indirect": True, "expect": True}),
                        ("direct.indirect.expect.opener",
-                        {"direct": True, "indirect": True, "expect": True, "opener": True})):
+                        {"direct": True, "indirect": True, "expect": True, "opener": True}),
+                       ("direct.indirect.expect.opener.structure",
+                        {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True}),
+                       ("direct.indirect.expect.opener.structure.scoped",
+                        {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True,
+                         "scoped": True}),
+                       ("direct.indirect.expect.opener.structure.scoped.hash_per_byte",
+                        {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True,
+                         "scoped": True, "hash_per_byte": 256})):
     target = HERE / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{suffix}.cpz"
     if not target.exists():
         pipe = Pipeline.from_config(scorer="mdl", coder={"name": "chunk-cm", "params": params})
         target.write_bytes(pipe.compress(SOURCE.read_bytes()))
         print("wrote", target.name)
+
+# container version 3 (the compact header): -9's archive
+target = HERE / "udhr_cmn_hans.container3.level9.cpz"
+if not target.exists():
+    target.write_bytes(Pipeline.from_config(level=9).compress(SOURCE.read_bytes()))
+    print("wrote", target.name)
