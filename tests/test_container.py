@@ -37,7 +37,8 @@ def test_extended_archive_other_codecs(registry, coder):
 
 def test_the_header_is_compact_and_old_json_headers_still_read(registry, archive):
     """Version 3 writes the header as compact values (the codec a byte, each param two or
-    three), 43 bytes with the magic, the checksum and the check here; the same archive with version 1's JSON header reads the same."""
+    three): 43 bytes here with the magic, the checksum and the check. The same archive with
+    version 1's JSON header reads the same."""
     header, payload, size = unpack(archive)
     assert archive.startswith(MAGIC + b"\x03")
     assert header.codec == "chunkpress.varint-zstd.v1" and header.params == {"level": 19, "order": "frequency"}
