@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 import functools
 import os
+from collections.abc import Callable
 
 from ..errors import ConfigError, FormatError
 
@@ -109,7 +110,7 @@ def work_limit(bytes_per_byte: int) -> int:
     return max(1 << 16, memory_limit() // bytes_per_byte)
 
 
-def most_that_fits(need, most: int) -> int:
+def most_that_fits(need: Callable[[int], int], most: int) -> int:
     """The largest length up to ``most`` whose job needs at most the memory limit, ``need(n)``
     bytes at length ``n`` (a function that does not fall as ``n`` grows): at least 64 KiB, as
     :func:`work_limit`. For a job whose need is not a constant a byte (a coder's tables sized
