@@ -21,6 +21,9 @@ What it decides, in one place:
   slices: start, middle, end): text keeps the level's pipeline, other data takes it where it
   beats the plain back end on the sample, else the smaller there of the plain back end and
   (-4, -5) -6's pipeline;
+* at -7 ... -9, an input up to 16 KB is also compressed as the level below compresses it, and
+  the smaller archive kept (``config.BELOW_TRIED``): so no level from -6 up is larger than the
+  one below on a small text;
 * then the coder's archive or the bytes stored as they are (container version 2), whichever is
   smaller: no input grows by more than 33 bytes an archive (26 and the varint of its length).
 """
@@ -43,7 +46,15 @@ from .blockmode import (
     BlockWriter,
     compress_stream,
 )
-from .config import DICTIONARY_LEVEL, SMALL_INPUT_LEVEL, compress_level, config_from_dict, plain_preset
+from .config import (
+    BELOW_TRIED,
+    DICTIONARY_LEVEL,
+    SMALL_INPUT_LEVEL,
+    SMALL_TEXT,
+    compress_level,
+    config_from_dict,
+    plain_preset,
+)
 from .errors import ChunkpressError, ConfigError
 from .fileio import Readable, read_input, read_rest
 from .format import container
@@ -145,6 +156,7 @@ class Compressor:
         self.plain: Pipeline | None = None
         self.plain_executable: Pipeline | None = None
         self._small_input_level: int | None = None
+        self._below_level: int | None = None
         self._registry = registry
         if at is not None and config is None and not overrides and rules is None:
             # a plain back end that is the level's own pipeline (-1: zstd on the bytes) is no
@@ -154,6 +166,7 @@ class Compressor:
                 for plain in (Pipeline(config_from_dict(plain_preset(at, x86), registry), registry)
                               for x86 in (False, True)))
             self._small_input_level = SMALL_INPUT_LEVEL.get(at)
+            self._below_level = BELOW_TRIED.get(at)
         self.tokenizer, self.dictionary = rules_file(rules)
         if rules_ref or shared_dictionary:
             self.pipeline.check_references_dictionary()
@@ -170,6 +183,12 @@ class Compressor:
         if self._small_input_level is None:
             return None
         return Pipeline.from_config(None, self._registry, level=self._small_input_level)
+
+    @functools.cached_property
+    def below(self) -> Compressor | None:
+        """The level below's compressor, which inputs up to SMALL_TEXT also try (-7 ... -9),
+        built when first needed."""
+        return None if self._below_level is None else Compressor(self._below_level, registry=self._registry)
 
     def wants_blocks(self, size: int | None) -> bool:
         """Whether an input of ``size`` bytes (None: a stream of unknown length) is written as
@@ -244,8 +263,12 @@ class Compressor:
         else:
             tokenizer, reference = self.tokenizer, self.rules_ref
         plain = (self.plain_executable if is_executable(data) else self.plain) if tokenizer is None else None
-        return _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain,
-                           lambda: self.small_input)
+        archive = _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain, lambda: self.small_input)
+        if self.below is not None and tokenizer is None and len(data) <= SMALL_TEXT:
+            lower = self.below.archive_of(data)
+            if len(lower) < len(archive):
+                return lower
+        return archive
 
     def _write_blocks(self, source: Readable, out, size: int | None, progress) -> int:
         dictionary = self.dictionary

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from chunkpress.compressor import is_executable, looks_like_text
 from chunkpress.format.container import unpack
+from chunkpress.pipeline import Pipeline
 from support import read
 
 
@@ -92,6 +93,25 @@ def test_small_text_at_minus_4_5_and_6_is_the_smallest_of_three_ways():
         assert len(chunkpress.compress(data, level=level)) == min(pipeline[level], pipeline[other]) <= xz
     # -6's light context mixing wins at -4, the block sort at -5 and -6: -6 is never larger than -5
     assert pipeline[6] < pipeline[4] and pipeline[5] < pipeline[6]
+
+
+def test_a_small_text_at_minus_7_8_and_9_is_never_larger_than_at_the_level_below():
+    """Up to SMALL_TEXT bytes, -7 ... -9 also compress as the level below does: the UDHR files'
+    -9 pipeline alone is larger than -8's, and -8's (cmn) than -7's; with the trial no level
+    from -6 up is larger than the one below. An input past SMALL_TEXT keeps its level's own."""
+    from chunkpress.config import SMALL_TEXT
+
+    for name in ("udhr_arb.txt", "udhr_cmn_hans.txt"):
+        data = read(name)
+        assert len(data) <= SMALL_TEXT
+        sizes = {level: len(chunkpress.compress(data, level=level)) for level in range(6, 10)}
+        assert sizes[6] >= sizes[7] >= sizes[8] >= sizes[9], (name, sizes)
+        alone = len(Pipeline.from_config(level=9).compress(data))
+        assert _codec(chunkpress.compress(data, level=9)) == "chunkpress.chunk-cm.v5"
+        if name == "udhr_arb.txt":
+            assert alone > sizes[9]  # the trial is what keeps -9 down to -8's size here
+    larger = read("alice29.txt")[: SMALL_TEXT + 1000]
+    assert unpack(chunkpress.compress(larger, level=9))[0].params.get("scoped") is True  # -9's own pipeline
 
 
 def test_settings_given_run_as_given():
