@@ -56,9 +56,13 @@ class Pipeline:
         return self._build("coder")
 
     def working_bytes(self, length: int) -> int:
-        """What compressing ``length`` bytes holds at most: learning the dictionary, and the
-        coder's tables (set up while it learns: :meth:`Coder.prepare`)."""
-        return FIT_BYTES_PER_BYTE * length + int(self._sizing_coder.working_bytes(length))
+        """What compressing ``length`` bytes holds at most: learning the dictionary beside what
+        the coder prepares meanwhile (:meth:`Coder.prepare`), or, once the learner's memory is
+        freed, coding (the coder's tables and the text with its symbols, at most one a byte)."""
+        coder = self._sizing_coder
+        learning = FIT_BYTES_PER_BYTE * length + int(coder.prepared_bytes(length))
+        coding = int(coder.working_bytes(length)) + (1 + BYTES_PER_SYMBOL) * length
+        return max(learning, coding)
 
     @functools.cached_property
     def _sizing_coder(self) -> Coder:

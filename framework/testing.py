@@ -92,15 +92,20 @@ def check_coder(name: str, params: dict | None = None, *, registry: Registry | N
     corrupt archive, but it is a bug in the coder); a whole archive so damaged decodes exactly
     or is refused; an archive cut in half is refused. Announcing the text's length first
     (``prepare``, as a pipeline's compress does) changes no byte of the archive. What it says
-    it holds while it codes (``working_bytes``) is a whole number that never falls as the text
-    grows (the compressor searches it for the largest block that fits the memory limit)."""
+    it holds while it codes (``working_bytes``) and while it prepares (``prepared_bytes``, a
+    part of it) are whole numbers that never fall as the text grows (the compressor searches
+    them for the largest block that fits the memory limit)."""
 
     registry = registry or default_registry()
     info = registry.get("coder", name)
     coder = info.build(info.params_class()(**(params or {})))
-    needs = [coder.working_bytes(n) for n in (0, 1, 1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 30)]
-    assert all(isinstance(b, int) and b >= 0 for b in needs) and needs == sorted(needs), \
-        f"coder {name!r}: working_bytes must be whole numbers of bytes that never fall as the text grows: {needs}"
+    lengths = (0, 1, 1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 30)
+    for method in ("working_bytes", "prepared_bytes"):
+        needs = [getattr(coder, method)(n) for n in lengths]
+        assert all(isinstance(b, int) and b >= 0 for b in needs) and needs == sorted(needs), \
+            f"coder {name!r}: {method} must be whole numbers of bytes that never fall as the text grows: {needs}"
+    assert all(coder.prepared_bytes(n) <= coder.working_bytes(n) for n in lengths), \
+        f"coder {name!r}: what prepare holds (prepared_bytes) is part of what coding holds (working_bytes)"
     archives = []
     for max_rules in (200, 0):
         pipe = _pipeline(name, params, registry, max_rules)

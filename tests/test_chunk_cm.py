@@ -157,6 +157,9 @@ def test_working_bytes_count_the_tables_a_small_input_gets(alice_fit):
     tables = new_tables(len(text), chunks, rd.ranks.length.size, MODELS[5], params)
     held = sum(a.nbytes for a in tables if isinstance(a, np.ndarray))
     assert 500 * len(text) < held <= ChunkCmCoder(params).working_bytes(len(text))
+    ahead = tables_ahead(len(text), len(text), MODELS[5], params)
+    made = ahead.take("hash_bytes", 1, np.uint8).base.nbytes + ahead.take("direct", 1, np.uint32).base.nbytes
+    assert made == ChunkCmCoder(params).prepared_bytes(len(text))  # what prepare holds while learning
     light = ChunkCmParams(light=True, memory=24)
     assert ChunkCmCoder(light).working_bytes(len(text)) < ChunkCmCoder(params).working_bytes(len(text)) // 4
 

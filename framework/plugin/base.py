@@ -165,11 +165,11 @@ class Coder:
         self.params = params
 
     def working_bytes(self, length: int) -> int:
-        """What the coder holds at most while it codes ``length`` bytes of text, beyond the
-        symbols: the compressor cuts an input into blocks whose learning and coding fit the
-        memory limit. It must not fall as ``length`` grows. By default ``working_bytes_per_byte``
-        a byte; a coder whose tables have a floor, or grow faster than the text on small inputs,
-        says so here."""
+        """What the coder holds at most while it codes ``length`` bytes of text, beyond the text
+        and its symbols: the compressor cuts an input into blocks whose learning and coding fit
+        the memory limit. It must not fall as ``length`` grows. By default
+        ``working_bytes_per_byte`` a byte; a coder whose tables have a floor, or grow faster than
+        the text on small inputs, says so here."""
         return self.working_bytes_per_byte * length
 
     def encode(self, rules: np.ndarray, symbols: np.ndarray, *, dictionary_size: int | None = None) -> bytes:
@@ -186,6 +186,12 @@ class Coder:
         """Called before the dictionary is learned, with the length of the text the next
         :meth:`encode` will code: a coder may set up its tables meanwhile (in a thread of its
         own, which ``encode`` waits for). The default does nothing."""
+
+    def prepared_bytes(self, length: int) -> int:
+        """What :meth:`prepare` holds while the dictionary is learned, for a text of ``length``
+        bytes (tables it sets up ahead, part of :meth:`working_bytes`): the compressor counts
+        them beside the learner's memory. 0 by default, as the default prepare holds nothing."""
+        return 0
 
     def describe(self, payload: bytes, rules: np.ndarray, symbols: np.ndarray) -> dict:
         """Sizes by part of an already decoded payload, for ``inspect`` and studies. Keys the

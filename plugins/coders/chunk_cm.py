@@ -263,8 +263,13 @@ def tables_ahead(n: int, chunks: int, model: Model, params: _Params) -> ZeroedAh
     (:class:`.dictionary.ZeroedAhead`). Neither size depends on the spellings; a model of fewer
     chunks takes the front of the direct counters. (Decoding has no such wait to fill: its
     rules and tree take a fraction of the zeroing's time.)"""
+    return ZeroedAhead(ahead_sizes(n, chunks, model, params))
+
+
+def ahead_sizes(n: int, chunks: int, model: Model, params: _Params) -> dict[str, tuple[int, type]]:
+    """The tables :func:`tables_ahead` makes: name: (entries, dtype)."""
     s = model_sizes(n, chunks, BYTE_SYMBOLS, model, params)
-    return ZeroedAhead({"hash_bytes": (s["hash_bytes"], np.uint8), "direct": (s["direct"], np.uint32)})
+    return {"hash_bytes": (s["hash_bytes"], np.uint8), "direct": (s["direct"], np.uint32)}
 
 
 def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params,
@@ -452,6 +457,10 @@ class ChunkCmCoder(Coder):
         # spellings, and what encoding holds beside them
         ranks = BYTE_SYMBOLS + min(length, COUNTED_RANKS)
         return model_bytes(length, length, ranks, self.model, self.params) + ENCODE_BYTES_PER_BYTE * length
+
+    def prepared_bytes(self, length: int) -> int:
+        return sum(entries * np.dtype(dtype).itemsize
+                   for entries, dtype in ahead_sizes(length, length, self.model, self.params).values())
 
     def prepare(self, length: int) -> None:
         # the chunks are not known before the parse: at most one a byte
