@@ -264,7 +264,7 @@ class Compressor:
             tokenizer, reference = self.tokenizer, self.rules_ref
         plain = (self.plain_executable if is_executable(data) else self.plain) if tokenizer is None else None
         archive = _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain, lambda: self.small_input)
-        if self.below is not None and tokenizer is None and len(data) <= SMALL_TEXT:
+        if len(data) <= SMALL_TEXT and tokenizer is None and self.below is not None:
             lower = self.below.archive_of(data)
             if len(lower) < len(archive):
                 return lower

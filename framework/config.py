@@ -376,9 +376,8 @@ SMALL_INPUT_LEVEL = {4: 6, 5: 6, 6: 5}
 #: levels whose inputs up to SMALL_TEXT bytes are also compressed as the level below compresses
 #: them (with that level's own trials), the smaller archive kept: on a text of a few kilobytes a
 #: higher level's extra contexts have too little to learn from (udhr_arb: -9 3,004 bytes, -8
-#: 2,989; udhr_cmn_hans: -8 2,985, -7 2,971), so -6 ... -9 are never larger than the level below
-#: there. -9 on udhr_arb (13.7 KB) takes 0.17 s more as a whole process (0.88 s against 0.71
-#: s); up to 64 KB it took 0.36 s more on the 64 KB of Wikipedia, where -9 was smallest already
+#: 2,989), so -6 ... -9 are never larger than the level below there, for a few tenths of a
+#: second (what it cost, and why it stops at 16 KB: examples/chunk-cm/NOTES.md)
 BELOW_TRIED = {7: 6, 8: 7, 9: 8}
 SMALL_TEXT = 16 << 10
 
