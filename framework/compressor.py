@@ -58,7 +58,7 @@ from .config import (
 from .errors import ChunkpressError, ConfigError
 from .fileio import Readable, read_input, read_rest
 from .format import container
-from .format.limits import FIT_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, most_that_fits, work_limit
+from .format.limits import FIT_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, fits, most_that_fits, work_limit
 from .pipeline import Pipeline
 from .plugin.registry import Registry
 from .text.unicodeclasses import unicode_version
@@ -200,7 +200,7 @@ class Compressor:
         elif size is None:  # a single archive that references rules: read whole, within the memory limit
             blocks = False
         else:
-            blocks = size > AUTO_BLOCK_THRESHOLD or size > self.most_in_memory(size)
+            blocks = size > AUTO_BLOCK_THRESHOLD or not fits(self.pipeline.working_bytes, size)
         if blocks and self.rules_ref:
             raise ConfigError("rules_ref (--rules-ref) is for single archives; a block archive stores its shared "
                               "dictionary once" + ("" if asked else " (this input is written in blocks: it is "
@@ -344,7 +344,7 @@ def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input_of: Callable[
         # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
         return pipe.compress(data, progress=progress)
     small_input = small_input_of()
-    if small_input is not None and most_that_fits(small_input.working_bytes, len(data)) < len(data):
+    if small_input is not None and not fits(small_input.working_bytes, len(data)):
         small_input = None  # its tables would not fit the memory limit
     if len(data) <= TRIAL_WHOLE:
         archives = [pipe.compress(data, progress=progress), plain.compress(data)]

@@ -150,8 +150,7 @@ def test_working_bytes_count_the_tables_a_small_input_gets(alice_fit):
     for a real parse: at -9's params alice29's are about 700 bytes a byte of text (the larger
     hash table, mixers and APMs of a fixed size), far past a constant 80 a byte."""
     text = read("alice29.txt")
-    params = ChunkCmParams(memory=29, direct=True, indirect=True, expect=True, opener=True, structure=True,
-                           scoped=True, hash_per_byte=256)
+    params = Pipeline.from_config(level=9).config.coder.params  # -9's
     rd = RankedDictionary(alice_fit.rules, len(text))
     chunks = rd.parse(np.frombuffer(text, np.uint8)).size
     tables = new_tables(len(text), chunks, rd.ranks.length.size, MODELS[5], params)

@@ -104,22 +104,31 @@ COUNT_BYTES_PER_BYTE = 64
 READ_BYTES_PER_BYTE = 32
 
 
+#: what a job may always take at once, whatever the memory limit
+LEAST_WORK = 1 << 16
+
+
 def work_limit(bytes_per_byte: int) -> int:
     """The most input bytes a job may take at once when it holds ``bytes_per_byte`` for each of
-    them: what fits the memory limit (at least 64 KiB)."""
-    return max(1 << 16, memory_limit() // bytes_per_byte)
+    them: what fits the memory limit (at least LEAST_WORK)."""
+    return max(LEAST_WORK, memory_limit() // bytes_per_byte)
+
+
+def fits(need: Callable[[int], int], length: int) -> bool:
+    """Whether a job of ``length`` bytes, which needs ``need(length)`` bytes, fits the memory
+    limit (up to LEAST_WORK always does, as in :func:`work_limit`)."""
+    return length <= LEAST_WORK or need(length) <= memory_limit()
 
 
 def most_that_fits(need: Callable[[int], int], most: int) -> int:
-    """The largest length up to ``most`` whose job needs at most the memory limit, ``need(n)``
-    bytes at length ``n`` (a function that does not fall as ``n`` grows): at least 64 KiB, as
-    :func:`work_limit`. For a job whose need is not a constant a byte (a coder's tables sized
-    by the input, with a floor)."""
-    limit = memory_limit()
-    lo, hi = 1 << 16, max(1 << 16, most)
-    if need(hi) <= limit:
+    """The largest length up to ``most`` (at least LEAST_WORK) that :func:`fits`, ``need(n)``
+    bytes at length ``n`` (a function that does not fall as ``n`` grows). For a job whose need
+    is not a constant a byte (a coder's tables sized by the input, with a floor)."""
+    lo, hi = LEAST_WORK, max(LEAST_WORK, most)
+    if fits(need, hi):
         return hi
-    while hi - lo > 1:  # need(lo) fits (or lo is the floor), need(hi) does not
+    limit = memory_limit()
+    while hi - lo > 1:  # lo fits (or is the floor), hi does not
         mid = (lo + hi) // 2
         if need(mid) <= limit:
             lo = mid

@@ -448,6 +448,7 @@ class ChunkCmCoder(Coder):
     model = MODELS[5]
     codec_id = model.codec_id
     params_class: type[_Params] = ChunkCmParams
+
     def __init__(self, params: _Params | None = None):
         super().__init__(params or self.params_class())
         self._ahead: ZeroedAhead | None = None
