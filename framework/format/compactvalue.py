@@ -1,7 +1,7 @@
 """A compact, canonical binary form of JSON values, for archive headers (container version 3).
 
-A header names its codec and its coder's params; as JSON, ``-9``'s took 273 bytes, more than a
-tenth of a small text's archive. Here each value starts with one byte: its kind in the low 3
+A header names its codec and its coder's params; as JSON those took more than the higher
+levels gain on a small text. Here each value starts with one byte: its kind in the low 3
 bits and a small number in the high 5 (0-30; 31: a varint follows with the number less 31)::
 
     kind 0  atom      number 0 false, 1 true, 2 null

@@ -13,7 +13,7 @@ Layout of version 3, what chunkpress writes::
 
 Version 1 (read, no longer written) held the same fields as canonical JSON (sorted keys, no
 spaces) after a varint of its length: ``{"codec", "params", "length", "blake2b" (hex),
-"rules"}``. -9's archive spent 284 bytes on its header there (magic to check bytes), 54 in version 3.
+"rules"}`` (what each version costs: ``FORMATS.md``).
 
 Version 2, *stored*, holds the bytes as they are, for data no coder shrinks (random or already
 compressed bytes, tiny inputs): magic, the version byte (2), the varint length, the bytes, their
@@ -49,7 +49,7 @@ STORED = 2
 STORED_CODEC = "chunkpress.stored.v1"
 READABLE = (JSON_HEADER, STORED, VERSION)
 CHECK_BYTES = 4
-#: Headers larger than this are refused before parsing.
+#: Version 1's JSON headers larger than this are refused before parsing.
 MAX_HEADER_BYTES = 1 << 16
 
 
