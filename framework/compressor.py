@@ -24,6 +24,10 @@ What it decides, in one place:
 * at -7 ... -9, an input up to 16 KB is also compressed as the level below compresses it, and
   the smaller archive kept (``config.BELOW_TRIED``): so no level from -6 up is larger than the
   one below on a small text;
+* at -7 ... -9, an input up to 1 MB is also compressed with the level's dictionary learned
+  between runs of non-space instead of GPT-2's pre-tokens, and the smaller archive kept
+  (``config.PRETOKENIZER_TRIED``): manuals, licences and source code want the former, prose the
+  latter, and a sample cannot tell which;
 * then the coder's archive or the bytes stored as they are (container version 2), whichever is
   smaller: no input grows by more than 33 bytes an archive (26 and the varint of its length).
 """
@@ -49,6 +53,7 @@ from .blockmode import (
 from .config import (
     BELOW_TRIED,
     DICTIONARY_LEVEL,
+    PRETOKENIZER_TRIED,
     SMALL_INPUT_LEVEL,
     SMALL_TEXT,
     compress_level,
@@ -157,6 +162,7 @@ class Compressor:
         self.plain_executable: Pipeline | None = None
         self._small_input_level: int | None = None
         self._below_level: int | None = None
+        self._level, self._pretokenizer_tried = at, None
         self._registry = registry
         if at is not None and config is None and not overrides and rules is None:
             # a plain back end that is the level's own pipeline (-1: zstd on the bytes) is no
@@ -167,6 +173,7 @@ class Compressor:
                               for x86 in (False, True)))
             self._small_input_level = SMALL_INPUT_LEVEL.get(at)
             self._below_level = BELOW_TRIED.get(at)
+            self._pretokenizer_tried = PRETOKENIZER_TRIED.get(at)
         self.tokenizer, self.dictionary = rules_file(rules)
         if rules_ref or shared_dictionary:
             self.pipeline.check_references_dictionary()
@@ -183,6 +190,14 @@ class Compressor:
         if self._small_input_level is None:
             return None
         return Pipeline.from_config(None, self._registry, level=self._small_input_level)
+
+    @functools.cached_property
+    def other_pretokens(self) -> Pipeline | None:
+        """The level's pipeline with the other pre-tokenizer, which inputs up to a megabyte
+        also try (-7 ... -9: ``config.PRETOKENIZER_TRIED``), built when first needed."""
+        if self._pretokenizer_tried is None:
+            return None
+        return Pipeline.from_config(None, self._registry, level=self._level, pretokenizer=self._pretokenizer_tried)
 
     @functools.cached_property
     def below(self) -> Compressor | None:
@@ -263,7 +278,8 @@ class Compressor:
         else:
             tokenizer, reference = self.tokenizer, self.rules_ref
         plain = (self.plain_executable if is_executable(data) else self.plain) if tokenizer is None else None
-        archive = _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain, lambda: self.small_input)
+        archive = _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain,
+                              lambda: (self.small_input, self.other_pretokens))
         if len(data) <= SMALL_TEXT and tokenizer is None and self.below is not None:
             lower = self.below.archive_of(data)
             if len(lower) < len(archive):
@@ -293,7 +309,7 @@ def compress_block(block: bytes, settings, dictionary: bytes | None = None) -> b
 
 
 def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progress, plain: Pipeline | None = None,
-                small_input: Callable[[], Pipeline | None] = lambda: None) -> bytes:
+                trials: Callable[[], tuple[Pipeline | None, Pipeline | None]] = lambda: (None, None)) -> bytes:
     stored = container.stored_size(len(data))
     rules = tokenizer.rules if tokenizer is not None else np.zeros((0, 2), dtype=np.int64)
     if len(container.pack(pipe.header(rules, data, reference), b"")) > stored:
@@ -303,7 +319,7 @@ def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progres
     if tokenizer is not None:
         archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=reference)
     elif plain is not None:
-        archive = _chunked_or_plain(pipe, plain, small_input, data, progress)
+        archive = _chunked_or_plain(pipe, plain, trials, data, progress)
     else:
         archive = pipe.compress(data, progress=progress)
     return archive if len(archive) <= stored else container.pack_stored(data)
@@ -331,25 +347,25 @@ def looks_like_text(sample: bytes) -> bool:
     return bad <= 2 * TRIAL_SLICES and controls < len(sample) // 100
 
 
-def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input_of: Callable[[], Pipeline | None], data: bytes,
-                      progress) -> bytes:
-    """The archive of the level's pipeline, of its plain back end or of ``small_input``'s
-    pipeline, whichever the data favours: up to TRIAL_WHOLE bytes, all coded and the smallest
-    kept (the first on a tie); above, decided on a sample: the level's pipeline for text or
-    where it beats the plain back end there, else the smaller there of the plain and
-    ``small_input``. ``small_input_of()`` builds that pipeline (or None), only once needed."""
+def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, trials: Callable[[], tuple[Pipeline | None, Pipeline | None]],
+                      data: bytes, progress) -> bytes:
+    """The archive of the level's pipeline, of its plain back end, of another level's pipeline
+    (``small_input``) or of the level's with the other pre-tokenizer (``other_pretokens``),
+    whichever the data favours: up to TRIAL_WHOLE bytes, all coded and the smallest kept (the
+    first on a tie); above, decided on a sample: the level's pipeline for text or where it
+    beats the plain back end there, else the smaller there of the plain and ``small_input``.
+    ``trials()`` builds those two pipelines (either may be None), only once needed."""
     sample = _sample(data) if len(data) > TRIAL_WHOLE else b""
     if sample and looks_like_text(sample):
         # text is what chunks are for, and a sample undersells them: its dictionary is paid
         # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
         return pipe.compress(data, progress=progress)
-    small_input = small_input_of()
+    small_input, other_pretokens = trials()
     if small_input is not None and not fits(small_input.working_bytes, len(data)):
         small_input = None  # its tables would not fit the memory limit
     if len(data) <= TRIAL_WHOLE:
         archives = [pipe.compress(data, progress=progress), plain.compress(data)]
-        if small_input is not None:
-            archives.append(small_input.compress(data))
+        archives += [other.compress(data) for other in (small_input, other_pretokens) if other is not None]
         return min(archives, key=len)
     raw = len(plain.compress(sample))
     if len(pipe.compress(sample)) <= raw:
