@@ -24,7 +24,7 @@ What it decides, in one place:
 * at -7 ... -9, an input up to 16 KB is also compressed as the level below compresses it, and
   the smaller archive kept (``config.BELOW_TRIED``): so no level from -6 up is larger than the
   one below on a small text;
-* at -7 ... -9, an input up to 1 MB is also compressed with the level's dictionary learned
+* at -6 ... -9, an input up to 1 MB is also compressed with the level's dictionary learned
   between runs of non-space instead of GPT-2's pre-tokens, and the smaller archive kept
   (``config.PRETOKENIZER_TRIED``): manuals, licences and source code want the former, prose the
   latter, and a sample cannot tell which;
@@ -194,7 +194,7 @@ class Compressor:
     @functools.cached_property
     def other_pretokens(self) -> Pipeline | None:
         """The level's pipeline with the other pre-tokenizer, which inputs up to a megabyte
-        also try (-7 ... -9: ``config.PRETOKENIZER_TRIED``), built when first needed."""
+        also try (-6 ... -9: ``config.PRETOKENIZER_TRIED``), built when first needed."""
         if self._pretokenizer_tried is None:
             return None
         return Pipeline.from_config(None, self._registry, level=self._level, pretokenizer=self._pretokenizer_tried)
