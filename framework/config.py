@@ -386,9 +386,9 @@ SMALL_TEXT = 16 << 10
 #: (a word with the space before it) suit prose; runs of non-space (``--option``, ``word,``, a
 #: line's whole indent) suit manuals, licences and source code, where -6 ... -9 come out 0.3-2%
 #: smaller, while prose and Wikipedia's XML come out 0.2-1.6% larger. Which one wins does not
-#: show on a sample (its dictionary is too small), so the whole input is coded twice: 1.3-1.6x
-#: a whole process's time at -9 on such an input (what each corpus gains and what it costs:
-#: examples/chunk-cm/NOTES.md). The archive does not say which was used: the decoder needs
+#: show on a sample (its dictionary is too small), so the whole input is coded twice: 1.1-1.7x
+#: a whole process's time at -9 on such an input, 1.0-1.3x at -6 (what each corpus gains and
+#: what it costs: examples/benchmarks/pretokens.py). The archive does not say which was used: the decoder needs
 #: only the rules
 PRETOKENIZER_TRIED = {level: "whitespace" for level in (6, 7, 8, 9)}
 
