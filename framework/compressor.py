@@ -279,7 +279,7 @@ class Compressor:
             tokenizer, reference = self.tokenizer, self.rules_ref
         plain = (self.plain_executable if is_executable(data) else self.plain) if tokenizer is None else None
         archive = _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain,
-                              lambda: (self.small_input, self.other_pretokens))
+                              lambda: self.small_input, lambda: self.other_pretokens)
         if len(data) <= SMALL_TEXT and tokenizer is None and self.below is not None:
             lower = self.below.archive_of(data)
             if len(lower) < len(archive):
@@ -309,7 +309,8 @@ def compress_block(block: bytes, settings, dictionary: bytes | None = None) -> b
 
 
 def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progress, plain: Pipeline | None = None,
-                trials: Callable[[], tuple[Pipeline | None, Pipeline | None]] = lambda: (None, None)) -> bytes:
+                small_input: Callable[[], Pipeline | None] = lambda: None,
+                other_pretokens: Callable[[], Pipeline | None] = lambda: None) -> bytes:
     stored = container.stored_size(len(data))
     rules = tokenizer.rules if tokenizer is not None else np.zeros((0, 2), dtype=np.int64)
     if len(container.pack(pipe.header(rules, data, reference), b"")) > stored:
@@ -319,7 +320,7 @@ def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progres
     if tokenizer is not None:
         archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=reference)
     elif plain is not None:
-        archive = _chunked_or_plain(pipe, plain, trials, data, progress)
+        archive = _chunked_or_plain(pipe, plain, small_input, other_pretokens, data, progress)
     else:
         archive = pipe.compress(data, progress=progress)
     return archive if len(archive) <= stored else container.pack_stored(data)
@@ -347,25 +348,26 @@ def looks_like_text(sample: bytes) -> bool:
     return bad <= 2 * TRIAL_SLICES and controls < len(sample) // 100
 
 
-def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, trials: Callable[[], tuple[Pipeline | None, Pipeline | None]],
-                      data: bytes, progress) -> bytes:
+def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input_of: Callable[[], Pipeline | None],
+                      other_pretokens_of: Callable[[], Pipeline | None], data: bytes, progress) -> bytes:
     """The archive of the level's pipeline, of its plain back end, of another level's pipeline
     (``small_input``) or of the level's with the other pre-tokenizer (``other_pretokens``),
     whichever the data favours: up to TRIAL_WHOLE bytes, all coded and the smallest kept (the
     first on a tie); above, decided on a sample: the level's pipeline for text or where it
     beats the plain back end there, else the smaller there of the plain and ``small_input``.
-    ``trials()`` builds those two pipelines (either may be None), only once needed."""
+    ``small_input_of()`` and ``other_pretokens_of()`` build those pipelines (or None), each
+    only where it is tried."""
     sample = _sample(data) if len(data) > TRIAL_WHOLE else b""
     if sample and looks_like_text(sample):
         # text is what chunks are for, and a sample undersells them: its dictionary is paid
         # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
         return pipe.compress(data, progress=progress)
-    small_input, other_pretokens = trials()
+    small_input = small_input_of()
     if small_input is not None and not fits(small_input.working_bytes, len(data)):
         small_input = None  # its tables would not fit the memory limit
     if len(data) <= TRIAL_WHOLE:
         archives = [pipe.compress(data, progress=progress), plain.compress(data)]
-        archives += [other.compress(data) for other in (small_input, other_pretokens) if other is not None]
+        archives += [other.compress(data) for other in (small_input, other_pretokens_of()) if other is not None]
         return min(archives, key=len)
     raw = len(plain.compress(sample))
     if len(pipe.compress(sample)) <= raw:
