@@ -335,14 +335,17 @@ PRESETS = {
     # weight sets also by that bracket's kind and the line's markup (en_mix_10MB 0.09% smaller,
     # held-out text 0.26-0.35%, the same time), and the previous id and the previous word, each
     # with what opened the bracket and the line, in the places of orders 1 and 6 (en_mix_10MB
-    # 0.17% smaller, held-out text 0.14-0.33%, the same time: examples/chunk-cm/NOTES.md). The
+    # 0.17% smaller, held-out text 0.14-0.33%, the same time), and the first indirect context
+    # naming the last three chunks that followed the last 5 bytes, not the last one alone
+    # (held-out text 0.01-1.5% smaller, en_mix_10MB 0.03%, the same time:
+    # examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28, hash_per_byte=256),
     9: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=29, direct=True, indirect=True,
-               expect=True, opener=True, structure=True, scoped=True, hash_per_byte=256),
+               expect=True, opener=True, structure=True, scoped=True, hash_per_byte=256, indirect_history=3),
 }
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config:
 #: smaller than xz -9 and bzip3, and faster than xz -9, on en_mix_10MB. The paper's method (mdl + combinatorial) is

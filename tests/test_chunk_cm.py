@@ -37,7 +37,9 @@ from chunkpress.plugins.coders.chunk_cm_model.layout import (
     C_WORD_SCOPED,
     EXPECTED_LENGTHS,
     H_OPENER,
+    HISTORY_BITS,
     INDIRECT_CONTEXTS,
+    INDIRECT_HISTORY_MOST,
     MODEL1_ORDER,
     MODEL2_ORDER,
     MODEL3_ORDER,
@@ -536,6 +538,26 @@ def test_small_inputs_get_a_larger_hash_table_that_pays(registry, alice_fit):
         ChunkCmParams(hash_per_byte=100)
 
 
+def test_indirect_history_pays_on_the_same_parse(registry, enwiki_fit):
+    """``indirect_history`` (-9's 3): the first indirect context names the last three chunks
+    that followed the last 5 bytes. On 64 KB of Wikipedia at -9's dictionary 17,177 -> 17,164 B
+    (en_mix_10MB 0.03%, held-out text 0.01-1.5%: examples/chunk-cm/NOTES.md), and it decodes;
+    on, chunk-cm writes the golden archive of -9's params byte for byte; at 1 (off) the model
+    is the one before it (the hash_per_byte test's golden). It changes the indirect contexts,
+    so it needs ``indirect``; v4 has no such param."""
+    nine = {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True, "scoped": True,
+            "hash_per_byte": 256}
+    assert_added_param_pays(enwiki_fit, read("enwiki_64k.txt"), {"memory": 29, **nine}, "indirect_history", 0.9995, 3)
+    assert_writes_golden(registry, {**nine, "indirect_history": 3})
+    for wrong in (0, 4):
+        with pytest.raises(ValueError, match="indirect_history"):
+            ChunkCmParams(indirect=True, indirect_history=wrong)
+    with pytest.raises(ValueError, match="needs indirect"):
+        ChunkCmParams(indirect_history=3)
+    with pytest.raises(TypeError):
+        ChunkCmV4Coder.params_class(indirect=True, indirect_history=3)
+
+
 def _history_after(text: bytes) -> np.ndarray:
     h = np.zeros(N_HISTORY, np.uint64)
     for c in text:
@@ -591,16 +613,31 @@ def test_indirect_contexts_recall_what_followed_the_last_bytes_and_the_word():
     def text(s):  # the bytes before a chunk, newest lowest, as the history keeps them
         return np.uint64(int.from_bytes(s.encode()[-8:].rjust(8, b"\0"), "big"))
 
-    tf = np.zeros(1 << 12, np.int32)
+    tf = np.zeros(1 << 12, np.int64)
     word, other = np.uint64(12345), np.uint64(678)
     assert text_followed(tf, text("said the"), word, 0) == 0
-    text_follow_record(tf, text("said the"), word, 41)
+    text_follow_record(tf, text("said the"), word, 41, 0)
     assert [text_followed(tf, text("said the"), word, k) for k in range(3)] == [42, 42, 42]
     assert text_followed(tf, text("up to the"), other, 1) == 42
     assert text_followed(tf, text("up to the"), other, 0) != 42 and text_followed(tf, text("up to the"), other, 2) != 42
     assert text_followed(tf, text("up to the"), word, 2) == 42
-    text_follow_record(tf, text("up to the"), other, 7)
+    text_follow_record(tf, text("up to the"), other, 7, 0)
     assert [text_followed(tf, text("said the"), word, k) for k in range(3)] == [42, 8, 42]
+
+
+def test_the_first_indirect_context_names_the_last_followers_indirect_history_keeps():
+    """``indirect_history`` n: the last 5 bytes' entry holds the last n chunks that followed
+    them (rank + 1, the newest lowest, HISTORY_BITS each), the other two entries the last one;
+    n = 1 keeps what chunk-cm kept before the param."""
+    key, word = np.uint64(int.from_bytes(b"d the", "big")), np.uint64(99)
+    for n in range(1, INDIRECT_HISTORY_MOST + 1):
+        keep = new_tables(10**5, 10**4, 300, MODELS[5], ChunkCmParams(indirect=True, indirect_history=n)).history_keep
+        tf = np.zeros(1 << 12, np.int64)
+        for rank in (4, 6, 8, 10):
+            text_follow_record(tf, key, word, rank, keep)
+        older = [11, 9, 7][:n]
+        assert text_followed(tf, key, word, 0) == sum(r << (HISTORY_BITS * i) for i, r in enumerate(older))
+        assert text_followed(tf, key, word, 1) == text_followed(tf, key, word, 2) == 11
 
 
 def test_model_4s_bit_histories_keep_longer_runs():

@@ -37,7 +37,7 @@ WORDS = (
     # two bytes from here
     "chunkpress.chunk-cm.v4", "chunkpress.chunk-cm.v3", "chunkpress.chunk-cm.v2", "chunkpress.chunk-cm.v1",
     "chunkpress.raw-zlib.v1", "chunkpress.raw-bz2.v1", "chunkpress.raw-ppmd.v1", "chunkpress.varint-zlib.v1",
-    "chunkpress.varint-bz2.v1", "chunkpress.varint-ppmd.v1",
+    "chunkpress.varint-bz2.v1", "chunkpress.varint-ppmd.v1", "indirect_history",
 )
 _INDEX = {w: i for i, w in enumerate(WORDS)}
 ATOM, INT, NEGATIVE, STRING, WORD, MAP, LIST, FLOAT = range(8)

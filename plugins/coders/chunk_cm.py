@@ -69,6 +69,11 @@ def _runs_field(model: Model):
     return _int_field(model.runs, 0, model.runs)
 
 
+def _needs_indirect(params, attribute, value) -> None:
+    if value != attribute.default and not params.indirect:
+        raise ValueError(f"chunk-cm's {attribute.name} = {value} needs indirect = true (the contexts it changes)")
+
+
 @attrs.frozen(kw_only=True)
 class _Params:
     """What every model's params share; the run model and light mixing are models 3 to 5's
@@ -85,12 +90,13 @@ class _Params:
     structure = False
     scoped = False
     hash_per_byte = 32
+    indirect_history = 1
 
 
 @attrs.frozen(kw_only=True)
 class ChunkCmV4Params(_Params):
     """Models 3 and 4's params: :class:`ChunkCmParams`'s but ``direct``, ``indirect``, ``expect``,
-    ``opener``, ``structure`` and ``scoped``."""
+    ``opener``, ``structure``, ``scoped``, ``hash_per_byte`` and ``indirect_history``."""
 
     runs: int = _runs_field(MODELS[5])
     light: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
@@ -126,8 +132,11 @@ class ChunkCmParams(ChunkCmV4Params):
     ``hash_per_byte`` (``-8``, ``-9``: 256): the hash table's bytes a byte of text (32, 64, 128
     or 256), where that is at most half of ``memory``'s table: a smaller input's contexts
     collide less (``-9``'s table then holds 256 a byte up to 1 MB of text, 256 MB up to 8 MB,
-    32 a byte beyond). Each of the seven is absent from the header where off (32), so such
-    archives are what chunk-cm wrote before it."""
+    32 a byte beyond). ``indirect_history`` (``-9``: 3): how many of the chunks that followed
+    the last 5 bytes the first indirect context names, the newest first (1: the last one; up to
+    ``chunk_cm_model.INDIRECT_HISTORY_MOST``), so that its bit histories tell a key whose
+    followers repeat from one whose followers change. Each of the eight is absent from the
+    header where off (32, 1), so such archives are what chunk-cm wrote before it."""
 
     direct: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool),
                                metadata={"added": True})
@@ -144,6 +153,11 @@ class ChunkCmParams(ChunkCmV4Params):
     hash_per_byte: int = attrs.field(default=32, validator=[attrs.validators.instance_of(int),
                                                             attrs.validators.in_((32, 64, 128, 256))],
                                      metadata={"added": True})
+    indirect_history: int = attrs.field(default=1, validator=[attrs.validators.instance_of(int),
+                                                              attrs.validators.ge(1),
+                                                              attrs.validators.le(layout.INDIRECT_HISTORY_MOST),
+                                                              _needs_indirect],
+                                        metadata={"added": True})
 
 
 @attrs.frozen(kw_only=True)
@@ -195,7 +209,7 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         "direct": (min(1 << (memory - 3), hash_bytes >> 2, max(1 << 12, pow2_at_least(64 * chunks)))
                    if direct else 16),
         "apm3": 1 if direct or not full else 1 << small,
-        # the chunk that followed each indirect context's key: three entries a chunk, 16 MB at most
+        # the chunks that followed each indirect context's key: three 8-byte entries a chunk, 32 MB at most
         "text_follow": (max(1 << 12, min(1 << 22, 1 << (memory - 7), pow2_at_least(3 * chunks)))
                         if _indirect(model, params) else 1),
     }
@@ -253,7 +267,7 @@ def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
     apms = 4 * APM_STEPS * (s["apm1"] + s["apm2"] + s["apm3"])
     maps = 8 * (layout.N_CONTEXTS * 256 + layout.MATCH_CONTEXTS + layout.RUN_MAPS) + 8 * s["runs"]
     tree = 2 * (ranks + 64) * 8 * 8  # the coding tree: at most two nodes a rank, eight int64 a node
-    return (s["hash_bytes"] + 4 * (s["match"] + s["long_match"] + s["direct"] + s["text_follow"]) + mixers + apms + maps
+    return (s["hash_bytes"] + 4 * (s["match"] + s["long_match"] + s["direct"]) + 8 * s["text_follow"] + mixers + apms + maps
             + 8 * (ranks + 2) + tree)
 
 
@@ -309,7 +323,8 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params,
         w2=mixer(s["mix2_sets"], model.empty_flags), w3=mixer(s["id_sets"]),
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
         a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm3"]),
-        follow=np.zeros(ranks + 2, np.int64), text_follow=np.zeros(s["text_follow"], np.int32),
+        follow=np.zeros(ranks + 2, np.int64), text_follow=np.zeros(s["text_follow"], np.int64),
+        history_keep=(1 << (layout.HISTORY_BITS * (params.indirect_history - 1))) - 1,
         direct=np.array(direct, dtype=np.int64), dc=take("direct", s["direct"], np.uint32),
         apm3=int(not direct_on), expected=order.index(layout.C_EXPECTED) if layout.C_EXPECTED in order else -1,
         structure=int(_structure(model, params) and not params.light),

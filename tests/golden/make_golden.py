@@ -38,7 +38,10 @@ for suffix, params in (("direct", {"direct": True}), ("direct.indirect", {"direc
                          "scoped": True}),
                        ("direct.indirect.expect.opener.structure.scoped.hash_per_byte",
                         {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True,
-                         "scoped": True, "hash_per_byte": 256})):
+                         "scoped": True, "hash_per_byte": 256}),
+                       ("direct.indirect.expect.opener.structure.scoped.hash_per_byte.indirect_history",
+                        {"direct": True, "indirect": True, "expect": True, "opener": True, "structure": True,
+                         "scoped": True, "hash_per_byte": 256, "indirect_history": 3})):
     target = HERE / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{suffix}.cpz"
     if not target.exists():
         pipe = Pipeline.from_config(scorer="mdl", coder={"name": "chunk-cm", "params": params})

@@ -47,6 +47,15 @@ MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
 #: node (held-out text 0.7% smaller, en_mix_1MB 0.45%: ``examples/chunk-cm/NOTES.md``)
 INDIRECT_CONTEXTS = (C_FOLLOW5, C_FOLLOW3, C_FOLLOW_WORD)
 INDIRECT_BYTES = (5, 3, 0)
+#: model 5's ``indirect_history`` param: the first text-indirect context (the last 5 bytes'
+#: key, the longest) names the last few chunks that followed its key, newest lowest, each in
+#: HISTORY_BITS bits of its table entry, up to INDIRECT_HISTORY_MOST of them; its bit
+#: histories then learn what follows a key whose followers repeat, alternate or change
+#: (three: held-out text 0.01-1.5% smaller, en_mix_10MB 0.03%; the same on the shorter keys
+#: made en_mix_10MB larger: ``examples/chunk-cm/NOTES.md``). A rank past 2^20 spills into the
+#: older followers' bits: only a hash reads them, on both sides alike
+HISTORY_BITS = 20
+INDIRECT_HISTORY_MOST = 3
 #: model 5's ``expect`` param: the chunk the match model expects, with the match's length (up to
 #: 15 ids), as a context in order 2's place (order 2 keeps its run); its bit histories learn
 #: how each expected chunk fares at each node, where the match model's one input knows only the
@@ -163,12 +172,14 @@ R_RANK, R_COUNT, R_SLOT, R_CHECK, R_MAP, N_RUN_FIELDS = range(6)
 #: ``path_sets``: 1 for model 5's weight sets; ``direct``: the positions in ``order`` of the
 #: contexts with direct probabilities, ``dc`` their counters; ``apm3``: 0 where the third APM
 #: is left out, its time spent on the direct probabilities; ``text_follow``: the indirect
-#: contexts' table, one entry where ``indirect`` is off; ``expected``: the position in ``order``
+#: contexts' table, one entry where ``indirect`` is off; ``history_keep``: the bits of the
+#: older followers the first indirect context's entries keep (0: the last one alone);
+#: ``expected``: the position in ``order``
 #: of the expected chunk's context, -1 where ``expect`` is off; ``structure``: 1 where mixer 1's
 #: sets are also picked by the structure)
 Tables = namedtuple("Tables", "order text_order run_contexts run_ids run rm ht next_state sm "
                               "empty_flags mm mm_ht long_ids mm_long light path_sets w1 w2 w3 wf a1 a2 a3 "
-                              "follow text_follow direct dc apm3 expected structure")
+                              "follow text_follow history_keep direct dc apm3 expected structure")
 #: per-token scratch: every context's hash, the used ones' hashes, slot offsets, bit histories,
 #: mixer inputs, the runs, the direct probabilities' lines
 Scratch = namedtuple("Scratch", "every ctx ptr st tx fx bit hist match runs lines")

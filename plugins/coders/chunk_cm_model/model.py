@@ -461,7 +461,7 @@ def after_chunk(t, rank, rk, tb, sc, text, pos, decode):
     id history. Returns the text position after it."""
     h = sc.hist
     if tb.text_follow.size > 1:
-        text_follow_record(tb.text_follow, h[H_BYTES], h[H_WORD0], rank)
+        text_follow_record(tb.text_follow, h[H_BYTES], h[H_WORD0], rank, tb.history_keep)
     start = rk.start[rank]
     for k in range(rk.length[rank]):
         c = np.int64(rk.spell[start + k])

@@ -17,6 +17,7 @@ from .layout import (
     EXPECTED_LENGTHS,
     H_ID1,
     H_ID2,
+    HISTORY_BITS,
     IN_CONTEXTS,
     INDIRECT_BYTES,
     M_AT,
@@ -243,12 +244,16 @@ def text_follow_entry(tf, text, word, k):
 
 @numba.njit(cache=True, inline="always")
 def text_followed(tf, text, word, k):
-    """The chunk (rank + 1; 0: none) that followed indirect context ``k``'s key last time."""
+    """The chunk (rank + 1; 0: none) that followed indirect context ``k``'s key last time (the
+    first context's: with the ones before it, :func:`text_follow_record`)."""
     return np.uint64(tf[text_follow_entry(tf, text, word, k)])
 
 
 @numba.njit(cache=True, inline="always")
-def text_follow_record(tf, text, word, rank):
-    """Chunk ``rank`` followed ``text`` and ``word``: each indirect context's entry now holds it."""
+def text_follow_record(tf, text, word, rank, keep):
+    """Chunk ``rank`` followed ``text`` and ``word``: each indirect context's entry now holds it
+    (rank + 1), the first one's above the bits ``keep`` of the followers before it."""
     for k in range(len(INDIRECT_BYTES)):
-        tf[text_follow_entry(tf, text, word, k)] = rank + 1
+        e = text_follow_entry(tf, text, word, k)
+        older = (tf[e] & keep) << HISTORY_BITS if k == 0 else 0
+        tf[e] = (rank + 1) | older
