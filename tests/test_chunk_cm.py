@@ -2,6 +2,7 @@
 hostile payloads, progress, and older models (chunk-cm-v1 .. -v4) writing the bytes they always wrote."""
 
 import io
+import itertools
 import lzma
 import time
 from pathlib import Path
@@ -19,7 +20,9 @@ from chunkpress.plugins.coders.chunk_cm import (
     ChunkCmParams,
     ChunkCmV1Params,
     ChunkCmV2Params,
+    ChunkCmV4Params,
     RankedDictionary,
+    _order,
     model_sizes,
     new_tables,
     tables_ahead,
@@ -40,6 +43,7 @@ from chunkpress.plugins.coders.chunk_cm_model.layout import (
     HISTORY_BITS,
     INDIRECT_CONTEXTS,
     INDIRECT_HISTORY_MOST,
+    MAX_USED_CONTEXTS,
     MODEL1_ORDER,
     MODEL2_ORDER,
     MODEL3_ORDER,
@@ -724,6 +728,21 @@ def test_light_mixing_and_fewer_runs_trade_a_little_size_and_decode(alice_fit):
             ChunkCmParams(**bad)
     with pytest.raises(TypeError):
         ChunkCmV2Params(runs=1)  # model 2 has no run model, and its archives' headers stay as they were
+
+
+def test_every_params_combination_uses_each_context_once_within_the_scratch():
+    """However many contexts a coder keeps and whichever context params it turns on, the
+    contexts it uses are distinct and at most MAX_USED_CONTEXTS (the compiled loop's scratch and
+    mixer rows; it does not check): the contexts that take another's place come after those
+    kept where that one is left out."""
+    flags = ("indirect", "expect", "opener", "scoped")
+    for model, params_class in ((MODELS[5], ChunkCmParams), (MODELS[4], ChunkCmV4Params)):
+        for contexts in range(1, len(model.orders) + 1):
+            for on in itertools.product((False, True), repeat=len(flags) if model is MODELS[5] else 0):
+                order = _order(model, params_class(contexts=contexts, **(dict(zip(flags, on, strict=True)) if on else {})))
+                assert len(set(order)) == len(order) <= MAX_USED_CONTEXTS
+    nine = ChunkCmParams(indirect=True, expect=True, opener=True, scoped=True)
+    assert new_tables(10**4, 10**3, 300, MODELS[5], nine).order.size == MAX_USED_CONTEXTS
 
 
 def test_each_model_refuses_more_contexts_than_it_has():

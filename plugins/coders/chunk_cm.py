@@ -257,7 +257,12 @@ def _order(model: Model, params: _Params) -> tuple[int, ...]:
             order = _in_place_of(order, replaced, context)
     if _expect(model, params):
         order = tuple(c for c in order if c != model.expected_replaces) + (layout.C_EXPECTED,)
-    return order + (model.indirect if _indirect(model, params) else ())
+    order += model.indirect if _indirect(model, params) else ()
+    # the scratch and the mixers' rows hold MAX_USED_CONTEXTS contexts and the compiled loop does
+    # not check: a params combination that made more would write past them
+    if len(order) > layout.MAX_USED_CONTEXTS or len(set(order)) < len(order):
+        raise AssertionError(f"chunk-cm's contexts {order} do not fit its scratch")
+    return order
 
 
 def model_bytes(n: int, chunks: int, ranks: int, model: Model, params: _Params) -> int:
