@@ -337,7 +337,7 @@ PRESETS = {
     # with what opened the bracket and the line, in the places of orders 1 and 6 (en_mix_10MB
     # 0.17% smaller, held-out text 0.14-0.33%, the same time), and the first indirect context
     # naming the last three chunks that followed the last 5 bytes, not the last one alone
-    # (held-out text 0.01-1.5% smaller, en_mix_10MB 0.03%, the same time:
+    # (held-out text 0.01-1.5% smaller, en_mix_10MB 0.02%, the same time:
     # examples/chunk-cm/NOTES.md). The
     # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
     # 200 times or more

@@ -545,7 +545,7 @@ def test_small_inputs_get_a_larger_hash_table_that_pays(registry, alice_fit):
 def test_indirect_history_pays_on_the_same_parse(registry, enwiki_fit):
     """``indirect_history`` (-9's 3): the first indirect context names the last three chunks
     that followed the last 5 bytes. On 64 KB of Wikipedia at -9's dictionary 17,177 -> 17,164 B
-    (en_mix_10MB 0.03%, held-out text 0.01-1.5%: examples/chunk-cm/NOTES.md), and it decodes;
+    (en_mix_10MB 0.02%, held-out text 0.01-1.5%: examples/chunk-cm/NOTES.md), and it decodes;
     on, chunk-cm writes the golden archive of -9's params byte for byte; at 1 (off) the model
     is the one before it (the hash_per_byte test's golden). It changes the indirect contexts,
     so it needs ``indirect``; v4 has no such param."""

@@ -51,7 +51,7 @@ INDIRECT_BYTES = (5, 3, 0)
 #: key, the longest) names the last few chunks that followed its key, newest lowest, each in
 #: HISTORY_BITS bits of its table entry, up to INDIRECT_HISTORY_MOST of them; its bit
 #: histories then learn what follows a key whose followers repeat, alternate or change
-#: (three: held-out text 0.01-1.5% smaller, en_mix_10MB 0.03%; the same on the shorter keys
+#: (three: held-out text 0.01-1.5% smaller, en_mix_10MB 0.02%; the same on the shorter keys
 #: made en_mix_10MB larger: ``examples/chunk-cm/NOTES.md``). A rank past 2^20 spills into the
 #: older followers' bits: only a hash reads them, on both sides alike
 HISTORY_BITS = 20
