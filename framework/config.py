@@ -338,9 +338,8 @@ PRESETS = {
     # 0.17% smaller, held-out text 0.14-0.33%, the same time), and the first indirect context
     # naming the last three chunks that followed the last 5 bytes, not the last one alone
     # (held-out text 0.01-1.5% smaller, en_mix_10MB 0.02%, the same time:
-    # examples/chunk-cm/NOTES.md). The
-    # model gains more from its contexts than from long chunks: -8 and -9 keep 1,000 rules seen
-    # 200 times or more
+    # examples/chunk-cm/NOTES.md). The model gains more from its contexts than from long
+    # chunks: -8 and -9 keep 1,000 rules seen 200 times or more
     6: _preset("repair", "chunk-cm", 8000, "gpt2", min_count=40, memory=22, contexts=2, runs=0, light=True),
     7: _preset("repair", "chunk-cm", 4000, "gpt2", min_count=40, memory=24, contexts=8),
     8: _preset("repair", "chunk-cm", 1000, "gpt2", min_count=200, memory=28, hash_per_byte=256),

@@ -328,6 +328,7 @@ def new_tables(n: int, chunks: int, ranks: int, model: Model, params: _Params,
         w2=mixer(s["mix2_sets"], model.empty_flags), w3=mixer(s["id_sets"]),
         wf=np.full((s["final_sets"], 4), 21845, np.int32),
         a1=apm_table(s["apm1"]), a2=apm_table(s["apm2"]), a3=apm_table(s["apm3"]),
+        # int64 at any indirect_history (one entry a follower at 1): one dtype, one compiled loop
         follow=np.zeros(ranks + 2, np.int64), text_follow=np.zeros(s["text_follow"], np.int64),
         history_keep=(1 << (layout.HISTORY_BITS * (params.indirect_history - 1))) - 1,
         direct=np.array(direct, dtype=np.int64), dc=take("direct", s["direct"], np.uint32),
