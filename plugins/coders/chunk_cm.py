@@ -134,7 +134,7 @@ class ChunkCmParams(ChunkCmV4Params):
     collide less (``-9``'s table then holds 256 a byte up to 1 MB of text, 256 MB up to 8 MB,
     32 a byte beyond). ``indirect_history`` (``-9``: 3): how many of the chunks that followed
     the last 5 bytes the first indirect context names, the newest first (1: the last one; up to
-    ``chunk_cm_model.INDIRECT_HISTORY_MOST``), so that its bit histories tell a key whose
+    ``chunk_cm_model.layout.INDIRECT_HISTORY_MOST``), so that its bit histories tell a key whose
     followers repeat from one whose followers change. Each of the eight is absent from the
     header where off (32, 1), so such archives are what chunk-cm wrote before it."""
 
