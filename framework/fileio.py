@@ -156,7 +156,7 @@ def check_writable(path: str, force: bool) -> None:
         return
     if (p.exists() or p.is_symlink()) and not force:
         raise InputError(f"{path} already exists; use --force to overwrite it")
-    if not p.resolve().parent.exists():
+    if not p.absolute().parent.exists():  # the name's own folder: a symlink there is replaced, not followed
         raise InputError(f"cannot write {path}: folder {p.parent} does not exist")
 
 
@@ -287,7 +287,8 @@ class StreamingOutput:
             if _special(target):
                 self.fh = open(target, "wb")
                 return self
-            target = target.resolve() if target.is_symlink() else target
+            # a symlink named as the output is replaced by the output, as zstd and gzip do:
+            # its target (perhaps another file of the user's) is never written through
             self.target = target
             _remove_orphaned_parts(target)
             fd = self._unnamed(target.parent)
@@ -374,7 +375,10 @@ class StreamingOutput:
                 raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
         finally:
             if not self.fh.closed:
-                self.fh.close()
+                # after a failed write or flush, closing flushes the same buffer again and fails
+                # again: the first error is the one reported
+                with contextlib.suppress(OSError):
+                    self.fh.close()
             if self.tmp is not None:
                 try:
                     os.unlink(self.tmp)

@@ -195,13 +195,26 @@ def test_a_fifo_is_written_through(tmp_path):
     assert stat.S_ISFIFO(fifo.stat().st_mode) and got and got[0][:4] == b"CHKP"
 
 
-def test_a_symlink_keeps_pointing_at_its_file(tmp_path):
-    real = tmp_path / "real.cpz"
-    real.write_bytes(b"old contents")
-    link = tmp_path / "link.cpz"
-    link.symlink_to(real)
-    assert main(["compress", str(small_input(tmp_path)), "-o", str(link), "--max-rules", "20", "--force"]) == 0
-    assert link.is_symlink() and real.read_bytes()[:4] == b"CHKP"
+def test_an_output_that_is_a_symlink_is_replaced_and_its_target_never_written(tmp_path):
+    """As zstd and gzip do: ``-f`` and ``-d -f`` replace a link named as the output (to a file
+    of the user's, or dangling) with the output itself; what it pointed at is untouched and a
+    dangling link's target is never created."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    source = tmp_path / "s"
+    source.write_bytes(b"data\n")
+    link = tmp_path / "s.cpz"
+    link.symlink_to(victim)
+    assert main(["-f", "-q", str(source)]) == 0
+    assert not link.is_symlink() and link.read_bytes()[:4] == b"CHKP" and victim.read_bytes() == b"precious\n"
+    source.unlink()
+    source.symlink_to(victim)  # decompressing -f over a link: the link goes, the victim stays
+    assert main(["-d", "-f", "-q", str(link)]) == 0
+    assert not source.is_symlink() and source.read_bytes() == b"data\n" and victim.read_bytes() == b"precious\n"
+    dangling = tmp_path / "d.cpz"
+    dangling.symlink_to(tmp_path / "nowhere" / "made")
+    assert main(["compress", str(source), "-o", str(dangling), "-f", "-q", "-1"]) == 0
+    assert not dangling.is_symlink() and not (tmp_path / "nowhere").exists()
 
 
 def test_a_directory_as_output_is_refused_and_leaves_nothing(tmp_path, capsys):
