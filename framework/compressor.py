@@ -432,6 +432,8 @@ class CompressionWriter(io.RawIOBase):
         return True
 
     def write(self, data) -> int:
+        if self.closed:  # the end record is written: a block after it would make the archive unreadable
+            raise ValueError("write to a closed file")
         n = self._blocks.write(bytes(data))
         self._written += n
         return n

@@ -74,6 +74,16 @@ class Progress:
             self.update(rules, N=n)
 
 
+def announce_first_compile(quiet: bool = False, stream=None) -> None:
+    """On a terminal, one line before numba compiles the kernels for the first time, so that
+    a first run does not look hung; a pipe or a log gets nothing extra."""
+    from .engine.interruptible import first_compile_ahead  # no numba: it looks at the cache's files
+
+    stream = stream or sys.stderr
+    if not quiet and stream.isatty() and first_compile_ahead():
+        print("chunkpress: compiling the kernels for first use (once; later runs load them)", file=stream)
+
+
 def summary_line(name: str, size_in: int, size_out: int, seconds: float, out: str | None) -> str:
     """The line zstd prints when a file is done: sizes, ratio, time and where it went."""
     where = "" if out is None else f" -> {'<stdout>' if out == '-' else out}"

@@ -87,3 +87,64 @@ def test_open_tells_the_uncompressed_position(tmp_path):
         assert f.read(4) == b"0123" and f.tell() == 4
     with chunkpress.open(io.BytesIO((tmp_path / "a.cpz").read_bytes()), "rt") as f:
         assert f.read() == "0123456789"
+
+
+def _file_size_limit(size: int):
+    """A child's preexec: files it writes may grow to ``size`` bytes (a disk that fills);
+    Python ignores SIGXFSZ, so a write past it fails with EFBIG."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+
+@pytest.mark.parametrize("kept", [3_000, 100_000], ids=["at-the-last-flush", "at-a-write"])
+def test_a_full_disk_is_one_line_and_exit_5_and_r_goes_on(tmp_path, kept):
+    """A disk that fills while the archive is written (a small archive fails at the last
+    flush, which once closed the file a second time and ended in a traceback): one line, exit
+    5, the source kept, no output; -r reports each file and goes on to the next."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("a.txt", "b.txt"):
+        (tree / name).write_bytes(read("alice29.txt")[:kept])
+    run = subprocess.run([*CLI, "-1", "--rm", str(tree / "a.txt")], capture_output=True, text=True,
+                         preexec_fn=_file_size_limit(1024))
+    assert run.returncode == 5, run.stderr
+    assert run.stderr.splitlines() == [f"chunkpress: error: cannot write {tree / 'a.txt.cpz'}: File too large"]
+    assert sorted(p.name for p in tree.iterdir()) == ["a.txt", "b.txt"]
+    run = subprocess.run([*CLI, "-1", "-r", str(tree)], capture_output=True, text=True,
+                         preexec_fn=_file_size_limit(1024))
+    assert run.returncode == 5 and len(run.stderr.splitlines()) == 2 and "Traceback" not in run.stderr
+    assert sorted(p.name for p in tree.iterdir()) == ["a.txt", "b.txt"]
+
+
+def test_rm_skips_a_symlink_named_on_the_command_line(tmp_path):
+    """As zstd: --rm would remove the link and leave its file uncompressed, so a link is left
+    alone with a note; the other inputs are compressed and removed as usual."""
+    real = tmp_path / "real.txt"
+    real.write_bytes(b"some words\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    other = tmp_path / "other.txt"
+    other.write_bytes(b"more words\n")
+    run = subprocess.run([*CLI, "--rm", "-1", str(link), str(other)], capture_output=True, text=True)
+    assert run.returncode == 0
+    assert run.stderr.splitlines() == [f"chunkpress: note: {link}: a symbolic link, skipped (--rm would remove the "
+                                       "link, not its file)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt", "other.txt.cpz", "real.txt"]
+    assert link.is_symlink()
+
+
+def test_a_stream_writer_refuses_a_write_after_close():
+    """A write after close appended a block after the end record, and the finished archive no
+    longer decoded: every writer the API gives raises ValueError, as io and gzip do."""
+    sink = io.BytesIO()
+    writer = chunkpress.Compressor(1).stream_writer(sink)
+    writer.write(b"hello ")
+    writer.close()
+    with pytest.raises(ValueError):
+        writer.write(b"world")
+    assert chunkpress.decompress(sink.getvalue()) == b"hello "
+    opened = chunkpress.open(io.BytesIO(), "wb", level=1)
+    opened.close()
+    with pytest.raises(ValueError):
+        opened.write(b"x")

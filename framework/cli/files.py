@@ -14,7 +14,6 @@ from collections.abc import Callable
 from .. import progress as meters
 from ..compressor import PARALLEL_AT_LEAST, Compressor
 from ..decompressor import Decompressor
-from ..engine.interruptible import first_compile_ahead
 from ..errors import ChunkpressError, InputError
 from ..fileio import StreamingOutput, check_not_input, check_writable, default_output, file_size, files_under, opened
 from ..process import naming, shown, warnings_about
@@ -31,7 +30,7 @@ def run(opts: Files) -> int:
     if opts.remove and (opts.output == "-" or opts.mode == "test"):
         print("chunkpress: note: --rm keeps the inputs when writing to stdout or testing", file=sys.stderr)
     if opts.mode == "compress":
-        _announce_first_compile(opts.common)
+        meters.announce_first_compile(opts.common.quiet)
         compressor = Compressor(rules=opts.rules, **opts.settings)
         return _each(opts.common, inputs, lambda path: _compress(compressor, opts, path))
     decompressor = Decompressor(rules=opts.rules)
@@ -83,7 +82,18 @@ def _output(opts: Files, path: str, compressing: bool) -> str:
     return out
 
 
+def _skips_link(opts: Files, path: str) -> bool:
+    """With --rm, a symbolic link named as an input is left alone, as zstd does."""
+    skip = opts.remove and path != "-" and os.path.islink(path)
+    if skip and not opts.common.quiet:
+        print(f"chunkpress: note: {path}: a symbolic link, skipped (--rm would remove the link, not its file)",
+              file=sys.stderr)
+    return skip
+
+
 def _compress(compressor: Compressor, opts: Files, path: str) -> None:
+    if _skips_link(opts, path):
+        return
     out = _output(opts, path, True)
     started, size = time.monotonic(), file_size(path)
     blocks = compressor.wants_blocks(size)
@@ -101,6 +111,8 @@ def _compress(compressor: Compressor, opts: Files, path: str) -> None:
 
 
 def _decompress(decompressor: Decompressor, opts: Files, path: str) -> None:
+    if _skips_link(opts, path):
+        return
     out = None if opts.mode == "test" else _output(opts, path, False)
     started, size = time.monotonic(), file_size(path)
     with opened(path) as source, meters.coding_progress(quiet=opts.common.quiet):
@@ -135,13 +147,6 @@ def _summary(common: Common, path: str, size_in: int, size_out: int, started: fl
     seconds = time.monotonic() - started
     if not common.quiet and (common.verbose or sys.stderr.isatty() or seconds >= meters.LOG_SECONDS):
         print(meters.summary_line(shown(path), size_in, size_out, seconds, out), file=sys.stderr)
-
-
-def _announce_first_compile(common: Common) -> None:
-    """One line before numba compiles the kernels for the first time, so a first run does not look hung."""
-    if not common.quiet and first_compile_ahead():
-        print("chunkpress: compiling the kernels for first use (up to a minute, once; later runs load them)",
-              file=sys.stderr)
 
 
 def describe(path: str, per_block: bool) -> dict:
