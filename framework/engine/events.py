@@ -51,20 +51,45 @@ class Opening:
         return self.at, 1
 
 
-def split_of(symbol: int, rules, lengths, gone) -> tuple[list[int], list[int]]:
+#: the pieces all of a dictionary's deletions split their symbols into, at most: Picky BPE's
+#: split into a few each, while K deletions crafted to double each other ask for 2^K; such a
+#: rules file is refused before any of it is split
+MAX_DELETION_PIECES = 1 << 22
+
+
+def _fold(symbol: int, rules, gone, leaf, join):
+    """``join(part a's value, part b's value)`` of ``symbol``, where a part in ``gone`` (deleted
+    before) is folded the same way and any other part is ``leaf(part)``: each deleted symbol is
+    folded once, however often it is met (iterative: a chain of deletions may be long)."""
+    done: dict = {}
+    stack = [symbol]
+    while stack:
+        s = stack[-1]
+        if s in done:
+            stack.pop()
+            continue
+        a, b = (int(v) for v in rules[s - BYTE_SYMBOLS])
+        waiting = [p for p in dict.fromkeys((a, b)) if p in gone and p not in done]
+        if waiting:
+            stack += waiting
+            continue
+        stack.pop()
+        done[s] = join(*(done[p] if p in gone else leaf(p) for p in (a, b)))
+    return done[symbol]
+
+
+def split_of(symbol: int, rules, lengths, gone) -> tuple[np.ndarray, np.ndarray]:
     """(pieces, offsets) that ``symbol`` splits into: its two parts, each part in ``gone``
     (deleted before) split further, as Picky BPE's ``walk``; ``lengths``: bytes per symbol."""
-    pieces, offsets, at, stack = [], [], 0, [symbol]
-    while stack:
-        s = stack.pop()
-        if s >= BYTE_SYMBOLS and (s == symbol or s in gone):
-            a, b = rules[s - BYTE_SYMBOLS]
-            stack += [int(b), int(a)]
-        else:
-            pieces.append(s)
-            offsets.append(at)
-            at += int(lengths[s])
-    return pieces, offsets
+    pieces = _fold(symbol, rules, gone, lambda p: np.array([p], dtype=np.int64),
+                   lambda x, y: np.concatenate([x, y]))
+    ends = np.cumsum([lengths[p] for p in pieces.tolist()], dtype=np.int64)
+    return pieces, np.concatenate([[0], ends[:-1]]).astype(np.int64)
+
+
+def piece_count(symbol: int, rules, gone) -> int:
+    """How many pieces :func:`split_of` gives, without making them."""
+    return _fold(symbol, rules, gone, lambda p: 1, lambda x, y: x + y)
 
 
 def deletion_steps(rules: np.ndarray, deletions: np.ndarray) -> list[Deletion]:
@@ -77,14 +102,22 @@ def deletion_steps(rules: np.ndarray, deletions: np.ndarray) -> list[Deletion]:
     for r, (a, b) in enumerate(rules.tolist()):
         lengths[BYTE_SYMBOLS + r] = lengths[a] + lengths[b]
     gone: dict[int, int] = {}
-    steps, last = [], -1
-    for after, symbol in deletions.tolist():
+    last, total = -1, 0
+    for after, symbol in deletions.tolist():  # checked and counted before any symbol is split
         if not (last <= after < len(rules)) or not BYTE_SYMBOLS <= symbol <= BYTE_SYMBOLS + after or symbol in gone:
             raise FormatError(f"deletion ({after}, {symbol}): out of order, of a byte, repeated, or of a symbol "
                               "not made yet")
         last = after
-        pieces, offsets = split_of(symbol, rules, lengths, gone)
+        total += piece_count(symbol, rules, gone)
+        if total > MAX_DELETION_PIECES:
+            raise FormatError(f"the deletions split their symbols into more than {MAX_DELETION_PIECES:,} pieces "
+                              "in all (Picky BPE's split each into a few): more work than a dictionary justifies")
         gone[symbol] = after
+    steps: list[Deletion] = []
+    before: dict[int, int] = {}
+    for after, symbol in deletions.tolist():
+        pieces, offsets = split_of(symbol, rules, lengths, before)
+        before[symbol] = after
         steps.append(Deletion(after=after, symbol=symbol, pieces=pieces, offsets=offsets))
     if gone:  # the last rule that uses each symbol must come before its deletion
         last_use = np.full(BYTE_SYMBOLS + len(rules), -1, dtype=np.int64)

@@ -154,11 +154,11 @@ class Encoder:
         self.keys, self.vals, self.ranks = rank_table(rules)
         size = BYTE_SYMBOLS + len(rules)
         self.deleted = np.full((size, 4), -1, dtype=np.int64)
-        flat: list[int] = []
+        first = 0
         for order, step in enumerate(self.steps):
-            self.deleted[step.symbol] = (step.after, order, len(flat), step.pieces.size)
-            flat += step.pieces.tolist()
-        self.pieces = np.array(flat, dtype=np.int64)
+            self.deleted[step.symbol] = (step.after, order, first, step.pieces.size)
+            first += step.pieces.size
+        self.pieces = np.concatenate([np.zeros(0, dtype=np.int64), *(step.pieces for step in self.steps)])
 
     def encode_units(self, buf: np.ndarray, offsets: np.ndarray, gaps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(symbols, symbols per unit) of the units of ``buf`` (unit u's symbols start at
