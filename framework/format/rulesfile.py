@@ -44,6 +44,9 @@ def dump_rules(rules: np.ndarray, meta: dict) -> bytes:
 
 def load_rules(data: bytes) -> tuple[np.ndarray, dict]:
     if data[:4] != MAGIC or len(data) < 6:
+        if data.lstrip()[:1] == b"{":
+            raise FormatError("not a chunkpress rules file but JSON: for an HF tokenizer.json, make one with "
+                              "'chunkpress import-hf'")
         raise FormatError("not a chunkpress rules file (bad magic bytes)")
     if data[4] not in READABLE:
         raise FormatError(f"unsupported rules file version {data[4]}")
@@ -69,6 +72,26 @@ def load_rules(data: bytes) -> tuple[np.ndarray, dict]:
     rules = flat.reshape(-1, 2)
     symbol_lengths(rules)  # validates that every rule refers to earlier symbols
     return rules, meta
+
+
+#: the largest magnitude of an integer in a rules file's metadata: JSON's exact integers, far
+#: past any count, id or length a dictionary holds, and safe in every int64 sum made of them
+MAX_META_INT = (1 << 53) - 1
+
+
+def _check_integers(meta: dict) -> None:
+    """FormatError for an integer beyond :data:`MAX_META_INT` anywhere in ``meta`` (JSON as
+    read), before any of it is turned into an array or used in a sum."""
+    pending: list = [meta]
+    while pending:  # iterative: JSON nested as deep as the parser allows is walked too
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_META_INT:
+            raise FormatError(f"rules file: corrupt metadata (an integer of {len(str(abs(value)))} digits, "
+                              f"beyond {MAX_META_INT:,})")
 
 
 def _optional(kind):
@@ -134,6 +157,7 @@ class RulesFile:
         """Read and check a rules file (untrusted: every field's type is checked); keys this
         version does not know are ignored, as a newer writer may add some."""
         rules, meta = load_rules(data)
+        _check_integers(meta)
         known = {a.name for a in attrs.fields(cls)} - {"rules"}
         try:
             read = cls(rules=rules, **{k: v for k, v in meta.items() if k in known})
