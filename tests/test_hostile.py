@@ -104,3 +104,47 @@ def test_an_id_file_beyond_the_limit_is_refused_before_parsing(tmp_path):
                                   tmp_path, 200_000_000)
     assert status == 0 and (tmp_path / "out").read_bytes() == b"ab" * 5_000_000
     assert peak <= 200_000_000 + PEAK_OVER_LIMIT, peak
+
+
+@pytest.mark.parametrize("name", sorted(__import__("hostile.cases").cases.HUGE_INTEGERS))
+def test_an_integer_beyond_range_in_a_rules_file_is_refused_by_every_command(tmp_path, capsys, monkeypatch, name):
+    """An integer past any count, id or length (10^30, 2^63) in a rules file's deletions,
+    boundary policy or added tokens was an OverflowError traceback: every command that reads
+    the file, and Tokenizer.from_file, refuse it in one line naming the file (exit 4)."""
+    from chunkpress import FormatError, Tokenizer
+    from chunkpress.cli import main
+    from hostile.cases import huge_integer_rules
+
+    rules = tmp_path / "r.rules"
+    rules.write_bytes(huge_integer_rules(name))
+    (tmp_path / "in.txt").write_bytes(b"some words\n")
+    (tmp_path / "ids.txt").write_bytes(b"97 98\n")
+    with pytest.raises(FormatError, match="out of range|beyond"):
+        Tokenizer.from_file(rules)
+    monkeypatch.chdir(tmp_path)
+    for command in (["encode", "in.txt", "--rules", "r.rules", "-o", "out"],
+                    ["decode", "ids.txt", "--rules", "r.rules", "--format", "text", "-o", "out"],
+                    ["export-hf", "r.rules", "-o", "out"], ["compress", "in.txt", "--rules", "r.rules", "-o", "out"],
+                    ["evaluate", "r.rules", "in.txt"]):
+        assert main(command) == 4, command
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("chunkpress: error: r.rules: "), (command, lines)
+        assert not (tmp_path / "out").exists()
+
+
+def test_doubling_deletions_are_refused_before_they_are_split():
+    """K deletions that each split the one before again ask for 2^K pieces (a 361-byte file
+    took 19 CPU s and 870 MB): 24 and 40 of them are refused at once; 12 load and encode."""
+    import time
+
+    from chunkpress import FormatError, Tokenizer
+    from hostile.cases import doubling_deletions
+
+    Tokenizer.from_rules_file(doubling_deletions(2))  # kernels loaded before the clock starts
+    for count in (24, 40):
+        started = time.process_time()
+        with pytest.raises(FormatError, match="pieces"):
+            Tokenizer.from_rules_file(doubling_deletions(count))
+        assert time.process_time() - started < 1.0
+    small = Tokenizer.from_rules_file(doubling_deletions(12))
+    assert small.decode_bytes(small.encode(b"a" * 10_000).ids) == b"a" * 10_000

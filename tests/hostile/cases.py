@@ -96,6 +96,7 @@ def cases() -> dict:
     out["compress-missing-input"] = ({}, ["compress", "missing.txt", "-o", "out"], 5)
     out.update(second_round())
     out.update(third_round())
+    out.update(fourth_round())
     return out
 
 
@@ -148,10 +149,6 @@ def write(folder: Path) -> None:
         (d / "case.json").write_text(json.dumps({"command": command, "exit": status}) + "\n")
 
 
-if __name__ == "__main__":
-    write(Path(sys.argv[1]))
-
-
 def third_round() -> dict:
     """The third review's refusals: reads with no end outside compress and decompress, a CPU
     bomb in finding where an archive ends, a study grid too large to hold, added tokens that
@@ -190,3 +187,69 @@ def _unicode() -> str:
     from chunkpress.text.unicodeclasses import unicode_version
 
     return unicode_version()
+
+
+def doubling_deletions(count: int) -> bytes:
+    """A valid rules file whose ``count`` deletions each split the symbol deleted before it
+    again: rule k joins two copies of the symbol rule k - 1 made, which is deleted after it, so
+    the k-th deletion splits into 2^k pieces (a CPU and memory bomb of a few hundred bytes)."""
+    rules, deletions = [97, 97], []
+    for k in range(1, count + 1):
+        rules += [256 + k - 1, 256 + k - 1]
+        deletions.append([k, 256 + k - 1])
+    return _rules_file(json.dumps({"deletions": deletions}).encode(), rules)
+
+
+#: rules files with an integer too large for any count, id or length, in each place one is read
+HUGE_INTEGERS = {
+    "deletion-symbol-1e30": ({"deletions": [[1, 10**30]]}, [97, 98, 256, 99]),
+    "superbpe-after-1e30": ({"config": {"pretokenizer": {"name": "gpt2"}, "boundary": {"name": "superbpe",
+                                                                                     "params": {"after": 10**30}}}},
+                            [97, 98]),
+    "superbpe-after-2^63": ({"config": {"pretokenizer": {"name": "gpt2"}, "boundary": {"name": "superbpe",
+                                                                                     "params": {"after": 1 << 63}}}},
+                            [97, 98]),
+    "hf-added-id-1e30": ({"hf": {"ids": list(range(257)), "special": [["<s>", 10**30]], "add_prefix_space": False}},
+                         [97, 98]),
+}
+
+
+def huge_integer_rules(name: str) -> bytes:
+    meta, rules = HUGE_INTEGERS[name]
+    return _rules_file(json.dumps(meta).encode(), rules)
+
+
+def tiny_bwt_blocks_archive(blocks: int, size: int = 4) -> bytes:
+    """A -5 archive whose bwt-cm payload holds ``blocks`` valid blocks of ``size`` bytes, where
+    the encoder makes one: each would cost a model's set-up. One block is coded, then repeated."""
+    import numpy as np
+    from chunkpress.plugins.coders.blocksort import BlockSortCoder, BlockSortParams
+
+    block = (b"tiny" * size)[:size]
+    one = BlockSortCoder(BlockSortParams()).encode(np.zeros((0, 2), dtype=np.int64),
+                                                   np.frombuffer(block, dtype=np.uint8))
+    assert one[0] == 1  # the block count, then the block
+    data = block * blocks
+    header = container.Header(codec="chunkpress.bwt-cm.v1", params={}, length=len(data),
+                              blake2b=container.checksum(data))
+    return container.pack(header, encode_varints([blocks]) + one[1:] * blocks)
+
+
+def fourth_round() -> dict:
+    """The fourth review's refusals: deletions that double, integers past any range in a rules
+    file's metadata, an archive of thousands of tiny bwt-cm blocks. Each is refused in a line."""
+    out = {}
+    for count in (24, 40):
+        out[f"rules-{count}-doubling-deletions-encode"] = (
+            {"r.rules": doubling_deletions(count), "in.txt": b"a" * 1000},
+            ["encode", "in.txt", "--rules", "r.rules", "-o", "out"], 4)
+    out["rules-24-doubling-deletions-evaluate"] = ({"r.rules": doubling_deletions(24), "in.txt": b"a" * 1000},
+                                                   ["evaluate", "r.rules", "in.txt"], 4)
+    out["rules-24-doubling-deletions-compress"] = ({"r.rules": doubling_deletions(24), "in.txt": b"a" * 1000},
+                                                   ["compress", "in.txt", "--rules", "r.rules", "-o", "out"], 4)
+    out["bwt-cm-5000-tiny-blocks"] = ({"a.cpz": tiny_bwt_blocks_archive(5000)}, ["decompress", "a.cpz", "-o", "out"], 4)
+    return out
+
+
+if __name__ == "__main__":
+    write(Path(sys.argv[1]))
