@@ -122,3 +122,30 @@ def test_params_are_checked():
     for bad in ({"block_mb": 0}, {"block_mb": 2048}, {"lzp_min": 7}, {"lzp_min": 256}, {"lzp_min": -1}):
         with pytest.raises((TypeError, ValueError)):
             BlockSortParams(**bad)
+
+
+def _tiny_blocks_payload(data: bytes, size: int) -> bytes:
+    """What an encoder that cut ``data`` into blocks of ``size`` bytes would write (ours cuts
+    evenly into as few blocks as block_mb allows)."""
+    coder = BlockSortCoder(BlockSortParams(block_mb=1))
+    coder._blocks = lambda n: [(start, min(n, start + size)) for start in range(0, n, size)]
+    return coder.encode(NO_RULES, np.frombuffer(data, dtype=np.uint8))
+
+
+def test_blocks_other_than_the_even_split_are_refused_before_their_models_are_set_up(monkeypatch):
+    """Each block costs a model's set-up whatever its size, so a payload of thousands of tiny
+    blocks would cost far more per byte than an honest one: the decoder takes only the split
+    the encoder makes, and refuses the rest before setting up any block."""
+    data = read("alice29.txt")[:20_000]
+    tiny = _tiny_blocks_payload(data, 10)
+    uneven = _tiny_blocks_payload(read("alice29.txt") * 4, 400_000)  # two blocks, where the encoder makes one
+    set_up = []
+    monkeypatch.setattr(bsm, "sorted_tables", lambda: set_up.append(1))
+    coder = BlockSortCoder(BlockSortParams(block_mb=1))
+    with pytest.raises(FormatError, match="2,000 blocks"):
+        coder.decode(tiny, max_symbols=len(data))
+    with pytest.raises(FormatError, match="even split"):
+        coder.decode(tiny)  # no bound given: the heads are read, then refused
+    with pytest.raises(FormatError, match="even split"):
+        coder.decode(uneven)
+    assert not set_up

@@ -134,6 +134,10 @@ class BlockSortCoder(Coder):
 
     def decode(self, payload: bytes, *, dictionary_size=None, max_symbols=None):
         count, pos = read_varint(payload, 0)
+        if max_symbols is not None and count > len(self._blocks(max_symbols)):
+            # the encoder splits evenly into as few blocks as block_mb allows: more are crafted,
+            # and each costs a model's set-up whatever its size
+            raise FormatError(f"corrupt bwt-cm payload: {count:,} blocks for at most {max_symbols:,} bytes")
         blocks = []
         total = 0
         for _ in range(count):
@@ -156,6 +160,8 @@ class BlockSortCoder(Coder):
             pos += n_coded
         if pos != len(payload):
             raise FormatError("corrupt bwt-cm payload: trailing bytes after the last block")
+        if [b[0] for b in blocks] != [end - start for start, end in self._blocks(total)]:
+            raise FormatError("corrupt bwt-cm payload: the blocks are not the even split the encoder makes")
         check_allocation(f"bwt-cm blocks of {total:,} bytes",
                          total + DECODE_BYTES_PER_BYTE * max((b[0] for b in blocks), default=0))
         result = np.zeros(total, dtype=np.uint8)
