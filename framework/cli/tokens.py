@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..errors import ChunkpressError, FormatError, InputError
+from ..errors import ChunkpressError, InputError
 from ..fileio import StreamingOutput, check_writable, opened, read_input, write_output
 from ..format.idfile import FORMATS
 from ..format.limits import READ_BYTES_PER_BYTE, memory_limit, work_limit
@@ -101,14 +101,7 @@ def cmd_import_hf(args: argparse.Namespace) -> int:
     base = args.input[: -len(".json")] if args.input.endswith(".json") else args.input
     out = args.output or ("-" if args.input == "-" else base + ".rules")  # as train writes INPUT.rules
     check_writable(out, args.force)
-    try:
-        text = read_input(args.input, work_limit(READ_BYTES_PER_BYTE)).decode("utf-8", errors="strict")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{args.input}: not UTF-8 text (byte {exc.start}), so not a tokenizer.json") from None
-    try:
-        tokenizer = Tokenizer.from_hf_json(text)
-    except ChunkpressError as exc:
-        raise FormatError(f"{args.input}: {exc}") from None
+    tokenizer = Tokenizer.from_hf_file(args.input)
     write_output(out, tokenizer.to_rules_file().to_bytes(), args.force, binary=True, like=args.input)
     return 0
 

@@ -270,15 +270,20 @@ def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
     """(rules, pretokenizer, HF's ids and added tokens) from a byte-level BPE tokenizer.json."""
     try:
         doc = json.loads(text)
-        model = doc["model"]
-        merges = model["merges"]
-        vocab = model["vocab"]
-        if not (isinstance(vocab, dict) and isinstance(merges, list)):
-            raise TypeError("'vocab' must be an object and 'merges' a list")
     except RecursionError:
         raise FormatError("not an HF tokenizer.json: nested too deeply") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise FormatError(f"not an HF tokenizer.json with a BPE model: {exc}") from None
+    except ValueError as exc:
+        raise FormatError(f"not an HF tokenizer.json: not JSON ({exc})") from None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(model, dict):
+        raise FormatError("not an HF tokenizer.json: no 'model' object")
+    kind = model.get("type", "BPE")
+    if kind != "BPE":
+        raise FormatError(f"an HF tokenizer.json of a {str(kind)[:40]!r} model: import-hf reads BPE models")
+    merges, vocab = model.get("merges"), model.get("vocab")
+    if not (isinstance(vocab, dict) and isinstance(merges, list)):
+        raise FormatError("not an HF tokenizer.json with a BPE model: its 'vocab' must be an object and its "
+                          "'merges' a list")
     _check_tokenizes_as_we_do(doc, model)
     pre, add_prefix_space = _pre_tokenizer_name(doc.get("pre_tokenizer"))
     special = _added_tokens(doc)

@@ -29,6 +29,13 @@ COLUMNS = ("text", "vocab_size", "tokens", "bytes", "bytes_per_token", "chars_pe
 DEFAULT_ALPHA = 2.5
 
 
+def check_alpha(alpha) -> float:
+    """``alpha`` if it is an order Rényi efficiency has (a finite number above 0), else ConfigError."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (math.isfinite(alpha) and alpha > 0):
+        raise ConfigError(f"alpha (--alpha) must be a finite number above 0, not {alpha!r}")
+    return float(alpha)
+
+
 def efficiency(counts: np.ndarray, alpha: float) -> float | None:
     """Rényi efficiency of order ``alpha`` (Shannon's at 1) of the token counts: the entropy of
     their distribution over log2 of the distinct tokens; None when fewer than two are used."""
@@ -78,10 +85,9 @@ def evaluate(tokenizer, texts: dict[str, bytes], vocab_sizes=(), alpha: float = 
     """One row per (text, vocabulary size) with :data:`COLUMNS`: ``tokenizer`` a Tokenizer or
     a rules file's path, ``texts`` maps a name to UTF-8 text; no ``vocab_sizes``: the whole
     dictionary (its own ids, added tokens included)."""
+    check_alpha(alpha)
     if not isinstance(tokenizer, Tokenizer):
         tokenizer = Tokenizer.from_file(tokenizer)
-    if alpha <= 0:
-        raise ConfigError(f"alpha (--alpha) must be positive, not {alpha!r}")
     for name, text in texts.items():
         if not text:
             raise InputError(f"{name}: empty: no tokens to measure")

@@ -19,7 +19,7 @@ import numpy as np
 from ..engine.codelength import PART_NAMES, parts_from_sum
 from ..engine.events import deletion_steps, schedule
 from ..engine.linkedstring import LinkedString
-from ..errors import ChunkpressError, ConfigError, FormatError
+from ..errors import ChunkpressError, ConfigError, FormatError, InputError
 from ..fileio import read_input, read_rest, write_output
 from ..format.expand import expand, symbol_lengths
 from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_memory, work_limit
@@ -129,6 +129,18 @@ class Tokenizer:
         meta = RulesFile.learned(rules, {"pretokenizer": {"name": pre}}, unicode_version(),
                                  imported_from="hf-tokenizers", hf=vocab.to_meta())
         return cls.from_rules_file(meta.to_bytes())  # what a later use would refuse is refused now
+
+    @classmethod
+    def from_hf_file(cls, path) -> Tokenizer:
+        """:meth:`from_hf_json` of the file at ``path`` ('-': stdin); errors name it (InputError
+        for a file that is not UTF-8 text, FormatError for one that is no tokenizer we read)."""
+        data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))
+        try:
+            return cls.from_hf_json(data.decode("utf-8", errors="strict"))
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not UTF-8 text (byte {exc.start}), so not a tokenizer.json") from None
+        except ChunkpressError as exc:
+            raise FormatError(f"{path}: {exc}") from None
 
     def to_hf_json(self) -> str:
         """This dictionary as an HF tokenizers ``tokenizer.json`` (byte-level BPE) whose
