@@ -72,7 +72,7 @@ def test_reduced_study_end_to_end(tmp_path, registry):
     tex = (tmp_path / "out" / "results.tex").read_text()
     assert "\\toprule" in tex and "\\bottomrule" in tex and "zstd alone" in tex
     archives, tokens = tex.split("\\end{table}")[:2]  # sizes and times, then the tokenizer metrics
-    assert archives.count(" \\\\\n") == 11 and tokens.count(" \\\\\n") == 11 and "Rényi" in tokens
+    assert archives.count(" \\\\\n") == 11 and tokens.count(" \\\\\n") == 11 and "R\\'{e}nyi" in tokens
     for stem in ("factor", "size_time"):
         assert (tmp_path / "out" / f"{stem}.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
         assert (tmp_path / "out" / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
@@ -362,3 +362,54 @@ def test_out_naming_a_file_is_an_input_error(tmp_path, capsys):
     assert main(["study", str(tmp_path / "s.toml"), "--out", str(tmp_path / "outfile")]) == 5
     assert "it is a file" in _one_line_error(capsys)
     assert (tmp_path / "outfile").read_bytes() == b"x"
+
+
+def test_the_held_out_example_s_committed_results_are_what_the_code_makes_now(registry):
+    """examples/held-out commits its results: its cheapest rows, measured again by the code as
+    it stands, give the committed sizes and tokens, and the metrics table says which text each
+    dictionary was learned from (the reused one's, not the row's dataset)."""
+    from chunkpress.study.rows import read_rows
+    from chunkpress.study.runner import measure, trained_on, variant_config
+
+    example = ROOT / "examples" / "held-out"
+    study = load_study(example / "study.toml")
+    committed = {(row["dataset"], row["variant"]): row for _, row in read_rows(example / "results" / "results.jsonl")}
+    data = (DATA / "udhr_arb.txt").read_bytes()
+    for variant in study.variants:
+        config, rules_path = variant_config(variant, registry, where=variant.name)
+        row, _ = measure(config, rules_path, data, registry)
+        kept = committed[("udhr_arb", variant.name)]
+        assert (row["archive_bytes"], row["tokens"]) == (kept["archive_bytes"], kept["tokens"]), variant.name
+        assert kept["trained_on"] == trained_on(rules_path, "udhr_arb")
+    table = (example / "results" / "results.md").read_text()
+    assert "| alice29 | en_mix_1MB.txt | en_mix_1MB mdl dictionary |" in table
+
+
+def test_the_latex_tables_are_ascii_and_compile_with_plain_pdflatex(tmp_path, registry):
+    """Rényi's alpha, accented names and dashes are written as macros: the .tex is ASCII, which
+    pdflatex reads with no package but booktabs (run where pdflatex is installed). Bold marks
+    a best value only where a column has one and a group has more than one value."""
+    import shutil
+    import subprocess
+
+    from chunkpress.study.tables import latex_table
+
+    rows = []
+    for variant, tokens, used in (("a", 100, 40), ("b", 90, 50)):
+        rows.append({"dataset": "Rényi – naïve", "variant": variant, "config_hash": variant, "repeat": 0,
+                     "error": "", "archive_bytes": tokens * 3, "bits_per_byte": 2.0, "tokens": tokens,
+                     "bytes_per_token": 3.0 + tokens / 100, "vocab_used": used, "learn_seconds": 0.1,
+                     "encode_seconds": 0.1, "decode_seconds": 0.1, "peak_rss_bytes": 10**8})
+    tex = latex_table(rows, "Study μ")
+    assert tex.isascii() and r"$\alpha$" in tex and r"R\'{e}nyi" in tex and r"na\"{i}ve" in tex
+    assert r"\textbf{90}" in tex and r"\textbf{40}" not in tex and r"\textbf{50}" not in tex  # tokens used: no best
+    alone = latex_table(rows[:1], "one variant")
+    assert r"\textbf" not in alone
+    if shutil.which("pdflatex") is None:
+        return
+    (tmp_path / "t.tex").write_text(tex)
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}"
+                                      "\\input{t.tex}\\end{document}\n")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]

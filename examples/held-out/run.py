@@ -30,7 +30,8 @@ def main():
     alice = (HERE.parents[1] / "tests" / "data" / "alice29.txt").read_bytes()
     pipe = Pipeline.from_config(scorer="mdl")
     result = pipe.fit(train)
-    (HERE / "en_mix_1MB.rules").write_bytes(dump_rules(result.rules, {"config": pipe.config.to_dict()}))
+    (HERE / "en_mix_1MB.rules").write_bytes(dump_rules(result.rules, {"config": pipe.config.to_dict(),
+                                                                     "learned_from": "en_mix_1MB.txt"}))
     curve = Tokenizer(result.rules).code_length_curve(alice)
     own = pipe.fit(alice).trace
     plot_factor_vs_size(

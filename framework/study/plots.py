@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import attrs
@@ -155,11 +156,13 @@ def plot_size_against_time(rows: list[dict], path: Path) -> list[Path]:
     fig, axes = plt.subplots(lines, columns, figsize=(4.5 * columns + 3, 3.6 * lines), squeeze=False,
                              layout="constrained")
     for ax, dataset in zip(axes.flat, datasets, strict=False):
+        seconds = []
         for cell in (c for c in found if c.dataset == dataset):
             style = drawn[cell.label]
-            ax.scatter([max(cell.compress_seconds() or 0.0, 1e-4)], [cell.median("archive_bytes")], color=style.color,
+            seconds.append(max(cell.compress_seconds() or 0.0, 1e-4))
+            ax.scatter([seconds[-1]], [cell.median("archive_bytes")], color=style.color,
                        marker=style.marker, s=45, edgecolors="black", linewidths=0.4, label=_label(cell.label))
-        _log_axis(plt, ax.xaxis)
+        _log_axis(plt, ax.xaxis, seconds)
         ax.set_title(_label(dataset, 40), fontsize="medium")
         ax.set_xlabel("compress time (s, learn + encode)")
         ax.set_ylabel("archive bytes")
@@ -176,13 +179,30 @@ def plot_size_against_time(rows: list[dict], path: Path) -> list[Path]:
         plt.close(fig)
 
 
-def _log_axis(plt, axis) -> None:
-    """A log scale whose labels never overlap: decades labelled, minor ticks unlabelled."""
-    from matplotlib.ticker import LogLocator, NullFormatter  # matplotlib is there: _pyplot ran
+def _log_axis(plt, axis, values) -> None:
+    """A scale for positive ``values`` whose labels are readable and never overlap: log with
+    the decades labelled where the values span one or more; within a decade, log labelled at
+    1, 2 and 5 times a power of ten (or at each step 1-9) where two such ticks fall among the
+    values; else linear (a log axis there would show no label at all)."""
+    from matplotlib.ticker import FixedLocator, LogLocator, MaxNLocator, NullFormatter  # _pyplot ran
 
-    axis.axes.set_xscale("log") if axis is axis.axes.xaxis else axis.axes.set_yscale("log")
-    axis.set_major_locator(LogLocator(base=10, numticks=6))
-    axis.set_minor_formatter(NullFormatter())
+    low, high = min(values), max(values)
+    scale = axis.axes.set_xscale if axis is axis.axes.xaxis else axis.axes.set_yscale
+    if high >= 10 * low:
+        scale("log")
+        axis.set_major_locator(LogLocator(base=10, numticks=6))
+        axis.set_minor_formatter(NullFormatter())
+        return
+    decades = range(math.floor(math.log10(low)), math.floor(math.log10(high)) + 1)
+    for steps in ((1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        ticks = [m * 10.0**k for k in decades for m in steps if low <= m * 10.0**k <= high]
+        if len(ticks) >= 2:
+            scale("log")
+            axis.set_major_locator(FixedLocator(ticks))
+            axis.set_major_formatter(plt.FuncFormatter(lambda value, _: f"{value:g}"))
+            axis.set_minor_formatter(NullFormatter())
+            return
+    axis.set_major_locator(MaxNLocator(nbins=4))
 
 
 def _vocab_label(size: float, _=None) -> str:

@@ -27,7 +27,7 @@ FLOAT_COLUMNS = ("dictionary_bytes", "string_bytes", "bits_per_byte", "factor", 
                  "renyi_efficiency", "shannon_efficiency")
 OBJECT_COLUMNS = ("config", "versions", "machine", "held_out")
 COLUMNS = (
-    "study", "dataset", "variant", "vocab_size", "repeat", "scorer", "rewriter", "coder", "pretokenizer",
+    "study", "dataset", "trained_on", "variant", "vocab_size", "repeat", "scorer", "rewriter", "coder", "pretokenizer",
     "original_bytes", "archive_bytes", "header_bytes", "payload_bytes", "dictionary_bytes",
     "string_bytes", "bits_per_byte", "factor", "rules", "deleted", "dictionary_size", "symbols",
     *TOKEN_COLUMNS, "learn_seconds", "encode_seconds", "decode_seconds", "peak_rss_bytes", "verified",

@@ -86,6 +86,19 @@ def _learn(pipe: Pipeline, rules_path, data: bytes) -> Learned:
                    seconds=time.perf_counter() - t)
 
 
+def trained_on(rules_path, dataset: str) -> str:
+    """What a row's dictionary was learned from: the row's dataset, or for a reused rules file
+    the text(s) it records (its training files' names), else the rules file's own name."""
+    if rules_path is None:
+        return dataset
+    from ..format.rulesfile import RulesFile  # numba (the rules' varints): reused dictionaries only
+
+    meta = RulesFile.from_bytes(Path(rules_path).read_bytes())
+    if meta.sources:
+        return ", ".join(Path(str(s.get("name", "?"))).name if isinstance(s, dict) else "?" for s in meta.sources)
+    return meta.learned_from or meta.imported_from or Path(rules_path).name
+
+
 def _tokenizer(pipe: Pipeline, rules_path, learned: Learned) -> Tokenizer:
     if rules_path is not None:
         return Tokenizer.from_rules_file(Path(rules_path).read_bytes())
@@ -172,7 +185,8 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
     try:
         config, rules_path = variant_config(sweep_config(variant, study.vocab_sizes), registry,
                                             where=f"variant {variant.name!r}")
-        row.update(scorer=config.scorer.name, rewriter=config.rewriter.name, coder=config.coder.name,
+        row.update(trained_on=trained_on(rules_path, dataset), scorer=config.scorer.name,
+                   rewriter=config.rewriter.name, coder=config.coder.name,
                    pretokenizer=config.pretokenizer, config=config.to_dict(), config_hash=config_hash(config),
                    versions=versions(registry, config))
         warm_up(config, rules_path, data, registry)

@@ -12,6 +12,7 @@ and a short hash, never one averaged line.
 from __future__ import annotations
 
 import statistics
+import unicodedata
 
 import attrs
 
@@ -39,6 +40,12 @@ class Cell:
     rows: tuple  # rows without error
     errors: tuple  # rows with one
     vocab_size: int | None = None  # a sweep's vocabulary size
+
+    @property
+    def trained_on(self) -> str:
+        """What the cell's dictionary was learned from (rows before this column: the dataset)."""
+        found = next((r.get("trained_on") for r in self.rows if isinstance(r.get("trained_on"), str)), None)
+        return found or self.dataset
 
     def spread(self, column: str, held_out: str | None = None) -> Spread | None:
         """``column`` over the repeats; ``held_out``: of that held-out text's metrics."""
@@ -133,7 +140,7 @@ def markdown_table(rows: list[dict]) -> str:
 TOKEN_TABLE = (("tokens", "tokens", 0, min), ("bytes_per_token", "bytes/token", 3, max),
                ("chars_per_token", "chars/token", 3, max), ("tokens_per_word", "tokens/word", 3, min),
                ("renyi_efficiency", "Rényi eff. (α 2.5)", 4, max), ("shannon_efficiency", "Shannon eff.", 4, max),
-               ("vocab_used", "tokens used", 0, max))
+               ("vocab_used", "tokens used", 0, None))
 
 
 def _texts(rows: list[dict]) -> list[str | None]:
@@ -155,15 +162,15 @@ def _metric_cells(texts_of: str | None, all_cells: list[Cell]) -> list[tuple[str
 
 
 def _best(found: list[tuple[str, Cell]], column: str, held_out: str | None, better) -> dict:
-    """The best median of ``column`` per (text, trained on, vocabulary size) group."""
-    best: dict = {}
+    """The best median of ``column`` per (text, dataset, vocabulary size) group, where there
+    is a best: ``better`` says which way (None: neither, as for the tokens a text uses) and the
+    group holds more than one value."""
+    groups: dict = {}
     for text, cell in found:
         value = cell.median(column, held_out)
-        if value is None:
-            continue
-        key = (text, cell.dataset, cell.vocab_size)
-        best[key] = value if key not in best else better(best[key], value)
-    return best
+        if value is not None and better is not None:
+            groups.setdefault((text, cell.dataset, cell.vocab_size), []).append(value)
+    return {key: better(values) for key, values in groups.items() if len(values) > 1}
 
 
 def _markdown_token_tables(rows: list[dict]) -> str:
@@ -178,7 +185,7 @@ def _markdown_token_tables(rows: list[dict]) -> str:
         for text, cell in found:
             values = [_fixed(cell.median(c, held_out), d) if d else _int(cell.median(c, held_out))
                       for c, _, d, _ in TOKEN_TABLE]
-            out.append(f"| {display_name(text)} | {display_name(cell.dataset)} | {display_name(cell.name)} | "
+            out.append(f"| {display_name(text)} | {display_name(cell.trained_on)} | {display_name(cell.name)} | "
                        + " | ".join(values) + " |")
     return "\n".join(out) + ("\n" if out else "")
 
@@ -187,8 +194,32 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
+#: characters beyond ASCII that tables hold, as macros plain pdflatex knows without packages
+_LATEX_MACROS = {"α": r"$\alpha$", "–": "--", "—": "---", "×": r"$\times$", "≤": r"$\le$", "≥": r"$\ge$",
+                 "…": r"\ldots{}", "±": r"$\pm$", "µ": r"$\mu$", "▁": r"\_", "·": r"$\cdot$"}
+#: accents as combining marks (what NFD splits an accented letter into) and their macros
+_LATEX_ACCENTS = {"\u0301": "\\'", "\u0300": "\\`", "\u0302": "\\^", "\u0308": '\\"', "\u0303": "\\~",
+                  "\u0327": "\\c", "\u030c": "\\v"}
+
+
+def _latex_char(c: str) -> str:
+    """One character as ASCII that pdflatex reads with no package for its script: an accented
+    Latin letter as a macro (é as \\'{e}), a few symbols as math, anything else as ?."""
+    if c in _LATEX_SPECIAL:
+        return _LATEX_SPECIAL[c]
+    if c.isascii():
+        return c
+    if c in _LATEX_MACROS:
+        return _LATEX_MACROS[c]
+    split = unicodedata.normalize("NFD", c)
+    if len(split) == 2 and split[0].isascii() and split[1] in _LATEX_ACCENTS:
+        return f"{_LATEX_ACCENTS[split[1]]}{{{split[0]}}}"
+    return "?"
+
+
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+    """``text`` as LaTeX source in ASCII alone (see :func:`_latex_char`)."""
+    return "".join(_latex_char(c) for c in text)
 
 
 def latex_table(rows: list[dict], caption: str = "") -> str:

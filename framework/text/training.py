@@ -10,6 +10,7 @@ the memory limit) with no pair across two of them or across an added token.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -108,8 +109,14 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         result.rules, pipeline.config.to_dict(), unicode=unicode_version(), length=sum(n for _, n, _ in sources),
         blake2b=sources[0][2] if len(sources) == 1 else checksum("".join(d for _, _, d in sources).encode()),
         sources=[{"name": name, "length": n, "blake2b": d} for name, n, d in sources] if len(sources) > 1 else None,
+        learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
         hf=_added_vocab(result.rules, tokens), deletions=result.deletions.tolist() or None)
     return Training(rules_file=rules_file, result=result, trace=trace, special=tokens, scorer=pipeline.config.scorer.name)
+
+
+def _file_name(path: str) -> str:
+    """How a rules file names its one training file: the name alone, no folders of the user's."""
+    return "<stdin>" if path == "-" else os.path.basename(path)
 
 
 def _whole_text(inputs: Sequence[str], special: tuple[bytes, ...]):
