@@ -126,7 +126,7 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
                 return done, DELETE
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _changed_slots(changed, n_changed, pairs, x_table, x_meta, x_rec, cslots, ck):
     """The pairs whose count a merge changed (the first ``n_changed`` of ``changed``), as index
     slots (found once per pair, then kept in its record) in ``cslots`` and their counts in

@@ -62,7 +62,7 @@ def new_records(size: int) -> np.ndarray:
     return np.empty(size, dtype=RECORD)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def record_slot(s0, s1, table, meta, rec):
     """Slot of the pair (s0, s1), with a fresh record (no count, in no heap or list) if new."""
     made = meta[_N_SLOTS]
@@ -98,7 +98,7 @@ def _less(x, y, rec):
     return rec[x].ps1 < rec[y].ps1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _link(a, b, rec):
     """Meld two roots; returns the new root."""
     if _less(b, a, rec):
@@ -148,7 +148,7 @@ def _heap_insert(g, slot, groot, rec):
     groot[g] = slot if r == _EMPTY else _link(r, slot, rec)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _cut(slot, rec):
     """Detach a non-root node (with its subtree) from its parent or left sibling."""
     p = rec[slot].prev
@@ -200,7 +200,7 @@ def _group_drop(g, gsize, gactive, gpos, meta):
         meta[_N_ACTIVE] -= 1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _lists_add(slot, rec, lhead, rhead):
     """Put a pair first on its left symbol's and its right symbol's list."""
     h = lhead[rec[slot].ps0]
@@ -217,7 +217,7 @@ def _lists_add(slot, rec, lhead, rhead):
     rhead[rec[slot].ps1] = slot
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _lists_remove(slot, rec, lhead, rhead):
     p = rec[slot].lprev
     n = rec[slot].lnext

@@ -21,7 +21,7 @@ _HALF_LOG_2PI = 0.9189385332046727
 LOG_FACTORIAL_TABLE = np.array([math.log(float(math.factorial(n))) for n in range(171)])
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def log_factorial_scalar(n):
     """log(n!) in nats, evaluated exactly as the reference program does."""
     if n <= 170:
@@ -34,7 +34,7 @@ def log_factorial_scalar(n):
     return st + (1.0 / 12.0) * rx
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def bit_length_scalar(x):
     """Number of bits of a non-negative integer (0 for 0), by binary search on the shifts."""
     n = 0

@@ -25,7 +25,7 @@ def _hash(key, mask):
     return (h ^ (h >> 31)) & mask
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def find_slot(table, s0, s1):
     """Slot of (s0, s1), or -1 when the pair was never inserted."""
     key = (np.int64(s0) << 32) | np.int64(s1)
@@ -40,7 +40,7 @@ def find_slot(table, s0, s1):
         i = (i + 1) & mask
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def find_or_insert(table, meta, s0, s1):
     """Slot of (s0, s1), handing out the next slot number if the pair is new (the caller
     records s0 and s1 for its slot)."""

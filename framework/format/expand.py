@@ -45,7 +45,7 @@ def expand_into(rules, symbols, lens, out):
     return pos
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _spell_into(symbol, rules, stack, out, pos):
     """Write the bytes of ``symbol`` into ``out`` from ``pos`` (``stack``: scratch of the
     rules' depth); returns the position after them."""

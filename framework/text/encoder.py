@@ -58,7 +58,7 @@ def rank_table(rules):
     return keys, vals, ranks
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _rank(keys, vals, ranks, a, b, least):
     """The first rule of the pair (a, b) at or past ``least``, or -1."""
     key = (a << 32) | b

@@ -29,7 +29,7 @@ LZP_ESCAPE = 0xF2
 LZP_TABLE_BITS = 18
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _lzp_predict(lut, a, i):
     """Where the four bytes before ``i`` last occurred (the position after them; 0: never),
     recording ``i`` in their place: the one lookup both sides make per coded unit, so the

@@ -227,7 +227,7 @@ def _active_models(use_bytes, use_chunks):
     return active, n_active
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _set_contexts(ctx, hist, word, prev_word, open_key, prev1, prev2, use_bytes, use_chunks):
     """The hashed contexts of the next byte: byte orders, words, and the chunk contexts."""
     if use_bytes:
@@ -320,7 +320,7 @@ def _code_byte(decode, byte, c1, expected, m_len, a3_ctx, chunk_state, ctx, acti
     return np.int64(c0 & 255), expected
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _boundary(decode, i, byte, starts, open_h, open_len, open_key, open_in_dict, prev1, hist, coded_parse,
               chunks, tables, stream, work):
     """Does a chunk start at byte i (1) or not (0)? Coded where the dictionary leaves a choice
@@ -362,7 +362,7 @@ def _boundary(decode, i, byte, starts, open_h, open_len, open_key, open_in_dict,
     return np.int64(start)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _histories(hist, word, prev_word, byte):
     """The last 8 bytes, and the current and previous words (lower-cased letters)."""
     hist = (hist << B8) | np.uint64(byte)
@@ -375,7 +375,7 @@ def _histories(hist, word, prev_word, byte):
     return hist, word, prev_word
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _follow_match(text, i, byte, hist, expected, m_ptr, m_len, mm_ht, mmask):
     """Match model: follow the match while its byte came, else look one up by the last
     MATCH_MIN bytes (and remember where they were seen). Returns (pointer, length)."""

@@ -38,7 +38,7 @@ _FF = np.uint64(0xFF)
 _LOW, _RANGE, _CACHE, _CSIZE, _POS = 0, 1, 2, 3, 4
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _shift_low(st, out):
     low = st[_LOW]
     if low < _TOP_BYTE or low >= _CARRY:
@@ -128,7 +128,7 @@ def _fenwick_add(tree, i, delta):
         i += i & -i
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _fenwick_find(tree, target, top):
     """Largest i with prefix(i) <= target, and prefix(i): the symbol whose interval holds target."""
     pos = 0

@@ -212,7 +212,7 @@ def new_stream(decode: bool, payload: bytes | None = None, capacity: int = 0, te
     return Stream(ac=coder_start(decode, inp), out=np.zeros(capacity, np.uint8), inp=inp, control=control)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def byte_class(c):
     """16 classes of a byte (space, newline, digits, letters, UTF-8, punctuation kinds): what
     mixer 2 knows of the text just before the chunk."""

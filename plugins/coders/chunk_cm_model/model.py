@@ -130,7 +130,7 @@ class Status(enum.IntEnum):
     OVER_BUDGET = -6
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def set_contexts(sc, tb):
     """Hash the contexts of the next chunk from the history record; keep the used ones."""
     order, follow, tf = tb.order, tb.follow, tb.text_follow
@@ -177,7 +177,7 @@ def set_contexts(sc, tb):
         sc.ctx[m] = every[order[m]]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def mixer_sets(tb, c0, jj, cls, id1):
     """Mixers 2 and 3's weight sets at a node whose path is ``c0`` (a leading 1, then the bits
     above it): known before its contexts are read, so their weights can be asked for first."""
@@ -190,7 +190,7 @@ def mixer_sets(tb, c0, jj, cls, id1):
     return s2, s3 & (tb.w3.shape[0] - 1)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     """P(the rank's next bit is 1) in 1/4096 at a node of bit position ``j`` splitting at rank
     ``mid``, ``c0`` holding the bits above it after a leading 1, ``g`` of them since the last
@@ -263,7 +263,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     return max(1, min(4095, (pm + pa1 + pa2 + pa3 + 2) >> 2))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def learn(tb, sc, y):
     """Update every piece that predicted the bit just coded."""
     bit = sc.bit
@@ -318,7 +318,7 @@ def find_slots(tb, sc, c0, hmask):
         sc.lines[k] = direct_line(tb.dc, slot_hash(sc.ctx[tb.direct[k]], c0))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
     """Code (or decode and return) the rank of chunk ``t`` down the tree, skipping the bits the
     exclusion decides (but coding at least one); the match model's expected rank is known at
@@ -375,7 +375,7 @@ def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
             return -1 - node
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def line_start(h):
     """The line's first two bytes (the first lowest), read from the last 8 bytes while they
     hold them and kept for the rest of the line; where the line has not begun, the last line's
@@ -400,7 +400,7 @@ def line_markup(start):
     return start + np.uint64(1)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def add_opener(h, c, opening, closing):
     """Move the openers past byte ``c``: an opening bracket keeps the word of the one around it
     and starts its own (letters, UTF-8, ``!`` and ``/``, case folded: ``{{cite``, ``[[File``,
@@ -428,7 +428,7 @@ def add_opener(h, c, opening, closing):
             h[H_OPENER_STATE] = ZERO
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def add_byte(h, c):
     """Move the text history past byte ``c``: the bytes, their classes, the open brackets
     (``([{<`` push, ``)]}>`` pop) and their openers, the line's first two bytes, the column, and
@@ -455,7 +455,7 @@ def add_byte(h, c):
         h[H_WORD0] = ZERO
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def after_chunk(t, rank, rk, tb, sc, text, pos, decode):
     """The chunk is known: spell it into the text history (and, decoding, the text), move the
     id history. Returns the text position after it."""

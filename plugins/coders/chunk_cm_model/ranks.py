@@ -32,7 +32,7 @@ EXCLUDE_MAX_LEN = 32
 
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _covered(rk, a, b, lo, hi):
     """Whether the sorted, disjoint excluded ranges ``a:b`` cover ranks ``lo:hi``."""
     for k in range(a, b):
@@ -46,7 +46,7 @@ def _covered(rk, a, b, lo, hi):
     return lo >= hi
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def forced_bit(rk, a, b, lo, mid, hi):
     """The bit both sides know at a trie node: 0 when ranks ``mid:hi`` are past the last rank
     or all excluded, 1 when ``lo:mid`` are all excluded, else -1 (code it)."""
@@ -59,7 +59,7 @@ def forced_bit(rk, a, b, lo, mid, hi):
 
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _cmp_truncated(spell, start, length, r, u, u_len):
     """Rank r's spelling cut to ``u_len`` bytes against ``spell[u:u + u_len]``: -1, 0 or 1."""
     a = start[r]
@@ -170,7 +170,7 @@ def complete_tree(n_ranks, bits, tree):
     return count
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _half_split(cum, a, b):
     """The split of ``a:b`` (first index on the right, in ``a + 1 .. b - 1``) nearest its
     weight's half."""
@@ -188,7 +188,7 @@ def _half_split(cum, a, b):
     return split
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def _prefix_split(cum, lcp, a, b):
     """The split of ``a:b`` between the two neighbours that share the shortest prefix, among
     the splits leaving :data:`PREFIX_SPLIT_SHARE` of the weight or more on each side (the

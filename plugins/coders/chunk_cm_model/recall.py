@@ -87,7 +87,7 @@ def run_lookup(tb, sc, ranks, t):
         prefetch_row(tb.run, sc.runs[i, R_SLOT])
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def run_read(tb, sc):
     """Each run's rank and repeats (rank -1 where its entry holds another key)."""
     for i in range(n_runs(tb)):
@@ -108,7 +108,7 @@ def runs_off_path(tb, sc, lo, hi):
             sc.runs[i, R_RANK] = -1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def run_inputs(tb, sc, mid, jj, first):
     """The runs' mixer inputs from ``tx[first]`` on, at a node splitting at ``mid``; returns the
     vote (bit 0: a run expects 0, bit 1: a run expects 1)."""
@@ -140,7 +140,7 @@ def run_update(tb, sc, rank):
         tb.run[slot] = (np.uint64(check) << _S40) | (np.uint64(rank + 1) << B8) | np.uint64(count)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def match_find(mm_ht, ranks, t, h):
     """Where the ids before chunk ``t`` occurred last (table entry ``h``), verified backwards:
     (the chunk after them, the match length in ids), or (-1, 0); records ``t`` for the next
@@ -157,7 +157,7 @@ def match_find(mm_ht, ranks, t, h):
     return cand, k
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def follow_match(ranks, t, rank, tb, sc):
     """The match model after chunk ``t``: follow the match, and ask for the entries of the two
     lookups (the last ``MATCH_IDS`` ids, and model 4's last ``long_ids``): :func:`match_lookup`
@@ -190,7 +190,7 @@ def follow_match(ranks, t, rank, tb, sc):
         prefetch_row(tb.mm_ht, mt[M_SHORT])
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def match_lookup(tb, ranks, sc):
     """The lookups :func:`follow_match` asked for: model 4's long one taken where the match in
     hand is shorter (two ids often repeat in a new place; four seldom do; en_mix_10MB 0.13%

@@ -20,7 +20,7 @@ from .states import toward
 APM_STEPS = 33
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def apm_predict(t, ctx, pr):
     """An adaptive map from (context, input probability) to probability: returns (p, index of
     the nearer knot to update). A knot is one int32, P(1) in 1/2^22 above an 8-bit count: a

@@ -77,7 +77,7 @@ def code_bit(decode, ac, out, inp, bit, p):
     return code_bit_scaled(decode, ac, out, inp, bit, p, 12)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def code_bit_scaled(decode, ac, out, inp, bit, p, bits):
     """Code ``bit`` (or decode and return it) with P(1) = p / 2^bits, p in 1..2^bits - 1. Models
     of very predictable data (a block-sorted text) use 16 bits: at 12, a bit costs at least

@@ -47,7 +47,7 @@ def context_hash(tag, a, b):
 MAX_PROBES = 64
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def table_slot(keys, used, key):
     """Slot of ``key`` in an open-addressing key table: where it is, or the empty slot where it
     goes; -1 after :data:`MAX_PROBES` occupied slots. ``used`` has a power of 2 of slots and

@@ -35,7 +35,7 @@ def slot_base(hv, mask):
     return np.int64((hv >> S32) & mask) << 4
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, forceinline=True)
 def find_slot(ht, hv, mask):
     """Offset of the 16-byte slot for hashed context ``hv``: one of 3 slots in a 64-byte line,
     the one whose checksum matches, else the lowest-priority one, cleared."""
