@@ -47,7 +47,7 @@ def parse_size(text: str) -> int:
 
 #: what compresses one block: ``compress_block(block, settings, dictionary)`` -> its archive; a
 #: module-level function, so that Dask can run it in a worker
-CompressBlock = Callable[[bytes, object, "bytes | None"], bytes]
+CompressBlock = Callable[[bytes, Any, "bytes | None"], bytes]
 
 
 def split_blocks(stream: Readable, block_size: int) -> Iterator[bytes]:

@@ -14,20 +14,10 @@ What it decides, in one place:
   would not fit the memory limit (then in blocks that do);
 * the dictionary: learned, reused from a rules file (stored, or referenced by hash), or shared by
   the blocks (given, or learned from the first block);
-* per archive and per block, at a level: the chunk pipeline or, where it does not pay, the
-  level's plain back end (the raw bytes through zstd or xz -9e, ``config.PLAIN``), decided
-  from the data: an input up to 1 MB is coded both ways (-4 and -5 also with -6's pipeline,
-  ``config.SMALL_INPUT_LEVEL``) and the smallest kept; a larger one by a 384 KB sample (three
-  slices: start, middle, end): text keeps the level's pipeline, other data takes it where it
-  beats the plain back end on the sample, else the smaller there of the plain back end and
-  (-4, -5) -6's pipeline;
-* at -7 ... -9, an input up to 16 KB is also compressed as the level below compresses it, and
-  the smaller archive kept (``config.BELOW_TRIED``): so no level from -6 up is larger than the
-  one below on a small text;
-* at -6 ... -9, an input up to 1 MB is also compressed with the level's dictionary learned
-  between runs of non-space instead of GPT-2's pre-tokens, and the smaller archive kept
-  (``config.PRETOKENIZER_TRIED``): manuals, licences and source code want the former, prose the
-  latter, and a sample cannot tell which;
+* per archive and per block, at a level: the ways its record in the level table
+  (:mod:`chunkpress.levels`) gives for the data, each coded once and the smallest kept: the
+  level's pipeline, its plain back end, its trials on small texts; the same decision here, in a
+  worker process and on a Dask scheduler, which get the compressor's settings, not a pipeline;
 * then the coder's archive or the bytes stored as they are (container version 2), whichever is
   smaller: no input grows by more than 33 bytes an archive (26 and the varint of its length).
 """
@@ -50,32 +40,15 @@ from .blockmode import (
     BlockWriter,
     compress_stream,
 )
-from .config import (
-    BELOW_TRIED,
-    DICTIONARY_LEVEL,
-    PRETOKENIZER_TRIED,
-    SMALL_INPUT_LEVEL,
-    SMALL_TEXT,
-    compress_level,
-    config_from_dict,
-    plain_preset,
-)
+from .config import SECTIONS, compress_level, config_from_dict
 from .errors import ChunkpressError, ConfigError
 from .fileio import Readable, read_input, read_rest
 from .format import container
 from .format.limits import FIT_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, fits, most_that_fits, work_limit
+from .levels import LEVELS, STORED, Level, plain_config, plan
 from .pipeline import Pipeline
 from .plugin.registry import Registry
 from .text.unicodeclasses import unicode_version
-
-#: worker processes take seconds to start: an input smaller than this runs in this one
-PARALLEL_AT_LEAST = 8 << 20
-#: blocks for workers are at least this large (smaller ones lose ratio for little speed)
-PARALLEL_BLOCK = 4 << 20
-#: an input up to this size is coded with the chunk pipeline and its plain fallback, and the
-#: smaller archive kept; a larger one is decided by a trial on TRIAL_SLICES of TRIAL_SLICE bytes
-TRIAL_WHOLE = 1 << 20
-TRIAL_SLICE, TRIAL_SLICES = 128 << 10, 3
 
 
 def rules_file(rules, decoding: bool = False):
@@ -139,6 +112,9 @@ class Compressor:
                  block_size: int | None = None, workers: int | None = None, scheduler: str | None = None,
                  shared_dictionary: bool = False, max_rules: int | None = None, min_count: int | None = None,
                  registry: Registry | None = None, **overrides):
+        unknown = sorted(set(overrides) - set(SECTIONS))
+        if unknown:  # as python-zstandard: a misspelt setting is the caller's error, not a config's
+            raise TypeError(f"Compressor() got an unexpected keyword argument {unknown[0]!r}")
         if rules is not None and shared_dictionary:
             raise ConfigError("rules (--rules) already share a dictionary across the blocks; shared_dictionary "
                               "(--shared-dictionary) learns one from the first block instead: give one of them")
@@ -153,63 +129,58 @@ class Compressor:
             overrides["limits"] = limits
         at = compress_level(config, level)
         if at is not None and config is None and _shapes_dictionary(overrides, rules, rules_ref, shared_dictionary):
-            at = DICTIONARY_LEVEL.get(at, at)
+            at = LEVELS[at].dictionary_level or at if at in LEVELS else at
         self.pipeline = Pipeline.from_config(config, registry, level=at, **overrides)
         self.pipeline.build_coder()  # a coder that cannot be built (a missing package) fails now
-        #: a level's plain back end, for data its chunk pipeline does not shrink better (a config,
-        #: overrides or a reused dictionary say what to run: they get none)
-        self.plain: Pipeline | None = None
-        self.plain_executable: Pipeline | None = None
-        self._small_input_level: int | None = None
-        self._below_level: int | None = None
-        self._level, self._pretokenizer_tried = at, None
+        #: the level whose record decides how each input is coded; None where a config,
+        #: overrides or a reused dictionary say what to run (it runs as said)
+        self.level: Level | None = LEVELS[at] if at is not None and config is None and not overrides and \
+            rules is None else None
         self._registry = registry
-        if at is not None and config is None and not overrides and rules is None:
-            # a plain back end that is the level's own pipeline (-1: zstd on the bytes) is no
-            # alternative: trying it would code the input twice the same way
-            self.plain, self.plain_executable = (
-                None if plain.config == self.pipeline.config else plain
-                for plain in (Pipeline(config_from_dict(plain_preset(at, x86), registry), registry)
-                              for x86 in (False, True)))
-            self._small_input_level = SMALL_INPUT_LEVEL.get(at)
-            self._below_level = BELOW_TRIED.get(at)
-            self._pretokenizer_tried = PRETOKENIZER_TRIED.get(at)
+        self._ways: dict = {}
         self.tokenizer, self.dictionary = rules_file(rules)
         if rules_ref or shared_dictionary:
             self.pipeline.check_references_dictionary()
+
+    def __getstate__(self) -> dict:
+        """What a worker process or a Dask worker needs to code blocks as this compressor does:
+        the pipeline's config and the level that decides (plugins must be installed there)."""
+        return {"config": self.pipeline.config.to_dict(), "level": None if self.level is None else self.level.number}
+
+    def __setstate__(self, state: dict) -> None:
+        self.pipeline = Pipeline(config_from_dict(state["config"]))
+        self.level = None if state["level"] is None else LEVELS[state["level"]]
+        self._registry, self._ways = None, {}
+        self.tokenizer = self.dictionary = None
+        self.block_size = self.workers = self.scheduler = None
+        self.rules_ref = self.shared_dictionary = False
 
     def most_in_memory(self, most: int) -> int:
         """The longest input, up to ``most`` bytes, whose single archive (learning, and the
         level's coder's tables) fits the memory limit: at least 64 KiB."""
         return most_that_fits(self.pipeline.working_bytes, most)
 
-    @functools.cached_property
-    def small_input(self) -> Pipeline | None:
-        """The pipeline inputs up to a megabyte also try (-4, -5: -6's), built when first
-        needed: its coder's module loads compiled code, which a tiny input never needs."""
-        if self._small_input_level is None:
-            return None
-        return Pipeline.from_config(None, self._registry, level=self._small_input_level)
-
-    @functools.cached_property
-    def other_pretokens(self) -> Pipeline | None:
-        """The level's pipeline with the other pre-tokenizer, which inputs up to a megabyte
-        also try (-6 ... -9: ``config.PRETOKENIZER_TRIED``), built when first needed."""
-        if self._pretokenizer_tried is None:
-            return None
-        return Pipeline.from_config(None, self._registry, level=self._level, pretokenizer=self._pretokenizer_tried)
-
-    @functools.cached_property
-    def below(self) -> Compressor | None:
-        """The level below's compressor, which inputs up to SMALL_TEXT also try (-7 ... -9),
-        built when first needed."""
-        return None if self._below_level is None else Compressor(self._below_level, registry=self._registry)
+    def way(self, way) -> Pipeline:
+        """The pipeline of one of the level table's ways (:mod:`chunkpress.levels`), built when
+        first needed: a trial's coder loads compiled code that most inputs never need."""
+        if way not in self._ways:
+            kind, number, arg = way
+            plain = plain_config(LEVELS[number], arg) if kind == "plain" else None
+            if plain is not None:
+                built = Pipeline(config_from_dict(plain, self._registry), self._registry)
+            elif self.level is not None and number == self.level.number and arg is None:
+                built = self.pipeline
+            else:
+                extra = {"pretokenizer": arg} if arg is not None else {}
+                built = Pipeline.from_config(None, self._registry, level=number, **extra)
+            self._ways[way] = built
+        return self._ways[way]
 
     def wants_blocks(self, size: int | None) -> bool:
         """Whether an input of ``size`` bytes (None: a stream of unknown length) is written as
-        a block archive; ConfigError where the dictionary options say otherwise."""
-        parallel = self.workers and (size is None or size >= PARALLEL_AT_LEAST)
-        asked = bool(self.block_size or parallel or self.scheduler)
+        a block archive; ConfigError where the dictionary options say otherwise. Workers do not
+        decide it: an archive is the same bytes whatever codes its blocks."""
+        asked = bool(self.block_size or self.scheduler)  # workers share blocks; they make none
         if asked or (size is None and not self.rules_ref):
             blocks = True
         elif size is None:  # a single archive that references rules: read whole, within the memory limit
@@ -231,8 +202,6 @@ class Compressor:
         if self.block_size:
             return self.block_size
         default = DEFAULT_BLOCK_SIZE if size is not None else STREAM_BLOCK_SIZE
-        if self.workers and size is not None:  # a block for each worker, at least PARALLEL_BLOCK
-            default = min(default, max(PARALLEL_BLOCK, -(-size // self.workers)))
         return max(MIN_BLOCK_SIZE, self.most_in_memory(default))
 
     def compress(self, data, *, progress: Callable | None = None) -> bytes:
@@ -269,22 +238,50 @@ class Compressor:
                               "shared_dictionary are for compress and copy_stream")
         return CompressionWriter(BlockWriter(compress_block, self, dest, block_size))
 
+    def compressobj(self, *, block_size: int = STREAM_BLOCK_SIZE) -> CompressionObj:
+        """As zlib's and python-zstandard's: ``compress(data)`` takes the input in pieces and
+        gives back the archive's bytes as its blocks fill, ``flush()`` the rest and its end; the
+        pieces joined are one block archive (what :meth:`stream_writer` writes)."""
+        return CompressionObj(self, block_size)
+
     def archive_of(self, data: bytes, progress: Callable | None = None, dictionary: bytes | None = None) -> bytes:
         """One archive of ``data``: the coder's, with the learned or reused dictionary (a shared
-        ``dictionary`` of a block archive is referenced), or the bytes stored as they are where
-        that is smaller."""
+        ``dictionary`` of a block archive is referenced), the smallest of the ways the level
+        table gives (:func:`chunkpress.levels.plan`), or the bytes stored as they are where
+        that is smaller. ``progress`` hears the learner of the first way coded."""
+        data = bytes(data)
         if dictionary is not None:
             tokenizer, reference = _shared_tokenizer(dictionary), True
         else:
             tokenizer, reference = self.tokenizer, self.rules_ref
-        plain = (self.plain_executable if is_executable(data) else self.plain) if tokenizer is None else None
-        archive = _smaller_of(self.pipeline, data, tokenizer, reference, progress, plain,
-                              lambda: self.small_input, lambda: self.other_pretokens)
-        if len(data) <= SMALL_TEXT and tokenizer is None and self.below is not None:
-            lower = self.below.archive_of(data)
-            if len(lower) < len(archive):
-                return lower
-        return archive
+        stored = container.stored_size(len(data))
+        rules = tokenizer.rules if tokenizer is not None else np.zeros((0, 2), dtype=np.int64)
+        if len(container.pack(self.pipeline.header(rules, data, reference), b"")) > stored:
+            # the coder's header alone is larger than the stored archive (a tiny input): store it
+            # without learning or coding anything
+            return container.pack_stored(data)
+        archive: bytes | None
+        if tokenizer is not None:
+            archive = self.pipeline.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=reference)
+        elif self.level is None:
+            archive = self.pipeline.compress(data, progress=progress)
+        else:
+            archive = self._smallest_way(data, progress)
+        return archive if archive is not None and len(archive) <= stored else container.pack_stored(data)
+
+    def _smallest_way(self, data: bytes, progress) -> bytes | None:
+        """The smallest archive of the ways the level table gives for ``data`` (None: stored),
+        each coded once; a way whose tables would not fit the memory limit is left out."""
+        assert self.level is not None
+        found = plan(self.level, data)
+        if found.ways == (STORED,):
+            return None
+        ways = [w for i, w in enumerate(found.ways) if i == 0 or fits(self.way(w).working_bytes, len(data))]
+        if found.sample is not None and len(ways) > 1:  # decided on the sample: one way, in full
+            sample = found.sample
+            ways = [min(ways, key=lambda w: len(self.way(w).compress(sample)))]
+        archives = [self.way(w).compress(data, progress=progress if i == 0 else None) for i, w in enumerate(ways)]
+        return min(archives, key=len)
 
     def _write_blocks(self, source: Readable, out, size: int | None, progress) -> int:
         dictionary = self.dictionary
@@ -292,89 +289,16 @@ class Compressor:
             first = source.read(self.block_size_for(size))
             dictionary = _learned_dictionary(self.pipeline, first)
             source = _Prefixed(first, source)
-        remote = self.workers or self.scheduler
-        return compress_stream(compress_block, self.pipeline.config.to_dict() if remote else self, source, out,
-                               self.block_size_for(size), self.workers, self.scheduler, progress, dictionary)
+        return compress_stream(compress_block, self, source, out, self.block_size_for(size), self.workers,
+                               self.scheduler, progress, dictionary)
 
 
-def compress_block(block: bytes, settings, dictionary: bytes | None = None) -> bytes:
-    """One block's archive, here with the compressor in hand, or in a Dask worker with a
-    pipeline built from its config (a dict; plugins must be installed there): learned on its
-    own, or coded with the shared ``dictionary`` (a rules file's bytes) that it references."""
-    if isinstance(settings, Compressor):
-        return settings.archive_of(block, dictionary=dictionary)
-    pipe = Pipeline(config_from_dict(settings))
-    return _smaller_of(pipe, block, _shared_tokenizer(dictionary) if dictionary is not None else None,
-                       dictionary is not None, None)
-
-
-def _smaller_of(pipe: Pipeline, data: bytes, tokenizer, reference: bool, progress, plain: Pipeline | None = None,
-                small_input: Callable[[], Pipeline | None] = lambda: None,
-                other_pretokens: Callable[[], Pipeline | None] = lambda: None) -> bytes:
-    stored = container.stored_size(len(data))
-    rules = tokenizer.rules if tokenizer is not None else np.zeros((0, 2), dtype=np.int64)
-    if len(container.pack(pipe.header(rules, data, reference), b"")) > stored:
-        # the coder's header alone is larger than the stored archive (a tiny input): store it
-        # without learning or coding anything
-        return container.pack_stored(data)
-    if tokenizer is not None:
-        archive = pipe.encode(tokenizer.rules, tokenizer.symbols(data), data, reference=reference)
-    elif plain is not None:
-        archive = _chunked_or_plain(pipe, plain, small_input, other_pretokens, data, progress)
-    else:
-        archive = pipe.compress(data, progress=progress)
-    return archive if len(archive) <= stored else container.pack_stored(data)
-
-
-def is_executable(data: bytes) -> bool:
-    """Whether ``data`` starts as an x86 or x86-64 ELF file (a program, a shared library, a
-    Python extension) or a Windows PE file does: machine code, which xz's x86 filter shrinks."""
-    if data[:4] == b"\x7fELF" and len(data) >= 20:
-        return int.from_bytes(data[18:20], "little" if data[5] == 1 else "big") in (3, 62)  # EM_386, EM_X86_64
-    return data[:2] == b"MZ" and b"PE\0\0" in data[:4096]
-
-
-def _sample(data: bytes) -> bytes:
-    """TRIAL_SLICES slices of TRIAL_SLICE bytes, from the start, the middle and the end."""
-    step = (len(data) - TRIAL_SLICE) // (TRIAL_SLICES - 1)
-    return b"".join(data[i * step:i * step + TRIAL_SLICE] for i in range(TRIAL_SLICES))
-
-
-def looks_like_text(sample: bytes) -> bool:
-    """Whether ``sample`` reads as text: UTF-8 (a character cut at a slice's edge aside) with
-    under 1% control bytes other than tab, line feed, form feed and carriage return."""
-    bad = sample.decode("utf-8", errors="replace").count("\ufffd")
-    controls = sum(sample.count(c) for c in range(32) if c not in (9, 10, 12, 13)) + sample.count(127)
-    return bad <= 2 * TRIAL_SLICES and controls < len(sample) // 100
-
-
-def _chunked_or_plain(pipe: Pipeline, plain: Pipeline, small_input_of: Callable[[], Pipeline | None],
-                      other_pretokens_of: Callable[[], Pipeline | None], data: bytes, progress) -> bytes:
-    """The archive of the level's pipeline, of its plain back end, of another level's pipeline
-    (``small_input``) or of the level's with the other pre-tokenizer (``other_pretokens``),
-    whichever the data favours: up to TRIAL_WHOLE bytes, all coded and the smallest kept (the
-    first on a tie); above, decided on a sample: the level's pipeline for text or where it
-    beats the plain back end there, else the smaller there of the plain and ``small_input``.
-    ``small_input_of()`` and ``other_pretokens_of()`` build those pipelines (or None), each
-    only where it is tried."""
-    sample = _sample(data) if len(data) > TRIAL_WHOLE else b""
-    if sample and looks_like_text(sample):
-        # text is what chunks are for, and a sample undersells them: its dictionary is paid
-        # for by a fraction of the input (on en_mix_10MB's sample xz wins, on the whole -5 does)
-        return pipe.compress(data, progress=progress)
-    small_input = small_input_of()
-    if small_input is not None and not fits(small_input.working_bytes, len(data)):
-        small_input = None  # its tables would not fit the memory limit
-    if len(data) <= TRIAL_WHOLE:
-        archives = [pipe.compress(data, progress=progress), plain.compress(data)]
-        archives += [other.compress(data) for other in (small_input, other_pretokens_of()) if other is not None]
-        return min(archives, key=len)
-    raw = len(plain.compress(sample))
-    if len(pipe.compress(sample)) <= raw:
-        return pipe.compress(data, progress=progress)
-    if small_input is not None and len(small_input.compress(sample)) < raw:
-        return small_input.compress(data)
-    return plain.compress(data)
+def compress_block(block: bytes, compressor: Compressor, dictionary: bytes | None = None) -> bytes:
+    """One block's archive, as ``compressor`` codes it: here, or in a worker process or a Dask
+    worker, where the compressor arrives as its settings (``Compressor.__getstate__``) and
+    decides as it would here; learned on its own, or coded with the shared ``dictionary`` (a
+    rules file's bytes) that it references."""
+    return compressor.archive_of(block, dictionary=dictionary)
 
 
 @functools.lru_cache(maxsize=2)
@@ -448,3 +372,30 @@ class CompressionWriter(io.RawIOBase):
                 self._blocks.close()
             finally:
                 super().close()
+
+
+class CompressionObj:
+    """What :meth:`Compressor.compressobj` returns: a stream writer into a buffer that each call
+    empties."""
+
+    def __init__(self, compressor: Compressor, block_size: int):
+        self._sink = io.BytesIO()
+        self._writer = compressor.stream_writer(self._sink, block_size=block_size)
+
+    def _taken(self) -> bytes:
+        out = self._sink.getvalue()
+        self._sink.seek(0)
+        self._sink.truncate()
+        return out
+
+    def compress(self, data) -> bytes:
+        """The archive's bytes that ``data`` completes (often none: a block is written when full)."""
+        self._writer.write(data)  # ValueError after flush, as the writer's after close
+        return self._taken()
+
+    def flush(self) -> bytes:
+        """The rest of the archive: the last block and the end record; the object is then done."""
+        if self._writer.closed:
+            return b""
+        self._writer.close()
+        return self._taken()

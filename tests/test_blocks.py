@@ -1,6 +1,7 @@
 """Block mode: framed blocks, streamed decompression, damaged blocks named, parallel = serial."""
 
 import io
+from pathlib import Path
 
 import pytest
 from chunkpress.blockmode import split_blocks
@@ -165,20 +166,48 @@ def test_blocks_dropped_repeated_or_moved_are_refused(tmp_path, text, capsys):
     assert "cut short" in capsys.readouterr().err
 
 
+def _mixed(folder) -> dict:
+    """Inputs whose blocks the default level codes different ways: a shared library (xz with
+    its x86 filter), random bytes (stored), text larger than the block size (the block sort),
+    and all three in one file."""
+    import numpy as np
+
+    library = max(Path(np.__path__[0]).rglob("*.so"), key=lambda p: p.stat().st_size).read_bytes()[:150_000]
+    noise = np.random.default_rng(7).integers(0, 256, 100_000, dtype=np.uint8).tobytes()
+    text = read("alice29.txt")
+    inputs = {"library": library, "random": noise, "text": text, "mix": text[:70_000] + library + noise + text}
+    for name, data in inputs.items():
+        (folder / name).write_bytes(data)
+    return inputs
+
+
 def test_blocks_on_dask_workers_write_the_same_bytes(tmp_path, text):
     """--workers 2 (local processes) and --scheduler (a running cluster) give the archive the
-    serial run gives, byte for byte."""
+    serial run gives, byte for byte: with a config's pipeline, and at the default level, whose
+    decision (stored, plain back end, block sort) is made the same way in a worker."""
     pytest.importorskip("distributed")
+    from chunkpress.format.blocks import read_frames, read_start
+    from chunkpress.format.container import unpack
     from distributed import LocalCluster
 
-    serial, parallel, remote = (tmp_path / f"{n}.cpz" for n in ("serial", "parallel", "remote"))
-    assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300", "-o", str(serial)]) == 0
-    assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300", "--workers", "2",
-                 "-o", str(parallel)]) == 0
+    runs = {"pipeline": (text, ["--block-size", "30K", "--max-rules", "300"])}
+    runs.update({name: (tmp_path / name, ["--block-size", "64K"]) for name in _mixed(tmp_path)})
+    ways = ("serial", "parallel", "remote")
+    out = {(name, way): tmp_path / f"{name}.{way}.cpz" for name in runs for way in ways}
+    for name, (source, flags) in runs.items():
+        assert main(["compress", str(source), *flags, "-q", "-o", str(out[name, "serial"])]) == 0
+        assert main(["compress", str(source), *flags, "-q", "--workers", "2", "-o", str(out[name, "parallel"])]) == 0
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        assert main(["compress", str(text), "--block-size", "30K", "--max-rules", "300",
-                     "--scheduler", cluster.scheduler_address, "-o", str(remote)]) == 0
-    assert serial.read_bytes() == parallel.read_bytes() == remote.read_bytes()
+        for name, (source, flags) in runs.items():
+            assert main(["compress", str(source), *flags, "-q", "--scheduler", cluster.scheduler_address,
+                         "-o", str(out[name, "remote"])]) == 0
+    for name in runs:
+        assert out[name, "serial"].read_bytes() == out[name, "parallel"].read_bytes() == \
+            out[name, "remote"].read_bytes(), name
+    with open(out["mix", "serial"], "rb") as f:  # the mix's blocks were coded three ways
+        version, _ = read_start(f, f.read(5))
+        codecs = {unpack(archive)[0].codec for _, archive in read_frames(f, version)}
+    assert {"chunkpress.bwt-cm.v1", "chunkpress.stored.v1"} <= codecs
     # with a shared dictionary too
     serial, parallel = tmp_path / "s2.cpz", tmp_path / "p2.cpz"
     for out, extra in ((serial, []), (parallel, ["--workers", "2"])):

@@ -1,6 +1,7 @@
-"""A level codes its input with its chunk pipeline where that pays and with its plain back end
-(zstd or xz -9e) where it does not, decided from the data; -4 and -5 also try -6's pipeline on
-inputs up to 1 MB. A config, overrides or a reused dictionary run exactly what they say."""
+"""A level codes its input as its record in the level table says (chunkpress.levels): its chunk
+pipeline where that pays and its plain back end (zstd or xz -9e) where it does not, decided from
+the data; stored data recognised from a sample; trials on small texts. A config, overrides or
+a reused dictionary run exactly what they say."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import chunkpress
 import numpy as np
 import pytest
-from chunkpress.compressor import is_executable, looks_like_text
+from chunkpress.levels import LEVELS, SMALL_INPUT, SMALL_TEXT, is_executable, looks_like_text, plan, text_ways
 from chunkpress.format.container import unpack
 from chunkpress.pipeline import Pipeline
 from support import read
@@ -83,24 +84,25 @@ def test_large_text_keeps_the_level_s_chunk_pipeline():
     assert _codec(chunkpress.compress(text, level=2)) == "chunkpress.varint-zstd.v1"
 
 
-def test_small_text_at_minus_4_5_and_6_is_the_smallest_of_three_ways():
+def test_small_text_at_minus_4_and_6_is_the_smallest_of_two_ways_and_minus_5_codes_one():
+    """-4 also tries its plain back end (xz) on a text up to SMALL_INPUT, -6 the block sort (-5)
+    up to a megabyte; -5 codes a text with its block sort alone (no trial, so that its first
+    run compiles one coder and its time stays bzip3's)."""
     data = read("alice29.txt")
     alone = {4: {"max_rules": 16000 - 256, "min_count": 16}, 5: {"coder": "bwt-cm", "max_rules": 0},
              6: {"max_rules": 8000 - 256, "min_count": 40}}
     pipeline = {level: len(chunkpress.compress(data, level=level, **settings)) for level, settings in alone.items()}
-    xz = len(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
-    for level, other in ((4, 6), (5, 6), (6, 5)):  # each level's pipeline, and the one it also tries
-        assert len(chunkpress.compress(data, level=level)) == min(pipeline[level], pipeline[other]) <= xz
-    # -6's light context mixing wins at -4, the block sort at -5 and -6: -6 is never larger than -5
-    assert pipeline[6] < pipeline[4] and pipeline[5] < pipeline[6]
+    xz = len(chunkpress.compress(data, coder={"name": "raw-lzma", "params": {"preset": 9, "extreme": True}}, max_rules=0))
+    assert len(chunkpress.compress(data, level=4)) == min(pipeline[4], xz)
+    assert len(chunkpress.compress(data, level=5)) == pipeline[5]
+    assert len(chunkpress.compress(data, level=6)) == min(pipeline[6], pipeline[5])
+    assert pipeline[5] < pipeline[6] < pipeline[4]  # the block sort wins at -6 on alice29
 
 
 def test_a_small_text_at_minus_7_8_and_9_is_never_larger_than_at_the_level_below():
     """Up to SMALL_TEXT bytes, -7 ... -9 also compress as the level below does: the UDHR files'
     -9 pipeline alone is larger than -8's, and -8's (cmn) than -7's; with the trial no level
     from -6 up is larger than the one below. An input past SMALL_TEXT keeps its level's own."""
-    from chunkpress.config import SMALL_TEXT
-
     for name in ("udhr_arb.txt", "udhr_cmn_hans.txt"):
         data = read(name)
         assert len(data) <= SMALL_TEXT
@@ -114,14 +116,14 @@ def test_a_small_text_at_minus_7_8_and_9_is_never_larger_than_at_the_level_below
     assert unpack(chunkpress.compress(larger, level=9))[0].params.get("scoped") is True  # -9's own pipeline
 
 
-def test_a_text_up_to_a_megabyte_at_minus_6_to_9_also_tries_runs_of_non_space_as_pre_tokens():
+def test_a_text_up_to_a_megabyte_at_minus_7_to_9_also_tries_runs_of_non_space_as_pre_tokens():
     """GPL-3's text (a licence: numbered sections, quoted terms): with runs of non-space as
     pre-tokens -7 is about 1% smaller than with GPT-2's, and the level keeps the smaller; a
-    pre-tokenizer given runs as given. A text past a megabyte keeps GPT-2's, untried."""
-    from chunkpress.config import PRETOKENIZER_TRIED
-
+    pre-tokenizer given runs as given. A text past a megabyte keeps GPT-2's, untried (-6: past
+    SMALL_INPUT)."""
     data = read("gpl3.txt")
-    assert PRETOKENIZER_TRIED == {6: "whitespace", 7: "whitespace", 8: "whitespace", 9: "whitespace"}
+    assert [t.up_to for t in LEVELS[6].trials if t.way == "pretokenizer"] == [SMALL_INPUT]
+    assert all([t.up_to for t in LEVELS[n].trials if t.way == "pretokenizer"] == [1 << 20] for n in (7, 8, 9))
     gpt2 = Pipeline.from_config(level=7).compress(data)
     runs = Pipeline.from_config(level=7, pretokenizer="whitespace").compress(data)
     assert len(runs) < 0.995 * len(gpt2)
@@ -131,7 +133,47 @@ def test_a_text_up_to_a_megabyte_at_minus_6_to_9_also_tries_runs_of_non_space_as
     compressor = chunkpress.Compressor(level=7)
     large = _word_text(1_100_000)
     assert len(large) > 1 << 20 and chunkpress.decompress(compressor.compress(large)) == large
-    assert "other_pretokens" not in vars(compressor)  # never built: text past a megabyte is not tried
+    assert ("level", 7, "whitespace") not in compressor._ways  # never built: text past a megabyte is not tried
+
+
+def test_each_input_gets_one_list_of_ways_each_coded_once(monkeypatch):
+    """The level table turns a level and an input into one list of ways: -9 on a small text
+    takes every way of -8, -7 and -6 too (never larger than the level below), each way coded
+    once; data no coder shortens is stored, recognised on a sample before any coder runs."""
+    ways = text_ways(LEVELS[9], 10_000)
+    assert len(ways) == len(set(ways)) and ways[0] == ("level", 9, None)
+    assert {("level", n, None) for n in (5, 6, 7, 8)} <= set(ways)
+    assert text_ways(LEVELS[9], SMALL_TEXT + 1) == [("level", 9, None), ("level", 9, "whitespace")]
+    assert text_ways(LEVELS[5], 1000) == [("level", 5, None)]
+    coded = []
+    original = Pipeline.compress
+    monkeypatch.setattr(Pipeline, "compress", lambda self, data, progress=None: coded.append(1) or
+                        original(self, data, progress))
+    noise = np.random.default_rng(3).integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    assert plan(LEVELS[9], noise).ways == (("stored",),)
+    archive = chunkpress.compress(noise, level=9)
+    assert not coded and _codec(archive) == "chunkpress.stored.v1" and len(archive) <= len(noise) + 33
+
+
+def test_one_byte_either_side_of_a_megabyte_is_coded_the_same_way():
+    """The decision is smooth in the input's size: text of 1,048,575 and 1,048,577 bytes gets
+    the same ways at -4 and -5 (no trial ends at a megabyte there), so their sizes differ by
+    about what two more bytes cost."""
+    text = _word_text(1_100_000)
+    for level in (4, 5):
+        assert text_ways(LEVELS[level], (1 << 20) - 1) == text_ways(LEVELS[level], (1 << 20) + 1)
+        under = len(chunkpress.compress(text[: (1 << 20) - 1], level=level))
+        over = len(chunkpress.compress(text[: (1 << 20) + 1], level=level))
+        assert over <= 1.02 * under, (level, under, over)
+
+
+def test_a_misspelt_setting_is_a_type_error_and_workers_change_no_byte():
+    """As python-zstandard: an unknown keyword is the caller's error. Workers code a block
+    archive's blocks; an input that is one archive is the same bytes with them or without."""
+    with pytest.raises(TypeError, match="levle"):
+        chunkpress.Compressor(levle=3)
+    data = read("alice29.txt")
+    assert chunkpress.compress(data, level=1, workers=2) == chunkpress.compress(data, level=1)
 
 
 def test_settings_given_run_as_given():

@@ -54,7 +54,7 @@ def test_a_level_is_a_codec_parameter_and_a_bad_one_is_refused_at_once():
     # level 3's coders: word-level BPE behind zstd, or zstd alone where that is smaller (13 KB)
     assert unpack(bytes(encoded))[0].codec in ("chunkpress.varint-zstd.v1", "chunkpress.raw-zstd.v1")
     assert np.array_equal(np.frombuffer(codec.decode(encoded), dtype=np.uint8), data)
-    with pytest.raises(ConfigError, match="level must be 1 to 9"):
+    with pytest.raises(ConfigError, match="levels are 1 to 9"):
         numcodecs.get_codec({"id": "chunkpress", "level": 12})
 
 
