@@ -42,7 +42,7 @@ def open_input(path: str) -> BinaryIO:
     try:
         return stdin_binary() if path == "-" else open(path, "rb")
     except IsADirectoryError:
-        raise InputError(f"cannot read {path}: it is a directory") from None
+        raise InputError(f"cannot read {path}: it is a directory (-r takes the files in it)") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
 

@@ -285,7 +285,8 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
     except Exception as exc:  # a coder bug or corrupt payload must not escape as a crash
         raise FormatError(f"corrupt payload for codec {header.codec}: {type(exc).__name__}: {exc}") from None
     rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
-    symbol_lengths(rules)  # cyclic or future rules are refused here, for inspect as for decompress
+    if len(rules):  # cyclic or future rules are refused here, for inspect as for decompress
+        symbol_lengths(rules)
     return DecodedArchive(
         header=header, payload=payload, header_bytes=header_bytes, archive_bytes=archive_bytes, coder=coder,
         rules=rules, symbols=symbols if getattr(symbols, "dtype", None) == np.uint8 else np.asarray(symbols, dtype=np.int64),

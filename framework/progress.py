@@ -41,7 +41,7 @@ class Progress:
             self.bar.update(done - self.bar.n)  # tqdm redraws at most every mininterval
             return
         now = time.monotonic()
-        if self.quiet or now - self.logged < LOG_SECONDS:
+        if self.quiet or now - self.logged < LOG_SECONDS or not done:  # nothing done yet: compiling
             return
         self.logged = now
         meter = tqdm.format_meter(done, self.total, now - self.started, unit=self.unit, unit_scale=self.unit_scale,
@@ -74,14 +74,26 @@ class Progress:
             self.update(rules, N=n)
 
 
-def announce_first_compile(quiet: bool = False, stream=None) -> None:
-    """On a terminal, one line before numba compiles the kernels for the first time, so that
-    a first run does not look hung; a pipe or a log gets nothing extra."""
-    from .engine.interruptible import first_compile_ahead  # no numba: it looks at the cache's files
+#: the compiled parts each level runs (keys of ``engine.interruptible.FIRST_COMPILE``)
+LEVEL_PARTS = {1: (), 2: ("learner",), 3: ("learner",), 4: ("learner",), 5: ("bwt-cm",),
+               6: ("learner", "chunk-cm", "bwt-cm"), 7: ("learner", "chunk-cm"), 8: ("learner", "chunk-cm"),
+               9: ("learner", "chunk-cm")}
+
+
+def announce_first_compile(parts, quiet: bool = False, stream=None, one_of: bool = False) -> None:
+    """On a terminal, one line before numba compiles the kernels of ``parts`` for the first
+    time (``one_of``: of one of them, not known yet which), saying roughly how long it takes,
+    so that a first run does not look hung; a pipe or a log gets nothing extra."""
+    from .engine.interruptible import first_compile_seconds  # no numba: it looks at the cache's files
 
     stream = stream or sys.stderr
-    if not quiet and stream.isatty() and first_compile_ahead():
-        print("chunkpress: compiling the kernels for first use (once; later runs load them)", file=stream)
+    if quiet or not stream.isatty():
+        return
+    seconds = max(map(first_compile_seconds, ([p] for p in parts)), default=0) if one_of else \
+        first_compile_seconds(parts)
+    if seconds:
+        print(f"chunkpress: compiling the kernels for first use ({'up to ' if one_of else ''}about {seconds} s; "
+              "later runs load them)", file=stream)
 
 
 def summary_line(name: str, size_in: int, size_out: int, seconds: float, out: str | None) -> str:

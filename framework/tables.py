@@ -12,6 +12,8 @@ def cell(value) -> str:
         return f"{value:.4f}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
+    if isinstance(value, dict):  # a coder's params: key=value, as on a command line
+        return " ".join(f"{k}={cell(v)}" for k, v in value.items()) or "-"
     return str(value)
 
 
@@ -22,9 +24,26 @@ def key_values(info: dict, title: str | None = None) -> str:
     return "\n".join(lines + [f"{key:<{width}}  {cell(value)}" for key, value in info.items()])
 
 
-def columns(rows: Sequence[dict], names: Sequence[str]) -> str:
-    """The rows under a header of ``names``, the first column left-aligned, the others right."""
+def columns(rows: Sequence[dict], names: Sequence[str], left: Sequence[str] | None = None) -> str:
+    """The rows under a header of ``names``, the columns named in ``left`` (default: the first)
+    left-aligned, the others right."""
+    left = names[:1] if left is None else left
     cells = [list(names)] + [[cell(r[c]) for c in names] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(names))]
-    return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
-                     for row in cells)
+    return "\n".join("  ".join(c.ljust(w) if n in left else c.rjust(w) for n, c, w in zip(names, row, widths, strict=True))
+                     .rstrip() for row in cells)
+
+
+#: what ``chunkpress -l`` shows of each archive, one row each
+LIST_COLUMNS = ("compressed", "uncompressed", "ratio", "codecs", "blocks", "file")
+
+
+def list_row(name: str, info: dict) -> dict:
+    """An archive's row of ``chunkpress -l`` from what ``Decompressor.describe`` says of it."""
+    packed = info.get("archive_bytes")
+    original = info.get("original_bytes")
+    codecs = info.get("codecs") or info.get("codec") or "-"
+    short = ", ".join(c.removeprefix("chunkpress.") for c in str(codecs).split(", "))
+    return {"compressed": packed, "uncompressed": original, "file": name, "codecs": short,
+            "ratio": f"{100 * packed / original:.2f}%" if packed is not None and original else "-",
+            "blocks": info.get("blocks", 1)}

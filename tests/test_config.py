@@ -101,17 +101,17 @@ def test_a_scorer_without_a_stop_rule_needs_a_limit(registry):
 
 
 def test_levels_are_presets_and_nine_is_the_smallest_example(registry):
-    """-1 ... -9 map to documented presets; 9 is examples/context-mixing/best.toml."""
-    from chunkpress.config import PRESETS
+    """-1 ... -9 map to the level table's records; 9 is examples/context-mixing/best.toml."""
+    from chunkpress.levels import LEVELS
     from support import ROOT
 
-    assert sorted(PRESETS) == list(range(1, 10))
+    assert sorted(LEVELS) == list(range(1, 10)) and all(LEVELS[n].number == n for n in LEVELS)
     assert load_config(None, registry, level=5).coder.name == "bwt-cm"
     assert load_config(None, registry, level=4).coder.name == "varint-lzma"
     assert load_config(None, registry, level=9) == load_config(ROOT / "examples" / "context-mixing" / "best.toml", registry)
     assert load_config(None, registry, {"coder": "varint-zlib"}, level=1).coder.name == "varint-zlib"
     for bad in (0, 10, True, "9"):
-        with pytest.raises(ConfigError, match="level must be 1 to 9"):
+        with pytest.raises(ConfigError, match="levels are 1 to 9"):
             load_config(None, registry, level=bad)
     changed = preset(6)
     changed["coder"]["params"]["contexts"] = 1  # a caller's copy: the level stays as it was
@@ -163,6 +163,10 @@ def test_level_flags_as_zstd_and_xz_take_them(tmp_path):
     assert parse(["compress", "-3", "-9", "x"]).level == 9 and parse(["compress", "-9", "-3", "x"]).level == 3
     assert parse(["compress", "--best", "x"]).level == 9 and parse(["compress", "--fast", "x"]).level == 1
     assert parse(["compress", "x"]).level is None
-    run = subprocess.run([sys.executable, "-m", "chunkpress.cli", "compress", "-10", "x"], capture_output=True, text=True)
-    assert run.returncode == 2 and run.stderr.count("\n") == 1
-    assert "compression levels are -1 to -9, not -10" in run.stderr
+    for argv in (["compress", "-10", "x"], ["-19", "x"], ["-12", "x"], ["-q", "-3", "-22", "x"]):
+        run = subprocess.run([sys.executable, "-m", "chunkpress.cli", *argv], capture_output=True, text=True)
+        assert run.returncode == 2 and run.stderr.count("\n") == 1, argv  # zstd would take -19 as 19
+        assert f"compression levels are -1 to -9 (--fast, --best), not {argv[-2]}" in run.stderr
+    helped = subprocess.run([sys.executable, "-m", "chunkpress.cli", "--help"], capture_output=True, text=True)
+    for flag in ("-d ", "-c ", "-t ", "-l ", "-r ", "-T ", "[-1..-9]"):
+        assert flag in helped.stdout, flag

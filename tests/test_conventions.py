@@ -28,8 +28,12 @@ def test_zstd_style_compress_decompress_test_and_list(tmp_path):
     rc, out, _ = run("-d", "-c", archive)
     assert rc == 0 and out == src.read_bytes()
     assert run("-t", archive)[0] == 0
-    rc, out, _ = run("-l", archive)
-    assert rc == 0 and b"original_bytes" in out and b"152,089" in out
+    rc, out, _ = run("-l", archive)  # as zstd -l: a header, then a row an archive, no Python reprs
+    header, row = out.decode().splitlines()
+    assert rc == 0 and header.split() == ["compressed", "uncompressed", "ratio", "codecs", "blocks", "file"]
+    assert "152,089" in row and row.endswith(str(archive)) and "{" not in row
+    rc, out, _ = run("-lv", archive)  # -lv: the detail, params as key=value
+    assert rc == 0 and b"original_bytes" in out and b"level=9" in out and b"{" not in out
     src.unlink()
     assert run("-d", archive)[0] == 0 and src.read_bytes() == read("alice29.txt")
     assert run("-d", archive)[0] != 0  # the output exists: -f to replace it
@@ -182,6 +186,9 @@ def test_inspect_and_list_take_several_archives_with_numbers_as_numbers(tmp_path
     assert rc == 0 and [i["original_bytes"] for i in infos] == [len(a.read_bytes()), len(b.read_bytes())]
     assert all(isinstance(i["archive_bytes"], int) for i in infos)
     rc, out, _ = run("-l", f"{a}.cpz", f"{b}.cpz")
+    lines = out.decode().splitlines()
+    assert rc == 0 and len(lines) == 3 and lines[2].endswith(f"{b}.cpz") and "13,683" in lines[1]
+    rc, out, _ = run("-lv", f"{a}.cpz", f"{b}.cpz")
     assert rc == 0 and out.decode().count("original_bytes") == 2 and f"{b}.cpz:".encode() in out
 
 

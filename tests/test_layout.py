@@ -189,11 +189,11 @@ def test_a_function_local_import_says_why():
 
 
 def test_rooms_a_newcomer_can_live_in():
-    """No module over 600 lines, the command line at most 700 in all, the README at most 400."""
+    """No module over 600 lines, the command line at most 800 in all, the README at most 400."""
     big = [f"{p.relative_to(ROOT)}: {n}" for folder in PACKAGE_DIRS.values() for p in folder.rglob("*.py")
            if (n := len(p.read_text().splitlines())) > 600]
     assert not big, big
-    assert sum(len(p.read_text().splitlines()) for p in (ROOT / "framework" / "cli").glob("*.py")) <= 700
+    assert sum(len(p.read_text().splitlines()) for p in (ROOT / "framework" / "cli").glob("*.py")) <= 800
     assert len((ROOT / "README.md").read_text().splitlines()) <= 400
 
 

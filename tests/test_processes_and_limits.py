@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from chunkpress import FormatError
 from chunkpress.cli import main
-from support import read
+from support import DATA, read
 
 CLI = [sys.executable, "-m", "chunkpress.cli"]
 
@@ -398,19 +398,23 @@ def write_ppmd_config(tmp_path):
 
 def test_the_first_compile_notice_asks_the_folder_numba_caches_in(tmp_path):
     """With ``NUMBA_CACHE_DIR`` set, numba keeps the kernels there, not beside the modules: the
-    first-run notice is due while that folder holds none of the engine's, and not once it does
-    (it used to look beside the modules only, and spoke on every run)."""
+    first-run notice names the seconds of each part whose main kernel that folder does not
+    hold yet, and nothing once it does (it used to look beside the modules only, and spoke on
+    every run)."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
 
     def ask(code: str) -> str:
         return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                               check=True).stdout.strip()
 
-    probe = "from chunkpress.engine.interruptible import first_compile_ahead; print(first_compile_ahead())"
-    assert ask(probe) == "True"
-    ask("import numpy as np; from chunkpress.engine.kernels import _insertion_sort; "
-        "_insertion_sort(np.array([3, 1, 2]), 0, 3)")
-    assert ask(probe) == "False"
+    probe = ("from chunkpress.engine.interruptible import first_compile_seconds as s; "
+             "print(s(['bwt-cm']), s(['bwt-cm', 'learner']))")
+    from chunkpress.engine.interruptible import FIRST_COMPILE
+
+    bwt, learner = FIRST_COMPILE["bwt-cm"][2], FIRST_COMPILE["learner"][2]
+    assert ask(probe) == f"{bwt} {bwt + learner}"
+    ask(f"import chunkpress; chunkpress.compress(open({str(DATA / 'alice29.txt')!r}, 'rb').read(), level=5)")
+    assert ask(probe) == f"0 {learner}"  # -5's kernels are cached now, the learner's are not
 
 
 def test_an_input_goes_into_blocks_where_its_coders_tables_would_not_fit(monkeypatch):

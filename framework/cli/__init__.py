@@ -5,6 +5,7 @@ tokens and reports, each in its module), one option set shared by both forms (:m
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import warnings
@@ -15,15 +16,21 @@ from ..format.limits import address_space_cap
 from ..process import Terminated, hold_closed_standard_streams, show_warning, sigterm_as_interrupt
 from ..version import __version__
 from . import files, report, tokens
-from .options import LEADING_FLAGS, Files, Parser, common, file_options, is_zstd_form, zstd_parser
+from .options import LEADING_FLAGS, Files, Parser, check_levels, common, file_options, is_zstd_form, zstd_parser
+
+#: the zstd form at a glance, under the commands in ``chunkpress --help``
+ZSTD_FORM = """as zstd and xz (no command; 'chunkpress -d --help' lists every option):
+  chunkpress [-1..-9] FILE...  each FILE to FILE.cpz: -1 fastest, -9 smallest (--fast, --best; none: -5)
+  -d decompress, -t test, -l list (-lv: the detail), -c to stdout, -o OUT, -f overwrite,
+  -r the files in folders, --rm remove the inputs, -T N a block archive's blocks on N processes"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The commands (``chunkpress COMMAND ...``); ``chunkpress --help`` lists them."""
     shared = common()
-    parser = Parser(prog="chunkpress", parents=[shared],
+    parser = Parser(prog="chunkpress", parents=[shared], formatter_class=argparse.RawDescriptionHelpFormatter,
                     description="chunkpress: compress text by growing a dictionary of chunks (levels -1 to -9).",
-                    epilog="zstd-style: chunkpress [-1..-9] FILE..., chunkpress -d FILE.cpz... (chunkpress -d --help)")
+                    epilog=ZSTD_FORM)
     parser.add_argument("--version", action="version", version=f"chunkpress {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -53,7 +60,9 @@ def _study_run_implied(argv: list[str]) -> list[str]:
 def main(argv=None) -> int:
     hold_closed_standard_streams()
     argv = _study_run_implied(sys.argv[1:] if argv is None else [str(a) for a in argv])
-    args = (zstd_parser() if is_zstd_form(argv) else build_parser()).parse_args(argv)
+    parser = zstd_parser() if is_zstd_form(argv) else build_parser()
+    check_levels(parser, argv)
+    args = parser.parse_args(argv)
     run = getattr(args, "func", lambda a: files.run(Files.of(a)))  # compress, decompress, the zstd form
     try:
         with sigterm_as_interrupt(), address_space_cap(), warnings.catch_warnings():
@@ -87,6 +96,9 @@ def entry() -> None:
     the interpreter's teardown would free the code under it (a SIGSEGV instead of 130 or 143),
     so such a process flushes its streams and ends at once."""
     code = main()
+    # the interpreter's last collections walk every object numba made, which a short run
+    # waits for at its exit: a program that ends now need not
+    gc.freeze()
     if kernel_abandoned():
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable
 
 from .. import progress as meters
-from ..compressor import PARALLEL_AT_LEAST, Compressor
+from ..compressor import Compressor
 from ..decompressor import Decompressor
 from ..errors import ChunkpressError, InputError
 from ..fileio import StreamingOutput, check_not_input, check_writable, default_output, file_size, files_under, opened
 from ..process import naming, shown, warnings_about
-from ..tables import key_values
+from ..tables import LIST_COLUMNS, columns, key_values, list_row
 from .options import Common, Files
 
 
@@ -25,14 +25,16 @@ def run(opts: Files) -> int:
     """The command: every input, each to its own output (or all to stdout)."""
     inputs = _inputs(opts)
     if opts.mode == "list":
-        return _each(opts.common, inputs, lambda path: print(key_values(describe(path, False),
-                                                                        path if len(inputs) > 1 else None)))
+        return _list(opts.common, inputs)
     if opts.remove and (opts.output == "-" or opts.mode == "test"):
         print("chunkpress: note: --rm keeps the inputs when writing to stdout or testing", file=sys.stderr)
     if opts.mode == "compress":
-        meters.announce_first_compile(opts.common.quiet)
         compressor = Compressor(rules=opts.rules, **opts.settings)
+        parts = meters.LEVEL_PARTS[compressor.level.number] if compressor.level is not None else ("learner",)
+        meters.announce_first_compile(parts, opts.common.quiet)
         return _each(opts.common, inputs, lambda path: _compress(compressor, opts, path))
+    if opts.mode != "list":  # which coders the archives name is not known yet: the slowest to compile
+        meters.announce_first_compile(("bwt-cm", "chunk-cm"), opts.common.quiet, one_of=True)
     decompressor = Decompressor(rules=opts.rules)
     return _each(opts.common, inputs, lambda path: _decompress(decompressor, opts, path))
 
@@ -52,6 +54,18 @@ def _inputs(opts: Files) -> list[str]:
     if opts.output is not None and len(inputs) > 1 and opts.output != "-":
         raise InputError("-o names one output; with several inputs leave it out (each gets its own)")
     return inputs
+
+
+def _list(common: Common, inputs: list[str]) -> int:
+    """-l: one row an archive under a header, as zstd lists; -lv: each archive's header and parts."""
+    if common.verbose:
+        return _each(common, inputs, lambda path: print(key_values(describe(path, False),
+                                                                   path if len(inputs) > 1 else None)))
+    rows: list[dict] = []
+    status = _each(common, inputs, lambda path: rows.append(list_row(shown(path), describe(path, False))))
+    if rows:
+        print(columns(rows, LIST_COLUMNS, left=("codecs", "file")))
+    return status
 
 
 def _each(common: Common, inputs: list[str], one: Callable[[str], None]) -> int:
@@ -97,12 +111,10 @@ def _compress(compressor: Compressor, opts: Files, path: str) -> None:
     out = _output(opts, path, True)
     started, size = time.monotonic(), file_size(path)
     blocks = compressor.wants_blocks(size)
-    if opts.settings.get("workers") and size is not None and size < PARALLEL_AT_LEAST and not opts.common.quiet:
-        print(f"chunkpress: note: {shown(path)}: under {PARALLEL_AT_LEAST >> 20} MB, compressed in one process "
-              "(worker processes would take longer to start)", file=sys.stderr)
     total = compressor.pipeline.config.limits.max_rules
     with opened(path) as source, StreamingOutput(out, opts.force, binary=True, like=path, times=True) as sink, \
-            _meter(opts.common, "compress", size if blocks else total, "B" if blocks else "rules") as progress, \
+            meters.Progress("compress", size if blocks else total, unit="B" if blocks else "rules", unit_scale=blocks,
+                            quiet=opts.common.quiet) as progress, \
             meters.coding_progress(quiet=opts.common.quiet):
         read, written = compressor.copy_stream(source, sink, size=size, rules_progress=progress.rules,
                                                blocks_progress=lambda n, done: progress.update(done, blocks=n))
@@ -122,7 +134,7 @@ def _decompress(decompressor: Decompressor, opts: Files, path: str) -> None:
                 print(f"{shown(path)}: OK ({total:,} bytes)", file=sys.stderr)
             return
         with StreamingOutput(out, opts.force, like=path, times=True) as sink, \
-                _meter(opts.common, "decompress", size, "B") as progress:
+                meters.Progress("decompress", size, unit="B", unit_scale=True, quiet=opts.common.quiet) as progress:
             total = decompressor.copy_stream(
                 source, sink, progress=lambda n: progress.update(source.tell() if size else 0, blocks=n))
     _summary(opts.common, path, size or 0, total, started, out)
@@ -136,10 +148,6 @@ def _remove(opts: Files, path: str, out: str | None) -> None:
             os.unlink(path)
         except OSError as exc:
             raise InputError(f"cannot remove {path}: {exc.strerror or exc}") from None
-
-
-def _meter(common: Common, label: str, total: int | None, unit: str) -> meters.Progress:
-    return meters.Progress(label, total, unit=unit, unit_scale=unit == "B", quiet=common.quiet)
 
 
 def _summary(common: Common, path: str, size_in: int, size_out: int, started: float, out: str | None) -> None:
@@ -156,20 +164,14 @@ def describe(path: str, per_block: bool) -> dict:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    """Each archive's header and parts; a block archive's totals (each block's in --json).
-    Several archives: a titled section each, or a JSON list."""
-    infos = []
-    for path in args.input:
-        try:
-            with warnings_about(path):
-                infos.append(describe(path, args.json))
-        except ChunkpressError as exc:
-            raise naming(exc, path) from None
-    if args.json:
-        print(json.dumps(infos[0] if len(infos) == 1 else infos, indent=2, default=int))
-    for path, info in zip(args.input, infos, strict=False) if not args.json else ():
-        print(key_values(info, path if len(args.input) > 1 else None))
-    return 0
+    """Each archive's header and parts (``-lv``); a block archive's totals (each block's in
+    --json). Several archives: a titled section each, or a JSON list."""
+    if not args.json:
+        return _list(Common(verbose=True), args.input)
+    infos: list[dict] = []
+    status = _each(Common.of(args), args.input, lambda path: infos.append(describe(path, True)))
+    print(json.dumps(infos[0] if len(infos) == 1 else infos, indent=2, default=int))
+    return status
 
 
 def add_inspect(add) -> None:

@@ -28,10 +28,20 @@ class Parser(argparse.ArgumentParser):
     """argparse, with its errors as one line like every other error (exit 2)."""
 
     def error(self, message: str):
-        beyond = re.fullmatch(r"argument -(\d): ignored explicit argument '(\d+)'", message)
-        if beyond:  # -10, -19: argparse reads -1 with a stuck-on value
-            message = f"compression levels are -1 to -9, not -{beyond.group(1)}{beyond.group(2)}"
         self.exit(2, f"chunkpress: error: {message} (see '{self.prog} --help')\n")
+
+
+def check_levels(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Exit 2 on a level past -9 (-12, -19): argparse would read -19 as -1 -9, and zstd's
+    levels go that high, so a zstd user would get another level than asked for."""
+    takes_value = False
+    for token in argv:
+        if token == "--":
+            return
+        if not takes_value and re.fullmatch(r"-\d\d+", token):
+            parser.error(f"compression levels are -1 to -9 (--fast, --best), not {token}")
+        action = parser._option_string_actions.get(token.split("=")[0]) if token.startswith("-") else None
+        takes_value = action is not None and action.nargs != 0 and "=" not in token
 
 
 def size(text: str) -> int:
@@ -116,7 +126,8 @@ def file_options(p: argparse.ArgumentParser, mode: str | None) -> None:
     p.add_argument("--rm", action="store_true", help="remove each input once its output is complete")
     p.add_argument("-r", "--recursive", action="store_true", help="the files in folders, and in their folders")
     p.add_argument("-T", "--threads", "--workers", dest="workers", type=threads,
-                   help="blocks in N worker processes (0: one per core; inputs under 8 MB run in one)")
+                   help="code a block archive's blocks in N worker processes (0: one per core); the archive is "
+                        "the same bytes")
     p.add_argument("--block-size", type=size, help="blocks of at most SIZE (e.g. 32M), in bounded memory; "
                    "inputs over 256M, or too large for the memory limit, use blocks anyway")
     p.add_argument("--scheduler", help="compress blocks on the Dask scheduler at this address")

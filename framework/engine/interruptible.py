@@ -10,20 +10,39 @@ import threading
 from pathlib import Path
 
 
-def first_compile_ahead() -> bool:
-    """Whether this looks like the first run after install, when numba compiles the kernels a
-    job uses (up to a minute once; later runs load them from its cache): no kernel of the engine or
-    of the built-in coders is cached yet. A program may say so first."""
-    engine = Path(os.path.abspath(os.path.dirname(__file__)))
-    folders = (engine, engine.parent / "plugins" / "coders")
+def _cache_folder(folder: Path) -> Path | None:
+    """Where numba keeps the kernels of the modules in ``folder``: NUMBA_CACHE_DIR's
+    ``<folder's name>_<sha1 of its path>``, else beside the modules; None where it would fall
+    back to a user-wide folder this cannot see cheaply."""
     user_dir = os.environ.get("NUMBA_CACHE_DIR")
-    if user_dir:  # numba keeps a folder's kernels in <dir>/<folder's name>_<sha1 of its path>
-        caches = [Path(user_dir) / f"{f.name}_{hashlib.sha1(str(f).encode()).hexdigest()}" for f in folders]
-    elif os.access(engine, os.W_OK):  # else beside their modules
-        caches = [f / "__pycache__" for f in folders]
-    else:  # else in a user-wide folder this cannot see cheaply: say nothing
-        return False
-    return not any(any(cache.glob("*.nbi")) for cache in caches)
+    if user_dir:
+        return Path(user_dir) / f"{folder.name}_{hashlib.sha1(str(folder).encode()).hexdigest()}"
+    if os.access(folder, os.W_OK):
+        return folder / "__pycache__"
+    return None
+
+
+#: the kernels a first run compiles, by what uses them: (the package's folder holding their
+#: module, the cache's file name for the main one), and roughly how many seconds two cores take
+FIRST_COMPILE = {
+    "learner": (("engine",), "fused.run_fused-", 30),
+    "bwt-cm": (("plugins", "coders"), "blocksort_model.code_sorted-", 5),
+    "chunk-cm": (("plugins", "coders", "chunk_cm_model"), "model.code_chunks-", 40),
+}
+
+
+def first_compile_seconds(parts) -> int:
+    """Roughly how long numba will compile the kernels of ``parts`` (keys of FIRST_COMPILE) that
+    its cache does not hold yet (0: all are there, or where they are cannot be seen). A
+    program may say so first: a first run otherwise looks hung."""
+    package = Path(os.path.abspath(os.path.dirname(__file__))).parent
+    seconds = 0
+    for part in parts:
+        where, prefix, cost = FIRST_COMPILE[part]
+        cache = _cache_folder(package.joinpath(*where))
+        if cache is not None and not any(cache.glob(prefix + "*.nbi")):
+            seconds += cost
+    return seconds
 
 
 #: kernels an interrupt left running, each as the event its helper sets when it returns
