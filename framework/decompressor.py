@@ -13,6 +13,8 @@ block whatever the input's length.
 from __future__ import annotations
 
 import io
+import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
@@ -63,8 +65,29 @@ class Decompressor:
 
     def stream_reader(self, source: Readable) -> io.BufferedReader:
         """A readable file object of the decoded bytes of the archives in ``source``, decoded
-        one archive or block at a time as it is read."""
-        return io.BufferedReader(DecompressionReader(self.pieces(source)))
+        one archive or block at a time as it is read; where ``source`` can seek, it seeks as
+        gzip's reader does (forward by decoding on, backward by decoding again from the start)."""
+        return io.BufferedReader(DecompressionReader(self.pieces(source), self.restart(source)))
+
+    def restart(self, source) -> Callable[[], Iterator[bytes | bytearray]] | None:
+        """What gives ``source``'s pieces again from where they start now, for a reader that
+        seeks back (None: ``source`` cannot seek)."""
+        seekable = getattr(source, "seekable", None)
+        if seekable is None or not seekable():
+            return None
+        start = source.tell()
+
+        def again() -> Iterator[bytes | bytearray]:
+            source.seek(start)
+            return self.pieces(source)
+
+        return again
+
+    def decompressobj(self) -> DecompressionObj:
+        """As zlib's and python-zstandard's: ``decompress(data)`` takes the archives' bytes in
+        pieces of any size and gives back what each archive or block decodes to once it is
+        complete; ``flush()`` ends the input (an archive cut short is a FormatError there)."""
+        return DecompressionObj(self)
 
     def pieces(self, source: Readable, progress: Callable[[int], None] | None = None) -> Iterator[bytes | bytearray]:
         """The decoded pieces (an archive, or a block) of every archive in ``source``, in order."""
@@ -128,10 +151,13 @@ class Decompressor:
 
 
 class DecompressionReader(io.RawIOBase):
-    """The decoded bytes of a sequence of pieces, as a raw readable stream."""
+    """The decoded bytes of a sequence of pieces, as a raw readable stream; ``restart``, where
+    given, gives the pieces again from the start, so that it can seek."""
 
-    def __init__(self, pieces: Iterator[bytes | bytearray]):
+    def __init__(self, pieces: Iterator[bytes | bytearray],
+                 restart: Callable[[], Iterator[bytes | bytearray]] | None = None):
         self._pieces = pieces
+        self._restart = restart
         self._piece = memoryview(b"")
         self._read = 0
 
@@ -153,3 +179,110 @@ class DecompressionReader(io.RawIOBase):
     def tell(self) -> int:
         """Bytes read so far (decoded), as gzip's reader tells."""
         return self._read
+
+    def seekable(self) -> bool:
+        return self._restart is not None
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """To decoded byte ``offset`` (``whence`` SEEK_SET or SEEK_CUR, as gzip's reader takes):
+        forward by decoding on, backward by decoding again from the start; the end of the data
+        stops a seek past it."""
+        if self._restart is None:
+            raise io.UnsupportedOperation("the archive's source cannot seek")
+        if whence == io.SEEK_CUR:
+            offset += self._read
+        elif whence != io.SEEK_SET:
+            raise ValueError("seek from the end is not supported: the decoded length is known only at the end")
+        if offset < 0:
+            raise ValueError(f"negative seek position {offset}")
+        if offset < self._read:
+            self._pieces, self._piece, self._read = self._restart(), memoryview(b""), 0
+        skip = bytearray(min(1 << 20, max(offset - self._read, 1)))
+        while self._read < offset and self.readinto(memoryview(skip)[: offset - self._read]):
+            pass
+        return self._read
+
+
+class _Fed:
+    """A readable stream of bytes fed from another thread: ``read`` waits for them, and says
+    so (``waiting``) while it does; ``end`` means no more will come."""
+
+    def __init__(self):
+        self.held, self.ended, self.waiting = bytearray(), False, False
+        self.changed = threading.Condition()
+
+    def read(self, n: int = -1) -> bytes:
+        with self.changed:
+            while not self.held and not self.ended:
+                self.waiting = True
+                self.changed.notify_all()
+                self.changed.wait()
+            self.waiting = False
+            n = len(self.held) if n is None or n < 0 else n
+            out = bytes(self.held[:n])
+            del self.held[:n]
+            return out
+
+    def feed(self, data: bytes = b"", end: bool = False) -> None:
+        with self.changed:
+            self.held += data
+            self.ended = self.ended or end
+            self.waiting = False
+            self.changed.notify_all()
+
+
+class DecompressionObj:
+    """What :meth:`Decompressor.decompressobj` returns. The archives are decoded on a helper
+    thread, from the bytes fed so far: each call returns once that thread has decoded all it
+    can and waits for more (or has finished). The thread holds no reference to this object, so
+    one dropped unfinished ends its input, and its thread ends too."""
+
+    def __init__(self, decompressor: Decompressor):
+        self._fed = _Fed()
+        self._state: dict = {"out": [], "error": None, "finished": False}
+        self.eof = False  # True once flush() has decoded the last archive
+        threading.Thread(target=_decode_fed, args=(decompressor, self._fed, self._state), daemon=True,
+                         name="chunkpress-decompressobj").start()
+        weakref.finalize(self, self._fed.feed, end=True)
+
+    def _collect(self) -> bytes:
+        state = self._state
+        with self._fed.changed:
+            while not (state["finished"] or self._fed.waiting):
+                self._fed.changed.wait()
+            out, state["out"] = b"".join(state["out"]), []
+            error, state["error"] = state["error"], None
+        if error is not None:
+            raise error
+        return out
+
+    def decompress(self, data) -> bytes:
+        """The bytes that the archives fed so far decode to, and that no earlier call gave."""
+        if self._fed.ended:
+            raise ValueError("decompress after flush")
+        self._fed.feed(bytes(data))
+        return self._collect()
+
+    def flush(self) -> bytes:
+        """Ends the input: the rest of the decoded bytes (FormatError if the last archive was
+        cut short, or none was fed)."""
+        if self._fed.ended:
+            return b""
+        self._fed.feed(end=True)
+        out = self._collect()
+        self.eof = True
+        return out
+
+
+def _decode_fed(decompressor: Decompressor, fed: _Fed, state: dict) -> None:
+    """A DecompressionObj's helper thread: every piece the fed bytes decode to, into ``state``."""
+    try:
+        for piece in decompressor.pieces(fed):
+            with fed.changed:
+                state["out"].append(bytes(piece))
+    except BaseException as exc:  # handed to the caller
+        state["error"] = exc
+    finally:
+        with fed.changed:
+            state["finished"] = True
+            fed.changed.notify_all()

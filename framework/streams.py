@@ -44,6 +44,12 @@ class _Closing(io.RawIOBase):
     def tell(self) -> int:
         return self._raw.tell()
 
+    def seekable(self) -> bool:
+        return self._raw.seekable()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._raw.seek(offset, whence)
+
     def close(self) -> None:
         if not self.closed:
             try:
@@ -87,7 +93,8 @@ def open(file, mode: str = "rb", *, level: int | None = None, config=None, block
     stream: io.BufferedIOBase
     try:
         if binary_mode == "rb":
-            stream = io.BufferedReader(_Closing(DecompressionReader(coder.pieces(fileobj)), fileobj, owned))
+            reader = DecompressionReader(coder.pieces(fileobj), coder.restart(fileobj))
+            stream = io.BufferedReader(_Closing(reader, fileobj, owned))
         else:
             writer = compressor.stream_writer(fileobj, block_size=block_size)
             stream = io.BufferedWriter(_Closing(writer, fileobj, owned), buffer_size=1 << 20)
