@@ -52,3 +52,45 @@ def test_file_objects_stay_open_and_errors_are_clear(tmp_path):
         chunkpress.open(tmp_path / "y", "rw")
     with pytest.raises(ValueError, match="text modes"):
         chunkpress.open(tmp_path / "y", "wb", encoding="utf-8")
+
+
+def test_compressobj_and_decompressobj_round_trip_in_pieces_of_any_size():
+    """As python-zstandard's: compress in pieces, decompress the archive fed in pieces of any
+    size; each block's bytes come back once it is complete, and the rest at flush."""
+    import random
+
+    data = read("alice29.txt")
+    pieces = chunkpress.Compressor(level=1).compressobj(block_size=40_000)
+    archive = b"".join(pieces.compress(data[i:i + 7_000]) for i in range(0, len(data), 7_000)) + pieces.flush()
+    assert chunkpress.decompress(archive) == data and pieces.flush() == b""
+    with pytest.raises(ValueError):
+        pieces.compress(b"after the end")
+    rng = random.Random(5)
+    inflow, out, at = chunkpress.Decompressor().decompressobj(), [], 0
+    while at < len(archive):
+        step = rng.randint(1, 4_000)
+        out.append(inflow.decompress(archive[at:at + step]))
+        at += step
+    assert sum(1 for o in out if o) >= 3  # the blocks came back as they completed
+    assert b"".join(out) + inflow.flush() == data and inflow.eof
+    cut = chunkpress.Decompressor().decompressobj()
+    cut.decompress(archive[:-10])
+    with pytest.raises(chunkpress.FormatError):
+        cut.flush()
+
+
+def test_a_reader_seeks_forward_and_back_as_gzip_s_does(tmp_path):
+    data = read("alice29.txt")
+    path = tmp_path / "a.cpz"
+    path.write_bytes(chunkpress.compress(data, level=1, block_size=30_000))
+    with chunkpress.open(path) as f:
+        assert f.seekable()
+        assert f.seek(100_000) == 100_000 and f.read(10) == data[100_000:100_010]
+        assert f.seek(5) == 5 and f.read(10) == data[5:15]
+        assert f.seek(3, 1) == 18 and f.read(5) == data[18:23]
+        with pytest.raises(ValueError):
+            f.seek(0, 2)
+    with chunkpress.open(path, "rt", encoding="latin-1", newline="") as f:
+        f.read(20)
+        f.seek(0)
+        assert f.read(8) == data[:8].decode("latin-1")
