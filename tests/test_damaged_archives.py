@@ -5,6 +5,7 @@ CHUNKPRESS_FUZZ_CASES (default 2000) sets how many round trips and how many muta
 each run makes; CHUNKPRESS_FUZZ_SEED (default 20261122) makes a run reproducible.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -229,15 +230,37 @@ def test_lengths_that_wrap_int64_are_refused():
         expand(rules, symbols)
 
 
+#: the levels' archives of udhr_cmn_hans in this process (a warm cache, as a rule), handed to
+#: the bounds-checked run below, which compiles every kernel afresh
+WARM_DIGESTS = "CHUNKPRESS_TEST_WARM_DIGESTS"
+
+
+def _level_digests() -> dict:
+    import hashlib
+
+    import chunkpress
+
+    data = read("udhr_cmn_hans.txt")  # 8 KB: -9 codes it every way of -8, -7, -6 and -5 too
+    return {str(level): hashlib.sha256(chunkpress.compress(data, level=level)).hexdigest() for level in range(1, 10)}
+
+
+@pytest.mark.skipif(WARM_DIGESTS not in os.environ, reason="run by the bounds-checked suite, in its fresh cache")
+def test_every_level_writes_in_a_fresh_cache_what_it_writes_in_a_warm_one():
+    """An archive never depends on numba's cache: every level, compiled afresh (and with bounds
+    checks), writes the bytes the warm run wrote."""
+    assert _level_digests() == json.loads(os.environ[WARM_DIGESTS])
+
+
 @pytest.mark.skipif(os.environ.get("NUMBA_BOUNDSCHECK") == "1", reason="already running bounds-checked")
 def test_fuzz_suite_under_numba_boundscheck(tmp_path):
     """The round-trip and mutation fuzzers again with every compiled kernel bounds-checked
     (NUMBA_BOUNDSCHECK=1, compiled afresh into a cache of its own): an index past a buffer is
-    an IndexError here instead of a silent write."""
+    an IndexError here instead of a silent write; and every level's archive is the warm one's."""
     env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba"), CHUNKPRESS_FUZZ_CASES="300")
+    env[WARM_DIGESTS] = json.dumps(_level_digests())
     proc = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=--import-mode=importlib -q",
-                           "-p", "no:cacheprovider", __file__, "-k", "fuzzed or mutated or crafted or wrap"],
+                           "-p", "no:cacheprovider", __file__, "-k", "fuzzed or mutated or crafted or wrap or fresh_cache"],
                           cwd=Path(__file__).parent.parent, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "7 passed" in proc.stdout, proc.stdout[-2000:]
+    assert "8 passed" in proc.stdout, proc.stdout[-2000:]
