@@ -1,4 +1,4 @@
-"""The fast end against bzip3 and the interpreter's own start-up (issue 43's acceptance), as
+"""The fast end against bzip3 and the interpreter's own start-up (the bounds set for the fast end), as
 whole processes a user runs, warm numba cache, medians of alternating runs:
 
 * start-up: a 3-byte compress and its decompress against ``python -c "import numba"``;
@@ -25,7 +25,7 @@ from chunkpress.config import DEFAULT_LEVEL
 from processes import BZ3_C, BZ3_D, medians, round_trip, run
 
 HERE = Path(__file__).parent
-#: the inputs and the most each time may be, as a multiple of bzip3's (issue 43)
+#: the inputs and the most each time may be, as a multiple of bzip3's (the bounds set for the fast end)
 BOUNDS = (("en_mix_10MB.txt", 2.5), ("en_mix_100MB.txt", 1.5))
 #: the most a 3-byte compress or decompress may take, as a multiple of importing numba
 STARTUP_BOUND = 1.8

@@ -155,8 +155,8 @@ class Scratch(NamedTuple):
 
 
 class _HeldScratch:
-    """:class:`Scratch` kept between batches (allocating it per batch cost 0.1 s on 10 MB);
-    new when the slot arrays grew."""
+    """:class:`Scratch` kept between batches (allocating it per batch cost as much as a
+    batch's work); new when the slot arrays grew."""
 
     def __init__(self):
         self.arrays: Scratch | None = None

@@ -451,7 +451,7 @@ class PairIndex:
         need = self.n_slots + n_new
         cap = self.rec.size
         if need > cap:
-            new_cap = max(need, cap * 3 // 2)  # grows in place: 1.5x wastes less
+            new_cap = max(need, cap * 3 // 2)  # grows in place: by half wastes less
             grow(self, "rec", new_cap, None)
             grow(self, "scratch", new_cap, None)
             grow(self, "_out", new_cap, None)

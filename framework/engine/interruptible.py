@@ -65,7 +65,7 @@ STOP_WAIT_SECONDS = 1.0
 def call_interruptibly(func, *args, meter=None, stop=None):
     """``func(*args)`` for a long kernel compiled with ``nogil=True``, run on a helper thread
     while the main thread waits in short steps, so that Ctrl-C and SIGTERM act within a fraction
-    of a second instead of when the kernel returns (a 20 s context-mixing pass held them 20 s).
+    of a second instead of when the kernel returns (a context-mixing pass held them its length).
     On an interrupt ``stop()`` asks the kernel to return (it sets a flag the kernel polls) and
     the call waits up to :data:`STOP_WAIT_SECONDS` for it, so no kernel goes on using a core and
     its memory after the interrupt, in a program or in an interactive interpreter; then the

@@ -4,8 +4,7 @@ numba's reference counting.
 numba counts references to every array a jitted function handles, with atomic increments and
 decrements. A helper inlined into a loop (``inline="always"``) gets one such pair per array
 argument per iteration, and numba's pruning pass does not remove them all. In the merge kernels
-that cost more than the work itself: counting the pairs of en_mix_10MB took 0.48 s with it and
-0.08 s without, for the same code. So kernels that create no arrays, and only take arrays that
+that cost several times the work itself. So kernels that create no arrays, and only take arrays that
 their callers own, are compiled without it (numba's ``_nrt=False``). Such a kernel cannot create
 arrays, so its callers pass in scratch space. Functions that allocate stay plain ``njit``.
 
@@ -24,7 +23,7 @@ import numba
 
 def _without_refcounts():
     """``njit`` options for a kernel: no reference counting where this numba has the option
-    (looked up, not compiled: a probe compile cost 0.2 s at every import)."""
+    (looked up, not compiled: a probe compile would cost every import its time)."""
     from numba.core.cpu import CPUTargetOptions  # numba's internals: looked up once, where the decorators are made
 
     if not hasattr(CPUTargetOptions, "_nrt"):  # pragma: no cover - correct, only slower

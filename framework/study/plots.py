@@ -130,8 +130,8 @@ def plot_factors(rows: list[dict], path: Path) -> list[Path]:
                color=style.color, hatch=style.hatch, edgecolor="black", linewidth=0.4)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], [_label(d, 30) for d in datasets])
     ax.set_ylabel("compression factor (original / archive)")
-    # bars from just below the smallest factor, not from 0: a 2% difference stays visible (the
-    # axis says where it starts)
+    # bars from just below the smallest factor, not from 0: a small difference stays visible
+    # (the axis says where it starts)
     factors = [f for c in found if (f := c.median("factor")) is not None]
     low, high = min(factors), max(factors)
     ax.set_ylim(max(0.0, low - 0.15 * (high - low) - 0.02 * high), high + 0.05 * (high - low) + 0.01 * high)

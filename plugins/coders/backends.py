@@ -39,8 +39,8 @@ class ZlibParams:
 @attrs.frozen(kw_only=True)
 class LzmaParams:
     """xz: ``preset`` 0-9 and ``extreme`` (xz -e), on by default as in ``xz -9e``; ``x86``: the
-    x86 branch filter first (xz --x86: call and jump targets made absolute), 4-5% smaller on
-    x86 executables and libraries. The xz stream names its filters, so decoding needs none."""
+    x86 branch filter first (xz --x86: call and jump targets made absolute), smaller on x86
+    executables and libraries. The xz stream names its filters, so decoding needs none."""
 
     preset: int = _int_in(0, 9, 9)
     extreme: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))

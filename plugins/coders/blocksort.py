@@ -58,7 +58,7 @@ DECODE_BYTES_PER_BYTE = 7
 
 def _suffix_sorter():
     try:
-        import pydivsufsort  # loaded only when a block is sorted: 90 ms to import
+        import pydivsufsort  # loaded only when a block is sorted: its import is not free
     except ImportError:  # pragma: no cover - a dependency; an install without it
         raise ConfigError("the bwt-cm coder needs the package pydivsufsort: pip install pydivsufsort") from None
     return pydivsufsort
@@ -178,7 +178,7 @@ class BlockSortCoder(Coder):
                 raise FormatError("corrupt bwt-cm payload: trailing bytes after a block's coded bytes")
             lf = np.zeros(n_sorted + 1, dtype=np.int32)
             target = result[at : at + size]
-            if lzp:  # two kernels, called from here: compiled into one they took 0.98 s for 10 MB, not 0.31
+            if lzp:  # two kernels, called from here: compiled into one they ran three times as long
                 shortened = np.zeros(n_sorted, dtype=np.uint8)
                 unsorted = bsm.inverse_bwt(last, primary, rows, lf, counts, shortened)
                 if unsorted and bsm.lzp_decode(shortened, target, lut, self.lzp_min) != size:

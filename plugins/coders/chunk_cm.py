@@ -113,10 +113,9 @@ class ChunkCmParams(ChunkCmV4Params):
     ids, ...): fewer is faster. ``runs``: how many of the run model's runs are used, in order
     (the previous id, order 2, the word in progress, the last four ids). ``light``: one mixer
     and one APM instead of three mixers, a final mixer and three APMs (a decision costs about a
-    quarter less; larger archives: ``chunk_cm_model``'s docstring has the figures). ``direct``
+    quarter less; larger archives). ``direct``
     (``-9``): direct probabilities for order 0, the previous id, the word in progress and two
-    ids, in the third APM's place (smaller archives for 12-15% more time:
-    ``examples/chunk-cm/NOTES.md``). ``indirect`` (``-9``): three contexts more, after the
+    ids, in the third APM's place (smaller archives for more time). ``indirect`` (``-9``): three contexts more, after the
     others, the chunk that followed the last 5 bytes, the last 3 and the word in progress the
     last time they were seen (``chunk_cm_model.INDIRECT_CONTEXTS``). ``expect`` (``-9``): the
     chunk the match model expects, with the match's length, as a context in order 2's place
@@ -200,12 +199,11 @@ def model_sizes(n: int, chunks: int, ranks: int, model: Model, params: _Params) 
         "final_sets": 32 if full else 1,
         "apm1": min(1 << 16, pow2_at_least(ranks)),
         "apm2": 1 << small if full else 1,
-        # the run model: one entry a chunk and run at most; 16 MB at memory 29 (32 MB: 0.02% smaller)
+        # the run model: one entry a chunk and run at most; 16 MB at memory 29 (more buys nothing)
         "runs": max(1 << 10, min(1 << (memory - 8), pow2_at_least(chunks))) if params.runs else 1,
         "long_match": max(1 << 12, min(1 << 22, pow2_at_least(chunks))) if model.long_match else 1,
         # 4-byte counters, 64 a chunk, as many bytes as the hash table at most and half of it
-        # on large inputs: 256 MB at memory 29 (en_mix_10MB: 128 MB 0.05% larger; en_mix_1MB,
-        # 32 MB: 0.09% larger than 128 MB)
+        # on large inputs: 256 MB at memory 29 (a smaller table makes the archive larger)
         "direct": (min(1 << (memory - 3), hash_bytes >> 2, max(1 << 12, pow2_at_least(64 * chunks)))
                    if direct else 16),
         "apm3": 1 if direct or not full else 1 << small,

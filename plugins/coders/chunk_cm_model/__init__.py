@@ -11,14 +11,13 @@ does not cover is a chunk of one byte, ranked among the others.
 trie. Model 2 codes the ranks the parse uses down an alphabetic tree split where the weight
 halves (:func:`weighted_tree`): siblings still share spelling, frequent chunks sit near the
 root, and a chunk costs about its order-0 entropy in decisions instead of log2(dictionary
-size): on en_mix_10MB 15% less time and 0.5% smaller with the same contexts. The weights are
+size), so a chunk takes fewer decisions and each says more. The weights are
 each rank's count in the parse, in 32 classes (:func:`code_weights`, a few hundred bytes).
 Model 4 splits a node where its ranks' spellings part soonest, among the splits that leave a
 tenth of its weight or more on each side, so that most decisions are about one next byte (is
 it below ``"h"``?), and picks the maps and mixers by how many bytes the node's ranks share
-instead of by depth alone: 3.4% more decisions, 0.25% smaller on en_mix_10MB, 0.9% on alice29
-(the same contexts; other orders of the ranks were larger: case folded +0.9%, clustered by the
-ids around them +0.5-0.9%, bytes grouped by class +0.1-1.4%).
+instead of by depth alone (a few more decisions, each easier; the orders of the ranks tried
+instead, and what each cost, are in ``examples/chunk-cm/NOTES.md``).
 
 **Exclusion.** The parse is the longest-match parse, so after a chunk ``w`` no chunk can start
 with ``u`` where ``w + u`` is in the dictionary (the parse would have taken ``w + u``). The
@@ -44,7 +43,7 @@ still codes at least one bit, so a payload's length bounds its number of chunks.
 * the *run model* (model 3): per context, the rank seen there last and its repeats, for the
   previous id, order 2, the word in progress and the last four ids, each predicting the branch
   toward its rank while the path leads to it (at low orders many ranks share a context and the
-  last one is the better guess: en_mix_10MB 0.8% smaller);
+  last one is the better guess);
 * three *mixers* whose weight sets are picked by bit position, how many text contexts were
   seen and the runs' vote, by the path so far (or bit position and the last byte's class), and
   by the previous id (model 4: mixer 2 also has a flag input a context whose history is empty,
@@ -56,17 +55,16 @@ still codes at least one bit, so a payload's length bounds its number of chunks.
   previous id, the word in progress and two ids, each node's own counted P(1) as one more mixer
   input (:mod:`..mixing.direct`), where the shared state map can only say what a bit history
   means at any node. They take the third APM's place, whose table misses the cache at every
-  bit: en_mix_10MB 0.26% smaller at -9's dictionary, held-out text 0.4-0.6%, for 12-15% more
-  time (``examples/chunk-cm/NOTES.md``);
+  bit;
 * *text-indirect contexts* (model 5 with the ``indirect`` param, as at ``-9``): the chunk that
   followed the last 5 bytes, the last 3 and the word in progress the last time they were seen,
   each a context of its own (:data:`INDIRECT_CONTEXTS`), so the bit histories learn what
-  follows the chunk the text predicts: en_mix_10MB 0.39% smaller again, held-out text 0.7%, for
-  about 10% more time.
+  follows the chunk the text predicts.
 
 A *light* model (the coder's ``light`` param) keeps the mixer picked by the path and the APM on
-the path alone: a decision costs about a quarter less (en_mix_10MB, 8,000 rules, three
-contexts, no runs: 2,199,243 B in 2.1 s against 2,177,176 B in 2.9 s with the full mixing).
+the path alone: a decision costs less, for a slightly larger archive.
+
+What each piece buys and costs, measured, is in ``examples/chunk-cm/NOTES.md``.
 
 All arithmetic is integer: an archive decodes identically on any machine.
 """

@@ -44,24 +44,22 @@ MAX_RUNS = len(MODEL3_RUN_CONTEXTS) + (MODEL3_RUN_IDS > 0)
 #: model 5's text-indirect contexts, after its others where ``indirect`` is on, and how many
 #: bytes before the chunk each one's key spells (0: the word in progress). The contexts say
 #: which chunk the text predicts and the bit histories what follows that prediction at each
-#: node (held-out text 0.7% smaller, en_mix_1MB 0.45%: ``examples/chunk-cm/NOTES.md``)
+#: node
 INDIRECT_CONTEXTS = (C_FOLLOW5, C_FOLLOW3, C_FOLLOW_WORD)
 INDIRECT_BYTES = (5, 3, 0)
 #: model 5's ``indirect_history`` param: the first text-indirect context (the last 5 bytes'
 #: key, the longest) names the last few chunks that followed its key, newest lowest, each in
 #: HISTORY_BITS bits of its table entry, up to INDIRECT_HISTORY_MOST of them; its bit
-#: histories then learn what follows a key whose followers repeat, alternate or change
-#: (three: held-out text 0.01-1.5% smaller, en_mix_10MB 0.02%; the same on the shorter keys
-#: made en_mix_10MB larger: ``examples/chunk-cm/NOTES.md``). A rank past 2^20 spills into the
-#: older followers' bits: only a hash reads them, on both sides alike
+#: histories then learn what follows a key whose followers repeat, alternate or change (on
+#: the longest key only: the shorter keys' followers change too often). A rank past 2^20 spills
+#: into the older followers' bits: only a hash reads them, on both sides alike
 HISTORY_BITS = 20
 INDIRECT_HISTORY_MOST = 3
 #: model 5's ``expect`` param: the chunk the match model expects, with the match's length (up to
 #: 15 ids), as a context in order 2's place (order 2 keeps its run); its bit histories learn
 #: how each expected chunk fares at each node, where the match model's one input knows only the
-#: length (held-out text 0.1-1.1% smaller, en_mix_10MB 0.08%: ``examples/chunk-cm/NOTES.md``).
-#: Known at a chunk's first node, after the match model's lookups; after the contexts, before
-#: the indirect ones
+#: length. Known at a chunk's first node, after the match model's lookups; after the contexts,
+#: before the indirect ones
 EXPECTED_REPLACES = C_O2
 EXPECTED_LENGTHS = 15
 #: model 5's ``opener`` param: what opened the innermost open bracket and the line, as a
@@ -70,30 +68,27 @@ EXPECTED_LENGTHS = 15
 #: first word) and kind, the line's first two bytes where they are markup (a list's ``*``, a
 #: table's ``|``, a heading's ``==``, an indent; not a letter, digit or UTF-8), and the last
 #: byte's class. What a bracket or a line holds depends on what opened it, which no context of
-#: the last bytes or words sees once that is behind them (held-out text 0.2-0.9% smaller,
-#: en_mix_10MB 0.47%: ``examples/chunk-cm/NOTES.md``). Each open bracket's word is kept down to
-#: OPENER_DEPTH brackets; deeper ones close to no word.
+#: the last bytes or words sees once that is behind them. Each open bracket's word is kept down
+#: to OPENER_DEPTH brackets; deeper ones close to no word.
 OPENER_REPLACES = C_O3
 OPENER_DEPTH = 8
 #: model 5's ``scoped`` param: the previous id, and the previous word with the last byte, each
 #: with what opened the innermost bracket and the line (the opener's key), in the places of
-#: orders 1 and 6 (the two text orders worth least: en_mix_10MB 0.03% each). The same id or word
-#: is followed by other chunks in a template's field, a tag, a table's row or a list than in
-#: prose, and the opener's context knows the structure but not the id or word before (held-out
-#: text 0.14-0.33% smaller, en_mix_10MB 0.17%, the same time: ``examples/chunk-cm/NOTES.md``)
+#: orders 1 and 6 (the two text orders worth least). The same id or word is followed by other
+#: chunks in a template's field, a tag, a table's row or a list than in prose, and the opener's
+#: context knows the structure but not the id or word before
 SCOPED_REPLACES = (C_O1, C_O6)
 SCOPED_CONTEXTS = (C_ID_SCOPED, C_WORD_SCOPED)
 #: model 5's ``structure`` param: mixer 1's weight sets also by the innermost open bracket's
 #: kind (none, ``(``, ``[``, ``{``, ``<``) and whether the line starts with markup, so that it
-#: can trust other contexts inside a template, a tag or a table than in prose (held-out text
-#: 0.26-0.35% smaller, en_mix_10MB 0.09%, the same time: ``examples/chunk-cm/NOTES.md``)
+#: can trust other contexts inside a template, a tag or a table than in prose
 STRUCTURE_SETS = 10
 #: the most contexts a model uses: model 2's twenty, model 5's eighteen and three indirect
 MAX_USED_CONTEXTS = max(len(MODEL2_ORDER), len(MODEL3_ORDER) + len(INDIRECT_CONTEXTS))
 #: mixer inputs: the match model's state map and its expected bit, a bias, the contexts, the
 #: runs, and (model 4, mixer 2 alone) one flag a context: 256 where its bit history is empty,
-#: so that each of mixer 2's weight sets learns what a context's silence says there (en_mix_10MB
-#: 0.21% smaller; the flags in all three mixers 0.24%, for about 5% more time)
+#: so that each of mixer 2's weight sets learns what a context's silence says there (in all
+#: three mixers they buy little more for their time)
 IN_MATCH, IN_EXPECTED, IN_BIAS, IN_CONTEXTS = range(4)
 #: the direct probabilities (``mixing.direct``) of model 5 with ``direct`` on, an input each after
 #: the runs: the contexts met most often, where a counter of its own node beats a state map shared
@@ -116,15 +111,15 @@ MIX2_SETS = 2048 + 32 * 16
 #: model 5 picks weight sets by the node itself near the root, where most decisions are made
 #: and each node asks its own question: mixer 1 by the node of the first 4 levels (else the bit
 #: position), mixer 2 by the node of the first 9 levels with the last byte's class, mixer 3 by
-#: the previous id with the node of the first 3 levels (en_mix_10MB 0.56% smaller, the same
-#: time with the weights asked for ahead)
+#: the previous id with the node of the first 3 levels (their weights asked for ahead, so the
+#: larger tables cost no time)
 PATH1_NODES, PATH2_NODES, PATH3_NODES = 16, 512, 8
 MIX1_PATH_SETS = (PATH1_NODES + 32) * 8 * 4
 MIX2_PATH_SETS = (PATH2_NODES + 32) * 16
 #: the mixers' learning rate (error in 1/4096 times this, weights in 1/65536)
 MIX_RATE = 24
 #: the mixers learn faster at first: MIX_BOOST more, halving every 2^MIX_HALF_LIFE coded bits
-#: (alice29 0.3% smaller, en_mix_1MB 0.3%)
+#: (small inputs gain most)
 MIX_BOOST = 120
 MIX_HALF_LIFE = 17
 #: errors (in 1/4096) at or below this leave a mixer's weights as they are

@@ -323,9 +323,8 @@ def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
     """Code (or decode and return) the rank of chunk ``t`` down the tree, skipping the bits the
     exclusion decides (but coding at least one); the match model's expected rank is known at
     the first node (:func:`match_lookup`). Returns the rank, or -5 when the encoder's rank is
-    excluded. Inlined into the chunk loop: as a call a chunk (its dozens of arrays passed each
-    time) the coder took 1.3x-2.2x as long, for the same bytes (en_mix_10MB: -6 4.99 s -> 2.27
-    s, -9 15.3 s -> 11.8 s)."""
+    excluded. Inlined into the chunk loop: as a call a chunk, its dozens of arrays passed each
+    time, the coder took far longer for the same bytes."""
     h = sc.hist
     tree = rk.tree
     c1 = np.int64(h[H_BYTES] & M8)
@@ -380,7 +379,7 @@ def line_start(h):
     """The line's first two bytes (the first lowest), read from the last 8 bytes while they
     hold them and kept for the rest of the line; where the line has not begun, the last line's
     (a list's item or a table's row is often followed by another). Read a chunk at a time: kept
-    a byte at a time, the spelling loop compiled 10-20% slower at -6."""
+    a byte at a time, the spelling loop compiled slower."""
     col = h[H_LINE]
     if np.uint64(1) <= col <= np.uint64(8):
         b = h[H_BYTES]

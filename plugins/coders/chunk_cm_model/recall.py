@@ -129,8 +129,7 @@ def run_inputs(tb, sc, mid, jj, first):
 def run_update(tb, sc, rank):
     """The chunk is known: each run's entry now holds it, one repeat more if it was expected.
     Not inlined: inlined into ``code_chunks``, its store made LLVM compile the whole loop worse
-    (the same bytes, but -6's coder 5.9 s instead of 4.0 s and -9's 16.8 s instead of 12.3-13.9
-    s on en_mix_10MB); a call a chunk costs nothing measurable."""
+    (the same bytes, a slower coder); a call a chunk costs nothing measurable."""
     for i in range(n_runs(tb)):
         slot, check = sc.runs[i, R_SLOT], sc.runs[i, R_CHECK]
         e = tb.run[slot]
@@ -193,8 +192,8 @@ def follow_match(ranks, t, rank, tb, sc):
 @numba.njit(cache=True, forceinline=True)
 def match_lookup(tb, ranks, sc):
     """The lookups :func:`follow_match` asked for: model 4's long one taken where the match in
-    hand is shorter (two ids often repeat in a new place; four seldom do; en_mix_10MB 0.13%
-    smaller), else its entry kept up to date; then the two-id one where there is no match."""
+    hand is shorter (two ids often repeat in a new place; four seldom do), else its entry kept
+    up to date; then the two-id one where there is no match."""
     mt = sc.match
     at = mt[M_AT]
     if at == 0:

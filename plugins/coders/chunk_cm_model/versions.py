@@ -25,8 +25,7 @@ class Model:
     run_contexts: tuple[int, ...] = ()
     run_ids: int = 0
     #: log2 of the two hashed APMs' contexts at most (fewer in small tables): they are read at
-    #: every coded bit and miss the cache when large (model 3 on en_mix_10MB: 16 bits 1,918,617
-    #: B, 14 bits 1,920,650 B and the coder 7% faster, 12 bits 1,923,772 B and 12% faster)
+    #: every coded bit and miss the cache when large, so fewer bits trade a little size for time
     apm_bits: int = 16
     #: the bit histories' count limits (``cm_model.bit_history_states``)
     count_limit: tuple[int, ...] = COUNT_LIMIT
