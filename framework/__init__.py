@@ -7,9 +7,9 @@ The front door: ``compress``, ``decompress`` and ``open`` for everyday use, over
 
 from typing import TYPE_CHECKING
 
+from .contract import Coder, Rewriter, Scorer, SplitScorer
 from .errors import ChunkpressError, ChunkpressWarning, ConfigError, FormatError, InputError, PluginError
 from .plugin import CoderInfo, NoParams, RewriterInfo, ScorerInfo, hookimpl
-from .plugin.base import Coder, Rewriter, Scorer, SplitScorer
 from .version import __version__
 
 if TYPE_CHECKING:

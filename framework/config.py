@@ -28,6 +28,9 @@ name), plus stop limits::
     name = "picky"
     params = { tau = 0.9 }
 
+    [segmenter]          # how the vocabulary cuts text: merges (default: the rules replayed),
+    name = "fewest-tokens"   # longest-prefix, fewest-tokens or likelihood
+
 Two shortcuts, as the command line's options: ``superword_after = T`` (the vocabulary size,
 bytes included, at SuperBPE's transition) for the [boundary] above with ``after = T - 256``,
 and ``picky = 0.9`` for the [deletion] above.
@@ -46,18 +49,19 @@ from typing import Any
 
 import attrs
 
+from .contract import OPENS_NOTHING, REPLAYS_MERGES
 from .engine.stops import Limits
-from .errors import ConfigError, PluginError
+from .errors import ConfigError
 from .levels import DEFAULT_LEVEL, level_of
-from .plugin.registry import ROLES, Registry, default_registry
+from .plugin.registry import ROLES, Registry, build_params, default_registry
 from .text.pretokenizers import check_name
 
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.
-DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial", "boundary": "pretokens",
-            "deletion": "none"}
+DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial", "boundary": OPENS_NOTHING,
+            "deletion": "none", "segmenter": REPLAYS_MERGES}
 #: roles whose default a config (and a rules file) leaves out: what it records stays as before
-_QUIET_DEFAULTS = ("boundary", "deletion")
+_QUIET_DEFAULTS = ("boundary", "deletion", "segmenter")
 #: the shortcuts: key -> (role, component, its param), see the module docstring
 SHORTCUTS = {"superword_after": ("boundary", "superbpe", "after"), "picky": ("deletion", "picky", "tau")}
 #: a config's sections, and the overrides a Compressor or Pipeline takes as keywords
@@ -102,6 +106,7 @@ class PipelineConfig:
     pretokenizer: str = attrs.field(default="none", validator=lambda _i, _a, value: check_name(value))
     boundary: ComponentConfig = attrs.field(default=_default_component("boundary"))
     deletion: ComponentConfig = attrs.field(default=_default_component("deletion"))
+    segmenter: ComponentConfig = attrs.field(default=_default_component("segmenter"))
 
     def to_dict(self) -> dict:
         out = {role: getattr(self, role).to_dict() for role in ROLES
@@ -109,26 +114,6 @@ class PipelineConfig:
         out["limits"] = {k: v for k, v in attrs.asdict(self.limits).items() if v is not None}
         out["pretokenizer"] = {"name": self.pretokenizer}
         return out
-
-
-def build_params(registry: Registry, role: str, name: str, params: dict | None, where: str = "config"):
-    """An instance of the params class of ``role`` ``name``, or a ConfigError saying why not."""
-    try:
-        info = registry.get(role, name)
-    except PluginError as exc:  # exit 3, naming where the name came from and what is installed
-        raise PluginError(f"{where}: {exc}") from None
-    params = dict(params or {})
-    fields = {f.name for f in attrs.fields(info.params_class())}
-    unknown = sorted(set(params) - fields)
-    if unknown:
-        allowed = ", ".join(sorted(fields)) or "none"
-        raise ConfigError(f"{where}: unknown {role}.params key {unknown[0]!r} for {name!r}; allowed: {allowed}")
-    try:
-        return info.params_class()(**params)
-    except (TypeError, ValueError) as exc:
-        # attrs' type validators put (message, attribute, type, value) in args: keep the message
-        reason = exc.args[0] if len(exc.args) > 1 and isinstance(exc.args[0], str) else exc
-        raise ConfigError(f"{where}: bad {role}.params for {name!r}: {reason}") from None
 
 
 def _component(registry, role, raw, where) -> ComponentConfig:
@@ -258,15 +243,15 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
 
 
 def pipeline_overrides(scorer: str | None = None, rewriter: str | None = None, coder: str | None = None,
-                       pretokenizer: str | None = None, max_rules: int | None = None, vocab_size: int | None = None,
-                       min_count: int | None = None, superword_after: int | None = None, picky: float | None = None,
-                       reserved: int = 0) -> dict:
+                       pretokenizer: str | None = None, segmenter: str | None = None, max_rules: int | None = None,
+                       vocab_size: int | None = None, min_count: int | None = None,
+                       superword_after: int | None = None, picky: float | None = None, reserved: int = 0) -> dict:
     """Overrides of a config (for :func:`load_config`, a Pipeline or a Compressor) from the
     settings given; ``vocab_size`` counts tokens as HF does (the 256 bytes, the rules and the
     ``reserved`` added tokens), so it stands for ``max_rules = vocab_size - 256 - reserved``, and
     ``superword_after`` (SuperBPE's transition, a vocabulary size) likewise."""
     out: dict = {key: value for key, value in (("scorer", scorer), ("rewriter", rewriter), ("coder", coder),
-                                               ("pretokenizer", pretokenizer)) if value}
+                                               ("pretokenizer", pretokenizer), ("segmenter", segmenter)) if value}
     if superword_after is not None:
         out["superword_after"] = superword_after - reserved
     if picky is not None:

@@ -1,4 +1,4 @@
-"""The plugin contract: one base class per role, declaring everything the framework reads.
+"""The plugin contract, the lowest floor of the house: one base class per role, declaring everything the framework reads.
 
 Components subclass these (as numcodecs codecs subclass ``abc.Codec``); the framework checks
 ``isinstance`` when it builds one and never probes for optional methods. Symbol ids below
@@ -202,6 +202,10 @@ class Coder:
         return {}
 
 
+#: the boundary policy every pipeline has unless it names another: it opens no boundary
+OPENS_NOTHING = "pretokens"
+
+
 class BoundaryPolicy:
     """Which pairs across a pre-token boundary may merge, as a function of the step: each
     boundary gets the number of rules learned from which pairs across it are candidates, or
@@ -239,6 +243,37 @@ class DeletionPolicy:
 
     def __init__(self, params=None):
         self.params = params
+
+
+#: the segmenter of a dictionary learned by merges: its rules replayed in order, as in training
+REPLAYS_MERGES = "merges"
+
+
+class Segmenter:
+    """How a vocabulary cuts text into tokens: a tokenizer's inference (HF's model), a choice of
+    its own beside how the vocabulary was learned. The tokenizer cuts text into units (its
+    pre-tokens, or the runs of them a boundary policy joins), finds each distinct unit once and
+    asks :meth:`segment` for their tokens, so a segmenter sees each word once.
+
+    ``vocabulary`` is what :class:`chunkpress.plugin.Vocabulary` holds: the tokens' spellings
+    as a byte trie (``child``/``token`` arrays, looked up by ``trie_child``), each token's
+    symbol id, and its log-probability where the vocabulary has them (``needs_scores``: a
+    segmenter that cannot do without). The 256 bytes are always tokens, so every text can be
+    cut. A segmenter that replays a dictionary's merges (``merges``, the default for a learned
+    one) is the framework's own: it needs the rules' order, not the vocabulary."""
+
+    #: True where :meth:`segment` needs each token's log-probability (a vocabulary without them
+    #: is refused, naming the segmenter)
+    needs_scores: bool = False
+
+    def __init__(self, params=None):
+        self.params = params
+
+    def segment(self, vocabulary, buf: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """The tokens of each unit ``buf[offsets[u]:offsets[u + 1]]`` (uint8), as symbol ids
+        written into ``out`` from ``offsets[u]`` (a unit has at most as many tokens as bytes);
+        returns how many each unit has (int64, one per unit)."""
+        raise NotImplementedError
 
 
 def as_symbols(data) -> np.ndarray:

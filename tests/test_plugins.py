@@ -256,7 +256,7 @@ def test_a_factory_must_return_its_roles_base_class(on_path):
                                          summary="not a Coder", version="1")]
     """})
     reg = build_registry(autoload=True)
-    with pytest.raises(PluginError, match="not a chunkpress.Coder subclass"):
+    with pytest.raises(PluginError, match="not a chunkpress.plugin.Coder subclass"):
         Pipeline.from_config(None, registry=reg, coder="duck").compress(b"some text")
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from ..contract import BYTE_SYMBOLS
 from ..errors import FormatError
-from ..plugin.base import BYTE_SYMBOLS
 
 #: a trace row's ``s1`` for a step that is not a merge: a deletion (``s0`` the symbol deleted,
 #: ``k01`` its occurrences split) and an opening (``k01`` the boundaries opened)

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
+from ..contract import BYTE_SYMBOLS, Rewriter, Scorer, as_symbols
 from ..errors import ConfigError
-from ..plugin.base import BYTE_SYMBOLS, Rewriter, Scorer, as_symbols
 from . import fused
 from .codelength import merge_sum_delta, string_log_sum
 from .events import DELETED, OPENED, Deletion, Opening, split_of

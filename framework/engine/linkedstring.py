@@ -14,7 +14,7 @@ rewritten, and the region is counted again. All of it runs in numba kernels.
 Memory: 26 bytes per input symbol (34 with weights): a 16-byte node, and 1.25 pool entries of
 8 bytes (the pool is rebuilt, not grown, once a quarter of it is stale). Plus about 80 bytes
 per distinct pair (its 40-byte record, the list of changed slots, and the hash table at load
-1/3 to 2/3); the candidate index adds about 110 more per pair. Arrays grow in place by 1.5x.
+1/3 to 2/3); the candidate index adds about 110 more per pair. Arrays grow in place by half.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..plugin.base import BYTE_SYMBOLS, MergeReport
+from ..contract import BYTE_SYMBOLS, MergeReport
 from .codelength import merge_sum_delta, string_log_sum
 from .kernels import kernel, sort_in_place
 from .linkednodes import (
@@ -313,7 +313,7 @@ class LinkedString:
     """The string and its pair counts, kept incrementally (see the module docstring); the
     ``linked`` rewriter is this class, and the engine's fused loop merges in its arrays."""
 
-    #: pair records allocated at load (more as needed: growth is in place, by 1.5x)
+    #: pair records allocated at load (more as needed: growth is in place, by half)
     initial_slots = 1 << 17
     #: pool entries allocated at load beyond one per symbol, as a fraction of the length
     pool_headroom = 0.25
@@ -385,7 +385,7 @@ class LinkedString:
     def _reserve(self, n_new: int) -> None:
         need = int(self.meta[N_SLOTS]) + n_new
         if need > self.pair_records.shape[0]:
-            size = max(need, self.pair_records.shape[0] * 3 // 2)  # in place: 1.5x wastes less
+            size = max(need, self.pair_records.shape[0] * 3 // 2)  # in place: growing by half wastes less
             grow(self, "pair_records", size, None)
             grow(self, "changed", size, None)
         if not has_room(self.table, self.meta, n_new):

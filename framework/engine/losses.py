@@ -16,8 +16,8 @@ import numba
 import numpy as np
 from numba import types
 
+from ..contract import Scorer, SplitScorer
 from ..errors import PluginError
-from ..plugin.base import Scorer, SplitScorer
 from .kernels import kernel
 
 LOSS_A = types.float64(types.int64, types.int64, types.int64)
@@ -172,7 +172,7 @@ class CompiledScorer:
 def compile_scorer(scorer: Scorer) -> CompiledScorer:
     """Compile ``scorer``'s functions (a PluginError says which one numba refused, and why)."""
     if not isinstance(scorer, Scorer):
-        raise PluginError(f"{type(scorer).__name__} is not a chunkpress Scorer (subclass chunkpress.plugin.base.Scorer)")
+        raise PluginError(f"{type(scorer).__name__} is not a chunkpress Scorer (subclass chunkpress.plugin.Scorer)")
     name = type(scorer).__name__
     stop = _cached(_function(scorer, "stop") if scorer.stop is not None else _never, STOP, f"{name}.stop")
     floor = max(1, int(scorer.min_merge_count))

@@ -8,8 +8,8 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..contract import BYTE_SYMBOLS
 from ..errors import FormatError
-from ..plugin.base import BYTE_SYMBOLS
 from .limits import check_allocation
 
 #: No symbol may stand for more bytes than this (2^48: far past any real input).

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..errors import PluginError
-from .base import BoundaryPolicy, Coder, DeletionPolicy, Rewriter, Scorer
+from .base import BoundaryPolicy, Coder, DeletionPolicy, Rewriter, Scorer, Segmenter
 
 
 @attrs.frozen(kw_only=True)
@@ -122,7 +122,7 @@ class _Component:
         if not isinstance(component, base):
             raise PluginError(
                 f"{self.role} {self.name!r}: its factory returned a {type(component).__name__}, "
-                f"not a {base.__module__.replace('.plugin.base', '')}.{base.__name__} subclass"
+                f"not a chunkpress.plugin.{base.__name__} subclass"
             )
 
 
@@ -177,6 +177,13 @@ class DeletionInfo(_Component):
     role = "deletion"
 
 
+@attrs.frozen(kw_only=True)
+class SegmenterInfo(_Component):
+    """A segmenter: how a vocabulary cuts text into tokens (a tokenizer's inference)."""
+
+    role = "segmenter"
+
+
 #: the contract each role's factory must honour
 _BASES = {"scorer": Scorer, "rewriter": Rewriter, "coder": Coder, "boundary": BoundaryPolicy,
-          "deletion": DeletionPolicy}
+          "deletion": DeletionPolicy, "segmenter": Segmenter}

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 import attrs
 import pluggy
 
-from ..errors import PluginError
+from ..errors import ConfigError, PluginError
 from . import hookspecs
-from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, RewriterInfo, ScorerInfo
+from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, RewriterInfo, ScorerInfo, SegmenterInfo
 
 ENTRY_POINT_GROUP = "chunkpress"
 AUTOLOAD_ENV = "CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD"
@@ -30,9 +30,9 @@ def builtin_plugins() -> list:
     ``default_plugins``): one per role, each listing its components by reference, so that
     building a registry imports none of their implementations (or numba)."""
     # the plugins import this framework's plugin API: loaded when a registry is first built
-    from ..plugins import boundaries, coders, deletions, rewriters, scorers
+    from ..plugins import boundaries, coders, deletions, rewriters, scorers, segmenters
 
-    return [scorers, rewriters, coders, boundaries, deletions]
+    return [scorers, rewriters, coders, boundaries, deletions, segmenters]
 
 
 ROLES = {
@@ -41,6 +41,7 @@ ROLES = {
     "coder": ("register_coders", CoderInfo),
     "boundary": ("register_boundary_policies", BoundaryInfo),
     "deletion": ("register_deletion_policies", DeletionInfo),
+    "segmenter": ("register_segmenters", SegmenterInfo),
 }
 
 
@@ -216,3 +217,24 @@ def default_registry() -> Registry:
     if _default is None:
         _default = build_registry()
     return _default
+
+
+def build_params(registry: Registry, role: str, name: str, params: dict | None, where: str = "config"):
+    """An instance of the params class of ``role`` ``name`` from ``params`` (a config's, an archive
+    header's or a rules file's table), or a ConfigError saying why not, naming ``where``."""
+    try:
+        info = registry.get(role, name)
+    except PluginError as exc:  # exit 3, naming where the name came from and what is installed
+        raise PluginError(f"{where}: {exc}") from None
+    params = dict(params or {})
+    fields = {f.name for f in attrs.fields(info.params_class())}
+    unknown = sorted(set(params) - fields)
+    if unknown:
+        allowed = ", ".join(sorted(fields)) or "none"
+        raise ConfigError(f"{where}: unknown {role}.params key {unknown[0]!r} for {name!r}; allowed: {allowed}")
+    try:
+        return info.params_class()(**params)
+    except (TypeError, ValueError) as exc:
+        # attrs' type validators put (message, attribute, type, value) in args: keep the message
+        reason = exc.args[0] if len(exc.args) > 1 and isinstance(exc.args[0], str) else exc
+        raise ConfigError(f"{where}: bad {role}.params for {name!r}: {reason}") from None

@@ -23,11 +23,11 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from ..contract import BYTE_SYMBOLS
 from ..errors import ChunkpressWarning, FormatError, InputError
 from ..format.container import checksum
 from ..parallel import dask_client
 from ..pipeline import Pipeline, decode_archive
-from ..plugin.base import BYTE_SYMBOLS
 from ..plugin.registry import Registry, default_registry
 from ..progress import Progress
 from ..text.metrics import measure as token_metrics

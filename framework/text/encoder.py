@@ -15,9 +15,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..contract import BYTE_SYMBOLS
 from ..engine.events import Deletion, Opening, deletion_steps, schedule
 from ..engine.linkedstring import LinkedString
-from ..plugin.base import BYTE_SYMBOLS
 
 #: Units up to this many bytes are merged in a small array; longer ones are replayed.
 SHORT_UNIT = 64

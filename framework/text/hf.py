@@ -29,10 +29,10 @@ import re
 import attrs
 import numpy as np
 
+from ..contract import BYTE_SYMBOLS
 from ..errors import FormatError
 from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
-from ..plugin.base import BYTE_SYMBOLS
 
 #: HF ids are u32; ours must stay below this to be written as u32 id files
 MAX_HF_ID = (1 << 31) - 1

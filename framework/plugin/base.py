@@ -1,0 +1,21 @@
+"""The role base classes plugin authors subclass (``Scorer``, ``Rewriter``, ``Coder``, ...), as
+this façade hands them on: they are defined below the engine and the formats, in
+:mod:`chunkpress.contract`, which every floor may import."""
+
+from ..contract import (
+    BYTE_SYMBOLS,
+    OPENS_NOTHING,
+    REPLAYS_MERGES,
+    BoundaryPolicy,
+    Coder,
+    DeletionPolicy,
+    MergeReport,
+    Rewriter,
+    Scorer,
+    Segmenter,
+    SplitScorer,
+    as_symbols,
+)
+
+__all__ = ["BYTE_SYMBOLS", "BoundaryPolicy", "Coder", "DeletionPolicy", "MergeReport", "OPENS_NOTHING",
+           "REPLAYS_MERGES", "Rewriter", "Scorer", "Segmenter", "SplitScorer", "as_symbols"]
