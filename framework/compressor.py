@@ -139,6 +139,8 @@ class Compressor:
         self._registry = registry
         self._ways: dict = {}
         self.tokenizer, self.dictionary = rules_file(rules)
+        if self.tokenizer is not None and "segmenter" in overrides:  # the rules cut text as told, not as recorded
+            self.tokenizer = self.tokenizer.with_segmenter(self.pipeline.config.segmenter.name)
         if rules_ref or shared_dictionary:
             self.pipeline.check_references_dictionary()
 

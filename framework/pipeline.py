@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from .config import PipelineConfig, build_params, default_config, load_config, params_dict
+from .config import PipelineConfig, default_config, load_config, params_dict
+from .contract import BYTE_SYMBOLS, OPENS_NOTHING, REPLAYS_MERGES, Coder, as_symbols
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format import container
 from .format.limits import BYTES_PER_SYMBOL, FIT_BYTES_PER_BYTE, bounded_memory, check_allocation, decoding_memory_cap
-from .plugin.base import BYTE_SYMBOLS, Coder, as_symbols
-from .plugin.registry import ROLES, Registry, default_registry
+from .plugin.registry import ROLES, Registry, build_params, default_registry
 
 if TYPE_CHECKING:
     from .engine.learner import FitResult
@@ -70,8 +70,8 @@ class Pipeline:
 
     def _scorer(self):
         """The configured scorer; a ConfigError when nothing would stop the run: a scorer with
-        no stop rule of its own (pmi, spmi) merges until every word is one symbol (alice29 grew
-        from 152,089 to 216,732 bytes that way), so it needs max_rules or min_count."""
+        no stop rule of its own (pmi, spmi) merges until every word is one symbol (an archive
+        larger than its input), so it needs max_rules or min_count."""
         scorer = self._build("scorer")
         limits = self.config.limits
         if (scorer.stop is None and scorer.min_merge_count < 2 and limits.max_rules is None
@@ -84,7 +84,7 @@ class Pipeline:
 
     def policies(self) -> tuple:
         """(boundary policy or None when it opens nothing by its kind, deletion policy or None)."""
-        boundary = self._build("boundary") if self.config.boundary.name != "pretokens" else None
+        boundary = self._build("boundary") if self.config.boundary.name != OPENS_NOTHING else None
         deletion = self._build("deletion") if self.config.deletion.name != "none" else None
         return boundary, deletion
 
@@ -186,7 +186,21 @@ class Pipeline:
             return self.encode(np.zeros((0, 2), dtype=np.int64), as_symbols(data), data, coder=coder)
         coder.prepare(len(data))
         result = self.fit(data, trace=False, progress=progress)
-        return self.encode(result.rules, result.symbols, data, coder=coder)
+        return self.encode(result.rules, self.segmented(result, data), data, coder=coder)
+
+    def segmented(self, result: FitResult, data: bytes) -> np.ndarray:
+        """The symbols ``data`` is coded as: the learner's own string, or where the config names
+        another segmenter, ``data`` cut by it in the learned vocabulary (the likelihood
+        segmenter scoring each token by its count in the learner's string)."""
+        if self.config.segmenter.name == REPLAYS_MERGES:
+            return result.symbols
+        from .text.tokenizer import Tokenizer, estimated_scores  # numba: the segmenters' kernels
+
+        counts = np.bincount(result.symbols, minlength=BYTE_SYMBOLS + len(result.rules))
+        boundary, _ = self.policies()
+        tokenizer = Tokenizer(result.rules, self.config.pretokenizer, deletions=result.deletions, boundary=boundary,
+                              segmenter=self.config.segmenter.name, scores=estimated_scores(counts))
+        return tokenizer.symbols(data)
 
 
 def _coder_for(header: container.Header, registry: Registry) -> Coder:

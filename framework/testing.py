@@ -15,6 +15,9 @@ chunkpress runs on its own coders and scorers, callable on yours::
     def test_my_rewriter():
         check_rewriter("my-rewriter")            # the same string as the reference scan, merge by merge
 
+    def test_my_segmenter():
+        check_segmenter("my-segmenter", my_plain_python_reference)   # the same tokens on random vocabularies
+
 Each check raises AssertionError naming the input and what differed; the inputs are built
 here (no data files needed), or pass your own.
 """
@@ -37,7 +40,8 @@ from .text.wordcounts import count_words
 def _decompress(archive: bytes, registry: Registry) -> bytes:
     return Decompressor(registry=registry).decompress(archive)
 
-__all__ = ["sample_inputs", "mutated", "check_coder", "check_golden", "check_scorer", "check_rewriter"]
+__all__ = ["sample_inputs", "mutated", "check_coder", "check_golden", "check_scorer", "check_rewriter",
+           "check_segmenter", "REFERENCES"]
 
 _WORDS = ("the", "of", "and", "a", "to", "in", "is", "was", "that", "it", "Alice", "Queen", "said", "very",
           "little", "rabbit", "time", "hatter", "mock", "turtle", "tea", "party", "garden", "croquet")
@@ -169,7 +173,7 @@ def check_golden(name: str, folder, params: dict | None = None, *, registry: Reg
 
 
 def _brute_force_best(rewriter, scorer, step: int, floor: int, lengths: list[int]):
-    """The pair a scan of every pair picks, by the selection rule in ``chunkpress.plugin.base``
+    """The pair a scan of every pair picks, by the selection rule in ``chunkpress.contract``
     (``lengths``: bytes per symbol, for a scorer that reads them)."""
     s0, s1, k = rewriter.pairs()
     keep = k >= floor
@@ -278,3 +282,82 @@ def check_rewriter(name: str, params: dict | None = None, *, registry: Registry 
 def _pair_counts(rewriter) -> dict:
     s0, s1, k = rewriter.pairs()
     return {(a, b): c for a, b, c in zip(s0.tolist(), s1.tolist(), k.tolist(), strict=True) if c}
+
+
+def longest_prefix_reference(tokens: dict, unit: bytes) -> list[bytes]:
+    """Greedy longest match, in plain Python: ``tokens`` maps a spelling to its log-probability."""
+    out, pos = [], 0
+    while pos < len(unit):
+        end = max(k for k in range(pos + 1, len(unit) + 1) if unit[pos:k] in tokens)
+        out.append(unit[pos:end])
+        pos = end
+    return out
+
+
+def best_path_reference(tokens: dict, unit: bytes, by_likelihood: bool) -> list[bytes]:
+    """Every segmentation of ``unit`` into ``tokens``, by brute force: the fewest tokens (or the
+    highest sum of log-probabilities), ties to the one whose tokens are longest from the end
+    (at each end position, the longest last token)."""
+    def ways(text: bytes):
+        if not text:
+            yield []
+            return
+        for k in range(1, len(text) + 1):
+            if text[:k] in tokens:
+                for rest in ways(text[k:]):
+                    yield [text[:k], *rest]
+
+    def key(parse):  # the best score, then the longest tokens read from the end
+        score = sum(tokens[t] for t in parse) if by_likelihood else -len(parse)
+        return (round(score, 9), [len(t) for t in reversed(parse)])
+
+    return max(ways(unit), key=key)
+
+
+#: the built-in segmenters' references, for :func:`check_segmenter`
+REFERENCES = {"longest-prefix": longest_prefix_reference,
+              "fewest-tokens": lambda tokens, unit: best_path_reference(tokens, unit, False),
+              "likelihood": lambda tokens, unit: best_path_reference(tokens, unit, True)}
+
+
+def check_segmenter(name: str, reference=None, *, registry: Registry | None = None, cases: int = 60,
+                    seed: int = 11) -> None:
+    """A segmenter against a plain Python ``reference(tokens, unit) -> list of token
+    spellings`` (``tokens``: spelling -> log-probability; the built-ins' are :data:`REFERENCES`)
+    on random vocabularies over a small alphabet and random units: the same tokens, each in
+    the vocabulary, and spelling the unit."""
+    from .text.vocabulary import Vocabulary  # numba: the search kernels' trie
+
+    registry = registry or default_registry()
+    segmenter = registry.get("segmenter", name).build()
+    reference = reference or REFERENCES[name]
+    rng = np.random.default_rng(seed)
+    for case in range(cases):
+        alphabet = rng.choice(np.frombuffer(b"abcde", dtype=np.uint8), size=3, replace=False)
+        rules: list[tuple[int, int]] = []
+        spelled: dict[int, bytes] = {}
+        while len(rules) < 20:  # rules joining random earlier symbols: a vocabulary of their spellings
+            a, b = (int(v) for v in rng.integers(0, 256 + len(rules), 2))
+            if a >= 256 and a - 256 not in spelled or b >= 256 and b - 256 not in spelled:
+                continue
+            left = spelled[a - 256] if a >= 256 else bytes([int(alphabet[a % 3])])
+            right = spelled[b - 256] if b >= 256 else bytes([int(alphabet[b % 3])])
+            if len(left + right) > 6 or left + right in spelled.values():
+                continue
+            rules.append((a if a >= 256 else int(alphabet[a % 3]), b if b >= 256 else int(alphabet[b % 3])))
+            spelled[len(rules) - 1] = left + right
+        keep = np.sort(256 + rng.choice(len(rules), size=12, replace=False))
+        scores = rng.normal(-3.0, 1.5, keep.size)
+        vocabulary = Vocabulary.of(np.array(rules, dtype=np.int64), keep, scores)
+        tokens = {bytes([b]): float(np.min(scores) - 1.0) for b in range(256)}
+        tokens.update({spelled[s - 256]: float(v) for s, v in zip(keep.tolist(), scores, strict=True)})
+        symbol_of = {bytes([b]): b for b in range(256)} | {spelled[s - 256]: s for s in keep.tolist()}
+        units = [bytes(alphabet[rng.integers(0, 3, int(rng.integers(1, 11)))]) for _ in range(8)]
+        buf = np.frombuffer(b"".join(units), dtype=np.uint8)
+        offsets = np.concatenate([[0], np.cumsum([len(u) for u in units])]).astype(np.int64)
+        out = np.full(buf.size, -1, dtype=np.int64)
+        counts = np.asarray(segmenter.segment(vocabulary, buf, offsets, out))
+        for u, unit in enumerate(units):
+            got = out[offsets[u]: offsets[u] + counts[u]].tolist()
+            want = [symbol_of[t] for t in reference(tokens, unit)]
+            assert got == want, f"segmenter {name!r}, case {case}: {unit!r} cut as {got}, the reference cuts {want}"

@@ -20,8 +20,13 @@ COMMANDS = ("compress", "decompress", "train", "encode", "decode", "evaluate", "
 #: options that take no value and may come before a command
 LEADING_FLAGS = {"-q", "--quiet", "-v", "--verbose", "--debug", "-k", "--keep"}
 #: the pipeline's overrides, as options and as the keys of ``config.pipeline_overrides``
-OVERRIDES = ("scorer", "rewriter", "coder", "pretokenizer", "max_rules", "vocab_size", "min_count", "superword_after",
-             "picky")
+OVERRIDES = ("scorer", "rewriter", "coder", "pretokenizer", "segmenter", "max_rules", "vocab_size", "min_count",
+             "superword_after", "picky")
+
+
+#: what an override's help says beyond its name
+EXTRA_HELP = {"pretokenizer": ": none | gpt2 | whitespace | metaspace, merges stay inside words",
+              "segmenter": ": how the vocabulary cuts text: merges | longest-prefix | fewest-tokens | likelihood"}
 
 
 class Parser(argparse.ArgumentParser):
@@ -92,9 +97,8 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fast", dest="level", action="store_const", const=1, help="same as -1")
     p.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
     p.add_argument("--config", help="TOML config instead of a level (the paper's method: examples/paper/mdl.toml)")
-    for key in OVERRIDES[:4]:
-        p.add_argument(f"--{key}", help=f"{key} name (overrides the level or config)"
-                       + (": none | gpt2 | whitespace, merges stay inside words" if key == "pretokenizer" else ""))
+    for key in OVERRIDES[:5]:
+        p.add_argument(f"--{key}", help=f"{key} name (overrides the level or config)" + EXTRA_HELP.get(key, ""))
     p.add_argument("--max-rules", type=int, help="stop after this many rules")
     p.add_argument("--vocab-size", type=int, help="stop at this many tokens, the 256 bytes included (HF's count)")
     p.add_argument("--min-count", type=int, help="only merge pairs seen at least this often")

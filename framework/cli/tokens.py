@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..errors import ChunkpressError, InputError
+from ..errors import ChunkpressError, InputError, PluginError
 from ..fileio import StreamingOutput, check_writable, opened, read_input, write_output
 from ..format.idfile import FORMATS
 from ..format.limits import READ_BYTES_PER_BYTE, memory_limit, work_limit
@@ -15,11 +15,15 @@ from ..progress import Progress
 from .options import Common, overrides, pipeline_options, sizes, workers
 
 
-def _tokenizer(path: str, decoding: bool = False):
-    """The rules file at ``path`` (errors name it); ``decoding``: ids to bytes only."""
+def _tokenizer(path: str, decoding: bool = False, segmenter: str | None = None):
+    """The rules file at ``path`` (errors name it); ``decoding``: ids to bytes only;
+    ``segmenter``: another way to cut text than the file records (errors name --segmenter)."""
     from ..text.tokenizer import Tokenizer  # deferred: numba's modules load for the commands that use them
 
-    return Tokenizer.from_file(path, decoding=decoding)
+    try:
+        return Tokenizer.from_file(path, decoding=decoding, segmenter=segmenter)
+    except PluginError as exc:
+        raise type(exc)(f"--segmenter: {exc}") from None
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -56,7 +60,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_encode(args: argparse.Namespace) -> int:
     from ..format.idfile import write_id_pieces  # deferred: numba's modules load for the commands that use them
 
-    tokenizer = _tokenizer(args.rules)
+    tokenizer = _tokenizer(args.rules, segmenter=args.segmenter)
     out = args.output or ("-" if args.input == "-" else args.input + ".ids")
     check_writable(out, args.force)
     try:
@@ -107,10 +111,12 @@ def cmd_import_hf(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from ..text.metrics import evaluate, table  # deferred: numba's modules load for the commands that use them
+    from ..text.metrics import check_alpha, evaluate, table  # deferred: numba's modules load for the commands that use them
 
-    rows = evaluate(args.rules, {t: read_input(t, work_limit(READ_BYTES_PER_BYTE)) for t in args.texts},
-                    args.vocab_size or (), args.alpha)
+    check_alpha(args.alpha)  # before any file is read: a bad option is the first thing said
+    texts = {t: read_input(t, work_limit(READ_BYTES_PER_BYTE)) for t in args.texts}
+    rows = [row for segmenter in (args.segmenter.split(",") if args.segmenter else [None])
+            for row in evaluate(_tokenizer(args.rules, segmenter=segmenter), texts, args.vocab_size or (), args.alpha)]
     print("\n".join(json.dumps(r) for r in rows) if args.json else table(rows))
     return 0
 
@@ -136,6 +142,9 @@ def add_commands(add) -> None:
         p.add_argument("--rules", required=True, help="rules file written by train")
         p.add_argument("--format", choices=FORMATS, default="u32",
                        help="ids as little-endian uint32 (default) or whitespace-separated text")
+        if name == "encode":
+            p.add_argument("--segmenter", help="cut the text another way than the rules file says: merges | "
+                           "longest-prefix | fewest-tokens | likelihood")
         p.add_argument("-o", "--output", help="output path ('-' for stdout; default: "
                        + ("INPUT.ids, or stdout for stdin)" if name == "encode" else "stdout)"))
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
@@ -156,5 +165,7 @@ def add_commands(add) -> None:
     p.add_argument("--vocab-size", type=sizes, metavar="V[,V...]", help="evaluate the prefixes of the dictionary "
                    "that hold these many tokens (as training to that size would have learned)")
     p.add_argument("--alpha", type=float, default=2.5, help="Renyi efficiency's order (default 2.5)")
+    p.add_argument("--segmenter", metavar="S[,S...]", help="evaluate with these segmenters, a row each (default: the "
+                   "rules file's)")
     p.add_argument("--json", action="store_true", help="one JSON object a line, keys as the table's columns")
     p.set_defaults(func=cmd_evaluate)

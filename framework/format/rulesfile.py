@@ -7,13 +7,17 @@ bytes before it (as archives end), so a flipped byte is refused instead of decod
 text. Version 1 files (the same without the check) are still read.
 
 Version 3 is version 2 for a dictionary that encodes with more than its rules: deletions
-(``deletions`` in the metadata) or a boundary policy (``config.boundary``). An older reader,
-which would ignore those keys and encode otherwise, refuses it; every other file stays version 2.
+(``deletions`` in the metadata) or a boundary policy (``config.boundary``). Version 4 is
+version 2 for a dictionary that segments text other than by replaying its merges: a segmenter
+(``segmenter``) or a vocabulary narrower than its symbols (``vocabulary``: a top-down learner's
+tokens, whose rules also spell the prefixes that build them). An older reader, which would
+ignore those keys and encode otherwise, refuses it; every other file stays version 2.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 import attrs
 import numpy as np
@@ -28,8 +32,10 @@ MAGIC = b"CPRL"
 VERSION = 2
 #: the version of a dictionary with deletions or a boundary policy (see the module docstring)
 VERSION_EVENTS = 3
+#: the version of a dictionary with a segmenter of its own or a narrower vocabulary
+VERSION_SEGMENTED = 4
 #: versions this reader understands; 1 has no trailing check
-READABLE = (1, 2, 3)
+READABLE = (1, 2, 3, 4)
 
 
 def dump_rules(rules: np.ndarray, meta: dict) -> bytes:
@@ -37,7 +43,9 @@ def dump_rules(rules: np.ndarray, meta: dict) -> bytes:
     head = json.dumps(meta, sort_keys=True, separators=(",", ":")).encode()
     config = meta.get("config") or {}
     events = bool(meta.get("deletions")) or (isinstance(config, dict) and "boundary" in config)
-    body = (MAGIC + bytes([VERSION_EVENTS if events else VERSION]) + encode_varints([len(head)]) + head
+    segmented = meta.get("segmenter") not in (None, "merges") or meta.get("vocabulary") is not None
+    version = VERSION_SEGMENTED if segmented else VERSION_EVENTS if events else VERSION
+    body = (MAGIC + bytes([version]) + encode_varints([len(head)]) + head
             + encode_varints([len(rules)]) + encode_varints(rules.ravel()))
     return body + check_bytes(body)
 
@@ -110,7 +118,12 @@ class RulesFile:
     - ``unicode``: the Unicode version the pre-tokenizer classified characters by,
     - ``hf``: HF's ids and added tokens (:class:`chunkpress.text.hf.HFVocab`'s ``to_meta``),
     - ``chunkpress``: the version that wrote it, and ``learned_from`` / ``imported_from``,
-    - ``deletions``: the symbols deleted while learning, as [rule after which, symbol] pairs.
+    - ``deletions``: the symbols deleted while learning, as [rule after which, symbol] pairs,
+    - ``segmenter``: how the vocabulary cuts text (absent: ``merges``, the rules replayed),
+    - ``vocabulary``: the symbols that are tokens, ascending (absent: every symbol not deleted),
+    - ``scores``: each token's log-probability, aligned with ``vocabulary`` (or every symbol),
+    - ``counts``: each symbol's count in the training text, from which a merge-learned
+      vocabulary's log-probabilities are estimated for the ``likelihood`` segmenter.
     """
 
     rules: np.ndarray = attrs.field(converter=lambda r: np.ascontiguousarray(r, dtype=np.int64).reshape(-1, 2))
@@ -124,6 +137,10 @@ class RulesFile:
     learned_from: str | None = attrs.field(default=None, validator=_optional(str))
     imported_from: str | None = attrs.field(default=None, validator=_optional(str))
     deletions: list | None = attrs.field(default=None, validator=_optional(list))
+    segmenter: str | None = attrs.field(default=None, validator=_optional(str))
+    vocabulary: list | None = attrs.field(default=None, validator=_optional(list))
+    scores: list | None = attrs.field(default=None, validator=_optional(list))
+    counts: list | None = attrs.field(default=None, validator=_optional(list))
 
     @property
     def pretokenizer(self) -> str:
@@ -166,6 +183,22 @@ class RulesFile:
         if read.deletions is not None and not all(
                 isinstance(d, list) and len(d) == 2 and all(type(v) is int for v in d) for d in read.deletions):
             raise FormatError("rules file: corrupt metadata ('deletions' must be [rule, symbol] pairs)")
+        symbols = 256 + len(rules)
+        for key, kind in (("vocabulary", int), ("counts", int)):
+            found = getattr(read, key)
+            if found is not None and not all(type(v) is kind and 0 <= v < (symbols if key == "vocabulary" else 1 << 53)
+                                             for v in found):
+                raise FormatError(f"rules file: corrupt metadata ('{key}' must be whole numbers"
+                                  f"{' naming symbols' if key == 'vocabulary' else ''})")
+        if read.vocabulary is not None and read.vocabulary != sorted(set(read.vocabulary)):
+            raise FormatError("rules file: corrupt metadata ('vocabulary' must name each symbol once, ascending)")
+        if read.counts is not None and len(read.counts) != symbols:
+            raise FormatError(f"rules file: corrupt metadata ('counts' must hold one count a symbol, {symbols:,})")
+        if read.scores is not None:
+            tokens = len(read.vocabulary) if read.vocabulary is not None else symbols
+            if len(read.scores) != tokens or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                     and math.isfinite(v) for v in read.scores):
+                raise FormatError(f"rules file: corrupt metadata ('scores' must hold {tokens:,} finite numbers)")
         return read
 
     @property

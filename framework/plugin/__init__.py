@@ -3,7 +3,8 @@ framework (the built-in plugins too, as a third party's would).
 
 * the hook marker :data:`hookimpl` and the specs with complete examples (:mod:`.hookspecs`);
 * the base class of each role (:class:`Scorer`, :class:`SplitScorer`, :class:`Rewriter`,
-  :class:`Coder`) and the descriptors plugins return (:class:`ScorerInfo`, ...);
+  :class:`Coder`, :class:`BoundaryPolicy`, :class:`DeletionPolicy`, :class:`Segmenter`) and the
+  descriptors plugins return (:class:`ScorerInfo`, ...);
 * the errors to raise (:class:`FormatError` for a corrupt payload, ...);
 * the helpers coders use: LEB128 varints (arrays compiled, one value in plain Python),
   expanding rules to bytes, memory checks before an allocation, the kernels' decorators and
@@ -19,16 +20,18 @@ from typing import TYPE_CHECKING
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
 from .base import (
     BYTE_SYMBOLS,
+    REPLAYS_MERGES,
     BoundaryPolicy,
     Coder,
     DeletionPolicy,
     MergeReport,
     Rewriter,
     Scorer,
+    Segmenter,
     SplitScorer,
     as_symbols,
 )
-from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, NoParams, RewriterInfo, ScorerInfo
+from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, NoParams, RewriterInfo, ScorerInfo, SegmenterInfo
 from .hookspecs import hookimpl
 
 #: the helpers, each loaded from its module on first use: the engine and the formats import
@@ -43,7 +46,8 @@ _HELPERS = {
     "check_allocation": "format.limits", "memory_limit": "format.limits", "coding_meter": "progress",
     "code_length": "engine.codelength", "varint": "format.varint", "read_varint": "format.varint",
     "char_classes": "text.pretokenize", "SPACE": "text.unicodeclasses", "LETTER": "text.unicodeclasses",
-    "DIGIT": "text.unicodeclasses", "OTHER": "text.unicodeclasses",
+    "DIGIT": "text.unicodeclasses", "OTHER": "text.unicodeclasses", "Vocabulary": "text.vocabulary",
+    "trie_child": "text.vocabulary",
 }
 
 if TYPE_CHECKING:
@@ -61,6 +65,7 @@ if TYPE_CHECKING:
     from ..progress import coding_meter
     from ..text.pretokenize import char_classes
     from ..text.unicodeclasses import DIGIT, LETTER, OTHER, SPACE
+    from ..text.vocabulary import Vocabulary, trie_child
 
 
 def __getattr__(name: str):
@@ -76,8 +81,8 @@ def __getattr__(name: str):
 __all__ = [
     # hooks and roles
     "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
-    "BoundaryPolicy", "DeletionPolicy", "ScorerInfo", "RewriterInfo", "CoderInfo", "BoundaryInfo", "DeletionInfo",
-    "NoParams",
+    "BoundaryPolicy", "DeletionPolicy", "Segmenter", "REPLAYS_MERGES", "ScorerInfo", "RewriterInfo", "CoderInfo",
+    "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams",
     # errors
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
     # coders' helpers
@@ -88,4 +93,6 @@ __all__ = [
     "LinkedString", "LOG2E", "bit_length_scalar", "elias_delta_bits_scalar", "log_factorial_scalar", "code_length",
     # boundary policies' helpers: each byte's character class
     "char_classes", "SPACE", "LETTER", "DIGIT", "OTHER",
+    # segmenters' helpers: the vocabulary's trie
+    "Vocabulary", "trie_child",
 ]

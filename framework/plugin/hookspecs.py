@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, RewriterInfo, ScorerInfo
+    from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, RewriterInfo, ScorerInfo, SegmenterInfo
 
 hookspec = pluggy.HookspecMarker("chunkpress")
 hookimpl = pluggy.HookimplMarker("chunkpress")
@@ -181,5 +181,41 @@ def register_deletion_policies() -> list[DeletionInfo]:
         def register_deletion_policies():
             return [cp.DeletionInfo(name="my-picky", factory=Picky, params=Params, version="1",
                                     summary="Picky BPE's intersection over self")]
+    """
+    return []  # a spec: pluggy calls the implementations, never this body
+
+
+@hookspec
+def register_segmenters() -> list[SegmenterInfo]:
+    """Return a list of :class:`chunkpress.plugin.SegmenterInfo` descriptors.
+
+    A segmenter is a :class:`chunkpress.plugin.Segmenter`: a tokenizer's inference, which cuts
+    each unit of text (a pre-token) into tokens of a :class:`chunkpress.plugin.Vocabulary`, a
+    byte trie it walks with ``trie_child``. Compile the walk: a tokenizer calls ``segment`` once
+    on all the distinct units of a text. Example, the shortest tokens first (every byte alone,
+    where a byte is a token, as it always is)::
+
+        import numpy as np
+        import chunkpress.plugin as cp
+
+        @cp.kernel
+        def _bytes(buf, offsets, out, counts):
+            for u in range(offsets.size - 1):
+                for k in range(offsets[u], offsets[u + 1]):
+                    out[k] = buf[k]
+                counts[u] = offsets[u + 1] - offsets[u]
+
+        class Bytes(cp.Segmenter):
+            def segment(self, vocabulary, buf, offsets, out):
+                counts = np.zeros(offsets.size - 1, dtype=np.int64)
+                _bytes(buf, offsets, out, counts)
+                return counts
+
+        @cp.hookimpl
+        def register_segmenters():
+            return [cp.SegmenterInfo(name="bytes", factory=Bytes, version="1",
+                                     summary="every byte a token of its own")]
+
+    Test it with :func:`chunkpress.testing.check_segmenter`.
     """
     return []  # a spec: pluggy calls the implementations, never this body

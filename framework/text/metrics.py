@@ -16,14 +16,14 @@ import math
 
 import numpy as np
 
+from ..contract import BYTE_SYMBOLS
 from ..engine.codelength import code_length
 from ..errors import ConfigError, InputError
-from ..plugin.base import BYTE_SYMBOLS
 from ..tables import columns
 from .tokenizer import Tokenizer
 
 #: the columns of a row, in order
-COLUMNS = ("text", "vocab_size", "tokens", "bytes", "bytes_per_token", "chars_per_token", "tokens_per_word",
+COLUMNS = ("text", "vocab_size", "segmenter", "tokens", "bytes", "bytes_per_token", "chars_per_token", "tokens_per_word",
            "renyi_efficiency", "shannon_efficiency", "vocab_used", "code_length_bits")
 #: Zouhar et al.'s alpha, which correlated best with downstream quality
 DEFAULT_ALPHA = 2.5
@@ -68,6 +68,9 @@ def measure(symbols: np.ndarray, text: bytes, dictionary_size: int, alpha: float
 def prefix(tokenizer, size: int):
     """The tokenizer of the dictionary's first rules that hold ``size`` tokens (the 256 bytes
     and added tokens included, deleted ones not), as that training would have stopped."""
+    if tokenizer.vocabulary is not None:
+        raise ConfigError("vocab_size (--vocab-size): this vocabulary was learned top-down, so its smaller ones are "
+                          "not its prefixes: train each size")
     added = len(tokenizer.hf.special) if tokenizer.hf is not None else 0
     live = BYTE_SYMBOLS + added + np.arange(len(tokenizer.rules) + 1)  # tokens after r rules, before deletions
     gone = np.searchsorted(tokenizer.deletions[:, 0], np.arange(len(tokenizer.rules) + 1), side="left")
@@ -78,7 +81,9 @@ def prefix(tokenizer, size: int):
                           f"{int(live[0]):,} to {int(live[-1]):,} tokens")
     rules = int(hit[0])  # training stops where its vocabulary first holds that many
     keep = tokenizer.deletions[tokenizer.deletions[:, 0] < rules]
-    return Tokenizer(tokenizer.rules[:rules], tokenizer.pretokenizer, deletions=keep, boundary=tokenizer.boundary)
+    scores = tokenizer.scores[: BYTE_SYMBOLS + rules] if tokenizer.scores is not None else None
+    return Tokenizer(tokenizer.rules[:rules], tokenizer.pretokenizer, deletions=keep, boundary=tokenizer.boundary,
+                     segmenter=tokenizer.segmenter, scores=scores)
 
 
 def evaluate(tokenizer, texts: dict[str, bytes], vocab_sizes=(), alpha: float = DEFAULT_ALPHA) -> list[dict]:
@@ -101,7 +106,7 @@ def evaluate(tokenizer, texts: dict[str, bytes], vocab_sizes=(), alpha: float = 
         for size, tok in tokenizers:
             symbols = tok.symbols(text) if tok.hf is None else tok.encode(text).id_array
             used = BYTE_SYMBOLS + len(tok.rules) if tok.hf is None else tok.vocab_size
-            row = {"text": name, "vocab_size": size or tok.get_vocab_size()}
+            row = {"text": name, "vocab_size": size or tok.get_vocab_size(), "segmenter": tok.segmenter}
             row.update(measure(np.asarray(symbols, dtype=np.int64), text, used, alpha))
             rows.append(row)
     return rows

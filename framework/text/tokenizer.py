@@ -16,16 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contract import BYTE_SYMBOLS, OPENS_NOTHING, REPLAYS_MERGES, BoundaryPolicy, Segmenter, as_symbols
 from ..engine.codelength import PART_NAMES, parts_from_sum
 from ..engine.events import deletion_steps, schedule
 from ..engine.linkedstring import LinkedString
-from ..errors import ChunkpressError, ConfigError, FormatError, InputError
+from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
 from ..fileio import read_input, read_rest, write_output
 from ..format.expand import expand, symbol_lengths
 from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_memory, work_limit
 from ..format.rulesfile import RulesFile
-from ..plugin.base import BYTE_SYMBOLS, BoundaryPolicy, as_symbols
-from ..plugin.registry import default_registry
+from ..plugin.registry import build_params, default_registry
 from ..version import __version__
 from .encoder import NEVER, Encoder
 from .encoding import Encoding, char_index, char_offsets
@@ -33,6 +33,7 @@ from .hf import HFVocab, byte_to_unicode, from_hf_json, to_hf_json
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
 from .units import inside_units, opening_steps, openings
+from .vocabulary import Vocabulary
 from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, shards
 
 
@@ -51,17 +52,24 @@ def _integer_ids(ids) -> np.ndarray:
     return found.astype(np.int64).ravel()
 
 
+def estimated_scores(counts, vocabulary=None) -> np.ndarray:
+    """Log-probabilities from a training text's symbol counts (for ``vocabulary``'s symbols, or
+    all), add-one smoothed so that a token the training left unused is unlikely, not impossible."""
+    found = np.asarray(counts, dtype=np.float64)
+    if vocabulary is not None:
+        found = found[np.asarray(vocabulary, dtype=np.int64)]
+    return np.log(found + 1.0) - np.log(found.sum() + found.size)
+
+
 def boundary_policy(config: dict):
     """The boundary policy a rules file's config names (None for the default, which opens
     nothing), built from the registry; FormatError when it is not installed or its params are bad."""
-    from ..config import DEFAULTS, build_params  # the config's checks, for a rules file's policy
-
     raw = config.get("boundary")
     if raw is None:
         return None
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not isinstance(raw.get("params", {}), dict):
         raise FormatError("rules file: corrupt metadata (config.boundary must be {name, params})")
-    if raw["name"] == DEFAULTS["boundary"]:
+    if raw["name"] == OPENS_NOTHING:
         return None
     registry = default_registry()
     try:
@@ -76,11 +84,15 @@ class Tokenizer:
     trained with, the symbols it deleted (``deletions``, D x 2: the rule after which, the
     symbol) and its boundary policy (``boundary``), and HF's numbering where it was imported
     from HF or trained with added tokens (``hf``): then ``encode`` and ``decode`` speak those
-    ids, while ``symbols`` stays the dictionary's own string. ``meta``: the rest of its rules
+    ids, while ``symbols`` stays the dictionary's own string. ``segmenter``: how it cuts text
+    (a registered segmenter's name: ``merges`` replays the rules as training did; the others
+    search the ``vocabulary``, the token symbols, every symbol not deleted by default, with
+    each token's log-probability in ``scores`` where known). ``meta``: the rest of its rules
     file, kept by ``save``."""
 
     def __init__(self, rules, pretokenizer: str = "none", hf=None, meta: RulesFile | None = None, *,
-                 deletions=None, boundary: BoundaryPolicy | None = None):
+                 deletions=None, boundary: BoundaryPolicy | None = None, segmenter: str = REPLAYS_MERGES,
+                 vocabulary=None, scores=None):
         self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
         self.deletions = np.zeros((0, 2), dtype=np.int64) if deletions is None else \
@@ -92,11 +104,19 @@ class Tokenizer:
         self.boundary = boundary
         self.hf = hf
         self.meta = meta
+        self.segmenter = segmenter
+        self.vocabulary = None if vocabulary is None else np.asarray(vocabulary, dtype=np.int64)
+        self.scores = None if scores is None else np.asarray(scores, dtype=np.float64)
+        self._segmenter()  # an unknown segmenter is refused now, naming what is installed
+        if self.segmenter == REPLAYS_MERGES and self.vocabulary is not None:
+            raise ConfigError("a vocabulary narrower than the rules' symbols cannot replay the rules' merges: give "
+                              "a segmenter that searches it (longest-prefix, fewest-tokens, likelihood)")
 
     @classmethod
-    def from_rules_file(cls, data: bytes, *, decoding: bool = False) -> Tokenizer:
+    def from_rules_file(cls, data: bytes, *, decoding: bool = False, segmenter: str | None = None) -> Tokenizer:
         """From a rules file's bytes; FormatError if it is corrupt or its pre-tokenizer ran on
-        other Unicode tables than this version's (unless only ``decoding``: ids to bytes)."""
+        other Unicode tables than this version's (unless only ``decoding``: ids to bytes).
+        ``segmenter``: another way to cut text than the file records."""
         source = RulesFile.from_bytes(data)
         pre = source.pretokenizer
         if pre != "none" and not decoding:
@@ -105,20 +125,33 @@ class Tokenizer:
         if hf is not None:
             hf.check_spellings(source.rules)
         boundary = None if decoding else boundary_policy(source.config)
+        scores = None if source.scores is None else np.asarray(source.scores, dtype=np.float64)
+        if scores is None and source.counts is not None:  # a merge-learned vocabulary: its training counts
+            scores = estimated_scores(source.counts, source.vocabulary)
         try:
-            return cls(source.rules, pre, hf, meta=source, deletions=source.deletion_table, boundary=boundary)
-        except ConfigError as exc:
+            found = cls(source.rules, pre, hf, meta=source, deletions=source.deletion_table, boundary=boundary,
+                        segmenter=source.segmenter or REPLAYS_MERGES, vocabulary=source.vocabulary, scores=scores)
+        except (ConfigError, PluginError) as exc:
             raise FormatError(f"rules file: {exc}") from None
+        return found.with_segmenter(segmenter)
+
+    def with_segmenter(self, segmenter: str | None) -> Tokenizer:
+        """This tokenizer cutting text with ``segmenter`` instead (None: itself)."""
+        if segmenter is None or segmenter == self.segmenter:
+            return self
+        return Tokenizer(self.rules, self.pretokenizer, self.hf, self.meta, deletions=self.deletions,
+                         boundary=self.boundary, segmenter=segmenter, vocabulary=self.vocabulary, scores=self.scores)
 
     @classmethod
-    def from_file(cls, path, *, decoding: bool = False) -> Tokenizer:
+    def from_file(cls, path, *, decoding: bool = False, segmenter: str | None = None) -> Tokenizer:
         """Load a rules file (written by ``train``, ``import-hf`` or ``save``); errors name it."""
         path = Path(path)
         data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))  # /dev/zero is refused, not read
         try:
-            return cls.from_rules_file(data, decoding=decoding)
+            found = cls.from_rules_file(data, decoding=decoding)
         except ChunkpressError as exc:
             raise type(exc)(f"{path}: {exc}") from None
+        return found.with_segmenter(segmenter)  # a segmenter given is the caller's: errors name it
 
     @classmethod
     def from_hf_json(cls, text: str) -> Tokenizer:
@@ -165,7 +198,10 @@ class Tokenizer:
         kept.update(rules=self.rules, hf=self.hf.to_meta() if self.hf is not None else None,
                     unicode=unicode_version() if self.pretokenizer != "none" else None,
                     chunkpress=kept.get("chunkpress") or __version__,
-                    deletions=self.deletions.tolist() if self.deletions.size else None)
+                    deletions=self.deletions.tolist() if self.deletions.size else None,
+                    segmenter=self.segmenter if self.segmenter != REPLAYS_MERGES else None,
+                    vocabulary=self.vocabulary.tolist() if self.vocabulary is not None else None,
+                    scores=self.scores.tolist() if self.scores is not None and kept.get("counts") is None else None)
         return RulesFile(**kept)
 
     def save(self, path) -> None:
@@ -232,11 +268,29 @@ class Tokenizer:
             self._encoder_cache = Encoder(self.rules, self.deletions, self.boundary)
         return self._encoder_cache
 
+    def _segmenter(self) -> Segmenter:
+        if not hasattr(self, "_segmenter_cache"):
+            registry = default_registry()
+            self._segmenter_cache = registry.get("segmenter", self.segmenter).build()
+        return self._segmenter_cache
+
+    def _searched(self) -> Vocabulary:
+        """The vocabulary as segmenters search it, built on first use."""
+        if not hasattr(self, "_searched_cache"):
+            symbols = self.vocabulary if self.vocabulary is not None else self._live()
+            scores = self.scores
+            if scores is not None and self.vocabulary is None:
+                scores = scores[symbols]
+            self._searched_cache = Vocabulary.of(self.rules, symbols, scores)
+        return self._searched_cache
+
     def _encode_words(self, arr: np.ndarray, breaks, piece_ends=None) -> np.ndarray:
         """The dictionary's symbols for ``arr`` cut at ``breaks`` (None: one word); the ends of
         independent pieces (``piece_ends``) are never opened by the boundary policy."""
         if arr.size == 0:
             return np.zeros(0, dtype=np.int64)
+        if self.segmenter != REPLAYS_MERGES:
+            return self._segment_words(arr, breaks, piece_ends)
         encoder = self._encoder()
         if breaks is None:
             return encoder.replay(arr)
@@ -252,6 +306,18 @@ class Tokenizer:
         gaps[offsets[1:] - 1] = NEVER
         symbols, seg_len = encoder.encode_units(buf, offsets, gaps)
         return words.assemble(symbols, offsets[:-1], seg_len)
+
+    def _segment_words(self, arr: np.ndarray, breaks, piece_ends) -> np.ndarray:
+        """As :meth:`_encode_words`, by the segmenter: each distinct unit (a pre-token, or the
+        run of them the boundary policy may join) searched once in the vocabulary."""
+        if breaks is None:
+            words = DistinctWords(arr, np.zeros(arr.size, dtype=bool))
+        else:
+            steps = opening_steps(self.boundary, arr, breaks, piece_ends)
+            words = DistinctWords(arr, breaks if steps is None else breaks & (steps < 0))
+        out = np.empty(words.buf.size, dtype=np.int64)
+        counts = self._segmenter().segment(self._searched(), words.buf, words.offsets, out)
+        return words.assemble(out, words.offsets[:-1], np.asarray(counts, dtype=np.int64))
 
     def symbols(self, data) -> np.ndarray:
         """The dictionary's symbols for ``data`` (int64): what training gives on the same text,

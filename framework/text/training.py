@@ -17,13 +17,13 @@ import attrs
 import numpy as np
 from numpy.lib import recfunctions
 
+from ..contract import BYTE_SYMBOLS, REPLAYS_MERGES
 from ..engine.learner import FitResult
 from ..errors import ChunkpressError, ConfigError, InputError
 from ..fileio import file_size, open_input, read_input
 from ..format.container import checksum, running_checksum
 from ..format.limits import ENCODE_BYTES_PER_BYTE, FIT_BYTES_PER_BYTE, work_limit
 from ..format.rulesfile import RulesFile
-from ..plugin.base import BYTE_SYMBOLS
 from ..progress import Progress
 from .hf import HFVocab
 from .pretokenize import pretoken_breaks
@@ -89,6 +89,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         sources = [c[:3] for c in counted]
         with meter("train", pipeline.config.limits.max_rules, unit="rules") as progress:
             result = pipeline.fit_words(words, trace=True, progress=progress.rules)
+        weights = words.counts[np.searchsorted(words.offsets, _symbol_starts(result), side="right") - 1]
     else:
         if workers or scheduler:
             raise InputError("workers (--workers) and scheduler (--scheduler) count pre-tokens in parallel: "
@@ -96,6 +97,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         sources, text, breaks = _whole_text(inputs, tokens)
         with meter("train", pipeline.config.limits.max_rules, unit="rules") as progress:
             result = pipeline.fit(text, trace=True, progress=progress.rules, breaks=breaks)
+        weights = None
     trace = result.trace
     if held is not None:
         from .tokenizer import Tokenizer  # the held-out curve replays the rules with the tokenizer's engine
@@ -110,8 +112,19 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         blake2b=sources[0][2] if len(sources) == 1 else checksum("".join(d for _, _, d in sources).encode()),
         sources=[{"name": name, "length": n, "blake2b": d} for name, n, d in sources] if len(sources) > 1 else None,
         learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
-        hf=_added_vocab(result.rules, tokens), deletions=result.deletions.tolist() or None)
+        hf=_added_vocab(result.rules, tokens), deletions=result.deletions.tolist() or None,
+        segmenter=None if pipeline.config.segmenter.name == REPLAYS_MERGES else pipeline.config.segmenter.name,
+        counts=np.bincount(result.symbols, weights=weights, minlength=BYTE_SYMBOLS + len(result.rules))
+        .astype(np.int64).tolist())
     return Training(rules_file=rules_file, result=result, trace=trace, special=tokens, scorer=pipeline.config.scorer.name)
+
+
+def _symbol_starts(result: FitResult) -> np.ndarray:
+    """Where each of a word-count training's final symbols starts in its words' bytes."""
+    from ..format.expand import symbol_lengths  # numba: the rules' lengths
+
+    lengths = symbol_lengths(result.rules)[result.symbols]
+    return np.cumsum(lengths) - lengths
 
 
 def _file_name(path: str) -> str:

@@ -1,0 +1,109 @@
+"""A vocabulary as segmenters search it: the tokens' spellings in a byte trie, each node with
+the symbol id of the token that ends there and that token's log-probability.
+
+    vocab = Vocabulary.of(rules, symbols, scores)   # symbols: the token ids (the bytes always in)
+    node = trie_child(vocab.keys, vocab.children, node, byte)   # in a kernel: -1 where none
+    vocab.token[node], vocab.logp[node]                          # -1 / nan where no token ends
+
+The trie's edges live in one open-addressing table keyed by (node, byte), so a lookup is a
+hash and a probe or two whatever the node's fan-out; node 0 is the root.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numba
+import numpy as np
+
+from ..contract import BYTE_SYMBOLS
+from ..errors import FormatError
+from ..format.expand import expand_into, symbol_lengths
+
+#: the hash multiplier of the edge table (a 64-bit odd constant)
+_MIX = np.int64(-7046029254386353131)
+
+
+@numba.njit(cache=True, forceinline=True)
+def trie_child(keys, children, node, byte):
+    """The node reached from ``node`` by ``byte``, or -1."""
+    key = (np.int64(node) << 8) | np.int64(byte)
+    mask = keys.size - 1
+    i = ((key + 1) * _MIX >> 20) & mask
+    while True:
+        k = keys[i]
+        if k == key:
+            return np.int64(children[i])
+        if k < 0:
+            return np.int64(-1)
+        i = (i + 1) & mask
+
+
+@numba.njit(cache=True)
+def _build(spell, starts, ids, scores, keys, children, token, logp):
+    """Insert each token (its bytes ``spell[starts[t]:starts[t + 1]]``, id ``ids[t]``, score
+    ``scores[t]``); returns the number of nodes."""
+    nodes = 1
+    mask = keys.size - 1
+    for t in range(ids.size):
+        node = 0
+        for k in range(starts[t], starts[t + 1]):
+            key = (np.int64(node) << 8) | np.int64(spell[k])
+            i = ((key + 1) * _MIX >> 20) & mask
+            while keys[i] >= 0 and keys[i] != key:
+                i = (i + 1) & mask
+            if keys[i] < 0:
+                keys[i] = key
+                children[i] = nodes
+                nodes += 1
+            node = children[i]
+        token[node] = ids[t]
+        logp[node] = scores[t]
+    return nodes
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Vocabulary:
+    """See the module docstring. ``lengths`` holds every symbol's length in bytes, for the
+    segmenters that cut by them."""
+
+    keys: np.ndarray
+    children: np.ndarray
+    token: np.ndarray
+    logp: np.ndarray
+    symbols: np.ndarray
+    has_scores: bool
+
+    @classmethod
+    def of(cls, rules: np.ndarray, symbols: np.ndarray | None = None, scores: np.ndarray | None = None) -> Vocabulary:
+        """The vocabulary of ``symbols`` (ids spelled by ``rules``; None: every symbol), each
+        with its log-probability in ``scores`` (aligned with ``symbols``; None: none). The 256
+        bytes are tokens whether listed or not (log-probability: the least listed, less one),
+        so every text can be cut."""
+        lengths = symbol_lengths(rules)
+        ids = np.arange(lengths.size, dtype=np.int64) if symbols is None else np.asarray(symbols, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= lengths.size):
+            raise FormatError("the vocabulary names a symbol that no rule defines")
+        given = scores is not None
+        values = np.asarray(scores, dtype=np.float64) if given else np.full(ids.size, np.nan)
+        if values.size != ids.size:
+            raise FormatError(f"{values.size:,} scores for {ids.size:,} tokens")
+        missing = np.setdiff1d(np.arange(BYTE_SYMBOLS), ids)
+        if missing.size:  # a byte the vocabulary lacks: a token all the same, as unlikely as any
+            floor = (np.nanmin(values) - 1.0) if given and values.size else np.nan
+            ids = np.concatenate([missing, ids])
+            values = np.concatenate([np.full(missing.size, floor), values])
+        spelled = lengths[ids]
+        starts = np.zeros(ids.size + 1, dtype=np.int64)
+        np.cumsum(spelled, out=starts[1:])
+        spell = np.zeros(int(starts[-1]), dtype=np.uint8)
+        expand_into(rules, ids, lengths, spell)
+        size = 1
+        while size < 2 * int(starts[-1]) + 2:
+            size *= 2
+        keys = np.full(size, -1, dtype=np.int64)
+        children = np.zeros(size, dtype=np.int64)
+        token = np.full(int(starts[-1]) + 1, -1, dtype=np.int64)
+        logp = np.full(int(starts[-1]) + 1, np.nan)
+        nodes = _build(spell, starts, ids, values, keys, children, token, logp)
+        return cls(keys=keys, children=children, token=token[:nodes], logp=logp[:nodes], symbols=np.sort(ids),
+                   has_scores=given)
