@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chunkpress.config import DEFAULT_LEVEL
+from chunkpress.levels import DEFAULT_LEVEL
 from processes import BZ3_C, BZ3_D, medians, round_trip, run
 
 HERE = Path(__file__).parent

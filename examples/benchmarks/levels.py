@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chunkpress.config import DEFAULT_LEVEL, PRESETS
+from chunkpress.levels import DEFAULT_LEVEL, LEVELS
 from processes import CHUNKPRESS, medians, peers, round_trip, run
 
 HERE = Path(__file__).parent
@@ -32,7 +32,7 @@ REPEATS = 3
 
 
 def describe(level: int) -> str:
-    raw = PRESETS[level]
+    raw = LEVELS[level].pipeline
     coder = raw["coder"]
     params = ", ".join(f"{k}={v}" for k, v in coder["params"].items())
     limits = raw.get("limits", {})

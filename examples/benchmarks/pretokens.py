@@ -1,9 +1,10 @@
 """Which pre-tokens should a level's dictionary be learned between? -6 ... -9 learn it between
-GPT-2's pre-tokens and, on an input up to 1 MB, also between runs of non-space
-(``config.PRETOKENIZER_TRIED``), keeping the smaller archive. For each file and level: the
+GPT-2's pre-tokens and, on a text up to 1 MB (256 KB at -6), also between runs of non-space
+(the "pretokenizer" trial of each record in ``chunkpress.levels.LEVELS``), keeping the smaller
+archive. For each file and level: the
 level's pipeline with each pre-tokenizer alone, what ``chunkpress -L`` writes (the trial's
 choice), and whole processes of ``chunkpress.compress`` at that level with the trial and with it
-switched off (``PRETOKENIZER_TRIED`` emptied), medians of 3 alternating runs.
+switched off (the level's record without that trial), medians of 3 alternating runs.
 
     .venv/bin/python examples/benchmarks/pretokens.py [FILE ...] [--levels 9,6] [--runs 3]
 
@@ -29,10 +30,11 @@ DEFAULT_FILES = (HERE.parent / "data" / "alice29.txt", HERE.parent / "data" / "e
                  HERE.parent / "data" / "udhr_arb.txt", HERE.parent / "data" / "udhr_cmn_hans.txt",
                  HERE.parent.parent / "tests" / "data" / "gpl3.txt")
 #: one whole process: compress FILE at LEVEL, with the trial or (a third argument) without it
-PROCESS = """import sys, chunkpress, chunkpress.config as config
+PROCESS = """import sys, attrs, chunkpress, chunkpress.levels as levels
+level = levels.LEVELS[int(sys.argv[2])]
 if len(sys.argv) > 3:
-    config.PRETOKENIZER_TRIED.clear()
-chunkpress.compress(open(sys.argv[1], "rb").read(), level=int(sys.argv[2]))"""
+    levels.LEVELS[level.number] = attrs.evolve(level, trials=tuple(t for t in level.trials if t.way != "pretokenizer"))
+chunkpress.compress(open(sys.argv[1], "rb").read(), level=level.number)"""
 
 
 def wall(args: list[str]) -> float:
