@@ -14,8 +14,8 @@ from pathlib import Path
 import chunkpress
 import numpy as np
 import pytest
-from chunkpress.levels import LEVELS, SMALL_INPUT, SMALL_TEXT, is_executable, looks_like_text, plan, text_ways
 from chunkpress.format.container import unpack
+from chunkpress.levels import LEVELS, SMALL_INPUT, SMALL_TEXT, is_executable, looks_like_text, plan, text_ways
 from chunkpress.pipeline import Pipeline
 from support import read
 
