@@ -31,6 +31,9 @@ name), plus stop limits::
     [segmenter]          # how the vocabulary cuts text: merges (default: the rules replayed),
     name = "fewest-tokens"   # longest-prefix, fewest-tokens or likelihood
 
+    [learner]            # how the vocabulary is learned: merges (default: bottom-up, the scorer's
+    name = "unigram"     # merges), or top-down from word counts: unigram, pathpiece
+
 Two shortcuts, as the command line's options: ``superword_after = T`` (the vocabulary size,
 bytes included, at SuperBPE's transition) for the [boundary] above with ``after = T - 256``,
 and ``picky = 0.9`` for the [deletion] above.
@@ -49,7 +52,7 @@ from typing import Any
 
 import attrs
 
-from .contract import OPENS_NOTHING, REPLAYS_MERGES
+from .contract import LEARNS_BY_MERGES, OPENS_NOTHING, REPLAYS_MERGES
 from .engine.stops import Limits
 from .errors import ConfigError
 from .levels import DEFAULT_LEVEL, level_of
@@ -59,9 +62,9 @@ from .text.pretokenizers import check_name
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.
 DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial", "boundary": OPENS_NOTHING,
-            "deletion": "none", "segmenter": REPLAYS_MERGES}
+            "deletion": "none", "segmenter": REPLAYS_MERGES, "learner": LEARNS_BY_MERGES}
 #: roles whose default a config (and a rules file) leaves out: what it records stays as before
-_QUIET_DEFAULTS = ("boundary", "deletion", "segmenter")
+_QUIET_DEFAULTS = ("boundary", "deletion", "segmenter", "learner")
 #: the shortcuts: key -> (role, component, its param), see the module docstring
 SHORTCUTS = {"superword_after": ("boundary", "superbpe", "after"), "picky": ("deletion", "picky", "tau")}
 #: a config's sections, and the overrides a Compressor or Pipeline takes as keywords
@@ -107,6 +110,7 @@ class PipelineConfig:
     boundary: ComponentConfig = attrs.field(default=_default_component("boundary"))
     deletion: ComponentConfig = attrs.field(default=_default_component("deletion"))
     segmenter: ComponentConfig = attrs.field(default=_default_component("segmenter"))
+    learner: ComponentConfig = attrs.field(default=_default_component("learner"))
 
     def to_dict(self) -> dict:
         out = {role: getattr(self, role).to_dict() for role in ROLES
@@ -243,7 +247,8 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
 
 
 def pipeline_overrides(scorer: str | None = None, rewriter: str | None = None, coder: str | None = None,
-                       pretokenizer: str | None = None, segmenter: str | None = None, max_rules: int | None = None,
+                       pretokenizer: str | None = None, segmenter: str | None = None, learner: str | None = None,
+                       max_rules: int | None = None,
                        vocab_size: int | None = None, min_count: int | None = None,
                        superword_after: int | None = None, picky: float | None = None, reserved: int = 0) -> dict:
     """Overrides of a config (for :func:`load_config`, a Pipeline or a Compressor) from the
@@ -251,7 +256,8 @@ def pipeline_overrides(scorer: str | None = None, rewriter: str | None = None, c
     ``reserved`` added tokens), so it stands for ``max_rules = vocab_size - 256 - reserved``, and
     ``superword_after`` (SuperBPE's transition, a vocabulary size) likewise."""
     out: dict = {key: value for key, value in (("scorer", scorer), ("rewriter", rewriter), ("coder", coder),
-                                               ("pretokenizer", pretokenizer), ("segmenter", segmenter)) if value}
+                                               ("pretokenizer", pretokenizer), ("segmenter", segmenter),
+                                               ("learner", learner)) if value}
     if superword_after is not None:
         out["superword_after"] = superword_after - reserved
     if picky is not None:

@@ -276,6 +276,37 @@ class Segmenter:
         raise NotImplementedError
 
 
+#: the learner of a dictionary built bottom-up: the scorer picks merges, the rewriter applies them
+LEARNS_BY_MERGES = "merges"
+
+
+class Learner:
+    """How a vocabulary is learned top-down, a role beside the merge engine (``merges``, the
+    default, is the framework's own: the scorer and the rewriter, one rule at a time). A learner
+    reads a text's word counts (each distinct pre-token once, with how often it was seen), so
+    that its work and memory follow the distinct words, and returns the tokens of a vocabulary
+    of ``vocab_size``: the 256 bytes are always tokens and count towards the size. The framework
+    writes them as a rules file that records :attr:`segmenter`, the inference the vocabulary is
+    meant for, and the tokens' log-probabilities where the learner has them."""
+
+    #: how the vocabulary cuts text (a segmenter's name), recorded in its rules file
+    segmenter: str = "likelihood"
+
+    def __init__(self, params=None):
+        self.params = params
+
+    def learn(self, buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, vocab_size: int,
+              bottom_up: Callable[[int], list[bytes]]) -> tuple[list[bytes], np.ndarray | None]:
+        """(the tokens, their log-probabilities aligned with them or None) for the words
+        ``buf[offsets[w]:offsets[w + 1]]`` (uint8) seen ``counts[w]`` times (int64). The tokens
+        are byte strings: at most ``vocab_size - 256`` longer than a byte, plus any single bytes
+        the learner scores (a byte it leaves out gets the least log-probability, less 10).
+        ``bottom_up(n)``: the tokens beyond the bytes of the ``n``-token vocabulary that the
+        merge engine (``repair``, BPE's counts) learns from the same words, for a learner that
+        starts from one."""
+        raise NotImplementedError
+
+
 def as_symbols(data) -> np.ndarray:
     """bytes / bytearray / memoryview / uint8 array -> uint8 array without copying."""
     if isinstance(data, np.ndarray):

@@ -21,7 +21,7 @@ COMMANDS = ("compress", "decompress", "train", "encode", "decode", "evaluate", "
 LEADING_FLAGS = {"-q", "--quiet", "-v", "--verbose", "--debug", "-k", "--keep"}
 #: the pipeline's overrides, as options and as the keys of ``config.pipeline_overrides``
 OVERRIDES = ("scorer", "rewriter", "coder", "pretokenizer", "segmenter", "max_rules", "vocab_size", "min_count",
-             "superword_after", "picky")
+             "superword_after", "picky", "learner")
 
 
 #: what an override's help says beyond its name

@@ -33,6 +33,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ..text.training import train
 
     common = Common.of(args)
+    if args.learner is not None and args.trace:
+        raise InputError("--trace records every merge: a top-down --learner has none")
     if args.vocab_size is not None and args.scorer is None and args.config is None:
         args.scorer = "repair"  # a vocabulary size is how HF users ask for BPE (most frequent pair first)
     pipe = Pipeline.from_config(args.config, level=args.level, **overrides(args, len(args.special_token or ())))
@@ -50,7 +52,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     first = args.inputs[0] if len(args.inputs) == 1 else None
     if rules_out:
         write_output(rules_out, trained.rules_file.to_bytes(), args.force, binary=True, like=first)
-    if args.trace:
+    if args.trace and trained.trace is not None:
         write_output(args.trace, trace_to_csv(trained.trace).encode(), args.force, like=first)
     if not common.quiet:
         print(trained.summary(), file=sys.stderr)
@@ -130,6 +132,8 @@ def add_commands(add) -> None:
                    "kept whole, never learned from, given the ids after the merges (HF's added tokens)")
     p.add_argument("--trace", help="CSV of the per-step trace (reference program's columns first)")
     p.add_argument("--eval", help="held-out text: the trace gets its code length at every step")
+    p.add_argument("--learner", help="how the vocabulary is learned: merges (default: bottom-up, the scorer's "
+                   "merges) | unigram (Unigram LM) | pathpiece (PathPiece), top-down from word counts")
     p.add_argument("--workers", type=workers, help="with a --pretokenizer: count pre-tokens in this many processes")
     p.add_argument("--scheduler", help="with a --pretokenizer: count pre-tokens on the Dask scheduler at this address")
     p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")

@@ -3,7 +3,7 @@ framework (the built-in plugins too, as a third party's would).
 
 * the hook marker :data:`hookimpl` and the specs with complete examples (:mod:`.hookspecs`);
 * the base class of each role (:class:`Scorer`, :class:`SplitScorer`, :class:`Rewriter`,
-  :class:`Coder`, :class:`BoundaryPolicy`, :class:`DeletionPolicy`, :class:`Segmenter`) and the
+  :class:`Coder`, :class:`BoundaryPolicy`, :class:`DeletionPolicy`, :class:`Segmenter`, :class:`Learner`) and the
   descriptors plugins return (:class:`ScorerInfo`, ...);
 * the errors to raise (:class:`FormatError` for a corrupt payload, ...);
 * the helpers coders use: LEB128 varints (arrays compiled, one value in plain Python),
@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
 from .base import (
     BYTE_SYMBOLS,
+    LEARNS_BY_MERGES,
     REPLAYS_MERGES,
     BoundaryPolicy,
     Coder,
     DeletionPolicy,
+    Learner,
     MergeReport,
     Rewriter,
     Scorer,
@@ -31,7 +33,16 @@ from .base import (
     SplitScorer,
     as_symbols,
 )
-from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, NoParams, RewriterInfo, ScorerInfo, SegmenterInfo
+from .descriptors import (
+    BoundaryInfo,
+    CoderInfo,
+    DeletionInfo,
+    LearnerInfo,
+    NoParams,
+    RewriterInfo,
+    ScorerInfo,
+    SegmenterInfo,
+)
 from .hookspecs import hookimpl
 
 #: the helpers, each loaded from its module on first use: the engine and the formats import
@@ -82,7 +93,7 @@ __all__ = [
     # hooks and roles
     "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
     "BoundaryPolicy", "DeletionPolicy", "Segmenter", "REPLAYS_MERGES", "ScorerInfo", "RewriterInfo", "CoderInfo",
-    "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams",
+    "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams", "Learner", "LEARNS_BY_MERGES", "LearnerInfo",
     # errors
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
     # coders' helpers

@@ -4,11 +4,13 @@ this façade hands them on: they are defined below the engine and the formats, i
 
 from ..contract import (
     BYTE_SYMBOLS,
+    LEARNS_BY_MERGES,
     OPENS_NOTHING,
     REPLAYS_MERGES,
     BoundaryPolicy,
     Coder,
     DeletionPolicy,
+    Learner,
     MergeReport,
     Rewriter,
     Scorer,
@@ -18,4 +20,4 @@ from ..contract import (
 )
 
 __all__ = ["BYTE_SYMBOLS", "BoundaryPolicy", "Coder", "DeletionPolicy", "MergeReport", "OPENS_NOTHING",
-           "REPLAYS_MERGES", "Rewriter", "Scorer", "Segmenter", "SplitScorer", "as_symbols"]
+           "REPLAYS_MERGES", "Rewriter", "Scorer", "Segmenter", "Learner", "LEARNS_BY_MERGES", "SplitScorer", "as_symbols"]

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..errors import PluginError
-from .base import BoundaryPolicy, Coder, DeletionPolicy, Rewriter, Scorer, Segmenter
+from .base import BoundaryPolicy, Coder, DeletionPolicy, Learner, Rewriter, Scorer, Segmenter
 
 
 @attrs.frozen(kw_only=True)
@@ -184,6 +184,14 @@ class SegmenterInfo(_Component):
     role = "segmenter"
 
 
+@attrs.frozen(kw_only=True)
+class LearnerInfo(_Component):
+    """A learner: how a vocabulary is learned top-down from a text's word counts."""
+
+    role = "learner"
+
+
 #: the contract each role's factory must honour
 _BASES = {"scorer": Scorer, "rewriter": Rewriter, "coder": Coder, "boundary": BoundaryPolicy,
-          "deletion": DeletionPolicy, "segmenter": Segmenter}
+          "deletion": DeletionPolicy, "segmenter": Segmenter,
+          "learner": Learner}

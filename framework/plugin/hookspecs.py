@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, RewriterInfo, ScorerInfo, SegmenterInfo
+    from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, LearnerInfo, RewriterInfo, ScorerInfo, SegmenterInfo
 
 hookspec = pluggy.HookspecMarker("chunkpress")
 hookimpl = pluggy.HookimplMarker("chunkpress")
@@ -217,5 +217,39 @@ def register_segmenters() -> list[SegmenterInfo]:
                                      summary="every byte a token of its own")]
 
     Test it with :func:`chunkpress.testing.check_segmenter`.
+    """
+    return []  # a spec: pluggy calls the implementations, never this body
+
+
+@hookspec
+def register_learners() -> list[LearnerInfo]:
+    """Return a list of :class:`chunkpress.plugin.LearnerInfo` descriptors.
+
+    A learner is a :class:`chunkpress.plugin.Learner`: it learns a vocabulary top-down from a
+    text's word counts, as Unigram LM and PathPiece do, where the built-in ``merges`` learns one
+    bottom-up. ``chunkpress train --learner NAME`` runs it and writes the rules file. Example,
+    the most frequent whole words (as long as they are) and nothing else::
+
+        import attrs
+        import numpy as np
+        import chunkpress.plugin as cp
+
+        @attrs.frozen(kw_only=True)
+        class Params:
+            longest: int = attrs.field(default=16, validator=attrs.validators.ge(2))
+
+        class Words(cp.Learner):
+            segmenter = "longest-prefix"
+
+            def learn(self, buf, offsets, counts, vocab_size, bottom_up):
+                words = [buf[offsets[w]:offsets[w + 1]].tobytes() for w in range(counts.size)]
+                order = np.argsort(-counts, kind="stable")
+                kept = [words[w] for w in order if 1 < len(words[w]) <= self.params.longest]
+                return kept[: vocab_size - cp.BYTE_SYMBOLS], None
+
+        @cp.hookimpl
+        def register_learners():
+            return [cp.LearnerInfo(name="words", factory=Words, params=Params, version="1",
+                                   summary="the most frequent whole words")]
     """
     return []  # a spec: pluggy calls the implementations, never this body

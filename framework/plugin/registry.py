@@ -18,7 +18,7 @@ import pluggy
 
 from ..errors import ConfigError, PluginError
 from . import hookspecs
-from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, RewriterInfo, ScorerInfo, SegmenterInfo
+from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, LearnerInfo, RewriterInfo, ScorerInfo, SegmenterInfo
 
 ENTRY_POINT_GROUP = "chunkpress"
 AUTOLOAD_ENV = "CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD"
@@ -30,9 +30,9 @@ def builtin_plugins() -> list:
     ``default_plugins``): one per role, each listing its components by reference, so that
     building a registry imports none of their implementations (or numba)."""
     # the plugins import this framework's plugin API: loaded when a registry is first built
-    from ..plugins import boundaries, coders, deletions, rewriters, scorers, segmenters
+    from ..plugins import boundaries, coders, deletions, learners, rewriters, scorers, segmenters
 
-    return [scorers, rewriters, coders, boundaries, deletions, segmenters]
+    return [scorers, rewriters, coders, boundaries, deletions, segmenters, learners]
 
 
 ROLES = {
@@ -42,6 +42,7 @@ ROLES = {
     "boundary": ("register_boundary_policies", BoundaryInfo),
     "deletion": ("register_deletion_policies", DeletionInfo),
     "segmenter": ("register_segmenters", SegmenterInfo),
+    "learner": ("register_learners", LearnerInfo),
 }
 
 

@@ -59,7 +59,8 @@ def _is_int(value) -> bool:
 @attrs.frozen(kw_only=True, eq=False)
 class HFVocab:
     """HF's view of an imported dictionary: ``ids[s]`` is HF's id of our symbol s (-1 where HF's
-    vocabulary lacks a byte), ``special`` the added tokens as (content, id), matched whole
+    vocabulary lacks a byte, or where a symbol only spells a longer token of a vocabulary learned
+    top-down), ``special`` the added tokens as (content, id), matched whole
     (longest first) in the raw text, and ``add_prefix_space``: ByteLevel puts a space before
     every text segment that does not start with one."""
 
@@ -75,7 +76,7 @@ class HFVocab:
         # that id when BPE learned it too): :meth:`check_spellings` checks the text
         if len(set(model)) != len(model) or len(set(added)) != len(added):
             raise FormatError("HF vocabulary: two tokens share an id")
-        if any(i < 0 or i > MAX_HF_ID for i in used) or (self.ids < -1).any() or (self.ids[BYTE_SYMBOLS:] < 0).any():
+        if any(i < 0 or i > MAX_HF_ID for i in used) or (self.ids < -1).any():
             raise FormatError(f"HF vocabulary: ids must lie in [0, {MAX_HF_ID}]")
         if any(not content for content, _ in self.special):
             raise FormatError("HF vocabulary: an added token is empty")
@@ -232,6 +233,61 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": model,
     }
+    return json.dumps(doc, ensure_ascii=False)
+
+
+#: the mark of a WordPiece token that continues a word, on export: BERT's ``##`` behind a
+#: character that GPT-2's byte alphabet never holds, so a decoder can remove it exactly (a text's
+#: own "##" is two byte characters like any other)
+CONTINUES = "\u2581##"
+#: HF's WordPiece gives a word longer than this its unknown token: ours are never unknown
+LONGEST_WORD = (1 << 31) - 1
+
+
+def _searched_pre_tokenizer(pretokenizer: str) -> dict:
+    """The pre-tokenizer of a search model (Unigram, WordPiece) over GPT-2's byte characters:
+    ``metaspace`` splits before every space (HF's Split, merged with the next), the others are
+    those of :func:`_pre_tokenizer`."""
+    if pretokenizer == "metaspace":
+        split = {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithNext", "invert": False}
+        return {"type": "Sequence", "pretokenizers": [split, _pre_tokenizer("none")]}
+    return _pre_tokenizer(pretokenizer)
+
+
+def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, pretokenizer: str,
+                   scores: list[float] | None = None, special: tuple[tuple[str, int], ...] = ()) -> str:
+    """A tokenizer.json for a vocabulary cut by search, not by merges: ``likelihood`` as HF's
+    Unigram model (Viterbi over ``scores``), ``longest-prefix`` as HF's WordPiece (greedy longest
+    match; each token also written with the continuation mark :data:`CONTINUES`, at the same id,
+    since ours continue a word wherever they match). Tokens are spelled in GPT-2's byte characters behind a ByteLevel
+    pre-tokenizer, so every byte is a token and nothing is unknown."""
+    table = byte_to_unicode()
+    spelled = ["".join(table[b] for b in token) for token in tokens]
+    added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+              "special": True} for c, i in special]
+    if segmenter == "likelihood":
+        if scores is None:
+            raise FormatError("a likelihood vocabulary needs its tokens' log-probabilities to be exported")
+        order = np.argsort(ids, kind="stable")
+        if not np.array_equal(np.asarray(ids)[order], np.arange(len(ids))):
+            raise FormatError("HF's Unigram numbers its tokens 0, 1, ...: this vocabulary's ids have gaps")
+        model: dict = {"type": "Unigram", "unk_id": None, "byte_fallback": False,
+                       "vocab": [[spelled[k], float(scores[k])] for k in order.tolist()]}
+    elif segmenter == "longest-prefix":
+        vocab = {s: i for s, i in zip(spelled, ids, strict=True)}
+        vocab.update({CONTINUES + s: i for s, i in zip(spelled, ids, strict=True)})
+        model = {"type": "WordPiece", "unk_token": spelled[0], "continuing_subword_prefix": CONTINUES,
+                 "max_input_chars_per_word": LONGEST_WORD, "vocab": vocab}
+    else:
+        raise FormatError(f"segmenter {segmenter!r} has no HF model that cuts text as it does (HF has merges, "
+                          "Unigram's likelihood and WordPiece's longest prefix)")
+    decoder: dict = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    if segmenter == "longest-prefix":  # HF may spell an id either way: the mark goes before the bytes return
+        unmark = {"type": "Replace", "pattern": {"String": CONTINUES}, "content": ""}
+        decoder = {"type": "Sequence", "decoders": [unmark, decoder]}
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+           "pre_tokenizer": _searched_pre_tokenizer(pretokenizer), "post_processor": None, "decoder": decoder,
+           "model": model}
     return json.dumps(doc, ensure_ascii=False)
 
 

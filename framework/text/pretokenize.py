@@ -9,6 +9,9 @@ each code point as HF ``tokenizers`` does (its Unicode tables, shipped as data i
   a single space before a word belongs to the word. It gives the same pre-tokens as HF's
   ByteLevel pre-tokenizer.
 * ``whitespace`` — runs of whitespace and runs of non-whitespace are separate pre-tokens.
+* ``metaspace`` — a pre-token starts at every space (U+0020), which it keeps: a word and the
+  space before it, as sentencepiece cuts text (its ``▁``) and HF's Metaspace pre-tokenizer does
+  (``split`` on, ``prepend_scheme`` never); nothing else splits.
 
 Bytes that are not valid UTF-8 are each a character of class "other".
 """
@@ -120,7 +123,14 @@ def _whitespace_breaks(data, cls, start, breaks, ends):
             breaks[i] = True
 
 
-SPLITTERS = {"gpt2": _gpt2_breaks, "whitespace": _whitespace_breaks}
+@numba.njit(cache=True)
+def _metaspace_breaks(data, cls, start, breaks, ends):
+    for i in range(data.size - 1):
+        if data[i + 1] == 32:
+            breaks[i] = True
+
+
+SPLITTERS = {"gpt2": _gpt2_breaks, "whitespace": _whitespace_breaks, "metaspace": _metaspace_breaks}
 assert ("none", *SPLITTERS) == NAMES, "a splitter is named in text/pretokenizers.py"
 
 

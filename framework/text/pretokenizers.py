@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..errors import ConfigError
 
 #: "none" (the text is one word) and the splitters of :mod:`.pretokenize`
-NAMES = ("none", "gpt2", "whitespace")
+NAMES = ("none", "gpt2", "whitespace", "metaspace")
 
 
 def check_name(name, where: str = "") -> str:

@@ -29,7 +29,7 @@ from ..plugin.registry import build_params, default_registry
 from ..version import __version__
 from .encoder import NEVER, Encoder
 from .encoding import Encoding, char_index, char_offsets
-from .hf import HFVocab, byte_to_unicode, from_hf_json, to_hf_json
+from .hf import HFVocab, byte_to_unicode, from_hf_json, to_hf_json, to_hf_searched
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
 from .units import inside_units, opening_steps, openings
@@ -183,6 +183,13 @@ class Tokenizer:
             raise FormatError(f"this dictionary deleted {len(self.deletions):,} symbols (Picky BPE): HF's BPE "
                               "applies every merge and cannot split a token back, so no tokenizer.json encodes as "
                               "it does")
+        if self.segmenter != REPLAYS_MERGES:
+            symbols = self._live()
+            ids = self.hf.ids[symbols] if self.hf is not None else symbols
+            scores = self.scores if self.vocabulary is not None or self.scores is None else self.scores[symbols]
+            return to_hf_searched([expand(self.rules, [s]) for s in symbols.tolist()], ids.tolist(), self.segmenter,
+                                  self.pretokenizer, None if scores is None else scores.tolist(),
+                                  self.hf.special if self.hf is not None else ())
         units = None
         if self.boundary is not None:
             units = self.boundary.hf_units(self.pretokenizer)
@@ -215,7 +222,10 @@ class Tokenizer:
         return self.hf.size if self.hf is not None else BYTE_SYMBOLS + len(self.rules)
 
     def _live(self) -> np.ndarray:
-        """Our symbols in the vocabulary: the bytes and every rule's symbol not deleted."""
+        """Our symbols in the vocabulary: the ones it names, or the bytes and every rule's
+        symbol not deleted."""
+        if self.vocabulary is not None:
+            return self.vocabulary
         live = np.ones(BYTE_SYMBOLS + len(self.rules), dtype=bool)
         live[self.deletions[:, 1]] = False
         return np.flatnonzero(live)

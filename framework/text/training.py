@@ -11,15 +11,16 @@ the memory limit) with no pair across two of them or across an added token.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
 from numpy.lib import recfunctions
 
-from ..contract import BYTE_SYMBOLS, REPLAYS_MERGES
+from ..contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, REPLAYS_MERGES
 from ..engine.learner import FitResult
-from ..errors import ChunkpressError, ConfigError, InputError
+from ..errors import ChunkpressError, ConfigError, InputError, PluginError
 from ..fileio import file_size, open_input, read_input
 from ..format.container import checksum, running_checksum
 from ..format.limits import ENCODE_BYTES_PER_BYTE, FIT_BYTES_PER_BYTE, work_limit
@@ -33,6 +34,8 @@ from .wordcounts import WordCounts, count_stream, cut_special
 #: ``meter(label, total, unit=..., unit_scale=...)``: a progress meter (``update(done, **status)``,
 #: ``rules(rules, n, bits)``, a context manager); the default shows nothing
 Meter = Callable[..., Progress]
+#: how much less likely than its least likely token a byte a top-down learner left out is
+BYTE_PENALTY = 10.0
 
 
 def _silent(label: str, total: int | None = None, **kw) -> Progress:
@@ -56,14 +59,21 @@ class Training:
     every step (``eval_total_bits``, ``eval_N``)."""
 
     rules_file: RulesFile
-    result: FitResult
-    trace: np.ndarray
+    result: FitResult | None
+    trace: np.ndarray | None
     special: tuple[bytes, ...]
     scorer: str
+    #: a top-down learner's run: (tokens, seconds); None for the merge engine's
+    learned: tuple[int, float] | None = None
 
     def summary(self) -> str:
         """One line: the scorer, the dictionary's size, the string's length and code length,
         what stopped the run and how long it took."""
+        if self.result is None:
+            tokens, seconds = self.learned or (0, 0.0)
+            added = f" + {len(self.special)} added tokens" if self.special else ""
+            return (f"{self.scorer}: {tokens:,} tokens{added} ({tokens - BYTE_SYMBOLS:,} beyond the bytes), cut by "
+                    f"{self.rules_file.segmenter}, {seconds:.2f}s")
         result, last = self.result, self.result.trace[-1]
         added = f" + {len(self.special)} added tokens" if self.special else ""
         if len(result.deletions):
@@ -82,6 +92,11 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
     tokens = special_tokens(special)
     if list(inputs).count("-") > 1:
         raise InputError("stdin ('-') can be read once")
+    if pipeline.config.learner.name != LEARNS_BY_MERGES:
+        if held_out:
+            raise ConfigError(f"eval (--eval) records the code length at every merge: learner "
+                              f"{pipeline.config.learner.name!r} learns top-down and has no merges to trace")
+        return _learn_top_down(pipeline, inputs, tokens, workers, scheduler, meter)
     held = read_input(held_out, work_limit(ENCODE_BYTES_PER_BYTE)) if held_out else None
     if pipeline.config.pretokenizer != "none":
         counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
@@ -117,6 +132,104 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         counts=np.bincount(result.symbols, weights=weights, minlength=BYTE_SYMBOLS + len(result.rules))
         .astype(np.int64).tolist())
     return Training(rules_file=rules_file, result=result, trace=trace, special=tokens, scorer=pipeline.config.scorer.name)
+
+
+def _learn_top_down(pipeline, inputs, tokens, workers, scheduler, meter) -> Training:
+    """A top-down learner's vocabulary from the inputs' word counts, as a rules file."""
+    config = pipeline.config
+    name = config.learner.name
+    if config.pretokenizer == "none":
+        raise ConfigError(f"learner {name!r} learns from word counts: give a pre-tokenizer (--pretokenizer "
+                          "metaspace, as sentencepiece splits, or gpt2)")
+    if config.boundary.name != OPENS_NOTHING or config.deletion.name != "none":
+        raise ConfigError(f"learner {name!r} learns top-down: boundary and deletion policies steer merges")
+    if config.limits.max_rules is None:
+        raise ConfigError(f"learner {name!r}: give the vocabulary's size (--vocab-size)")
+    vocab_size = config.limits.max_rules + BYTE_SYMBOLS
+    counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
+    words = WordCounts.merge([w for *_, w in counted])
+    sources = [c[:3] for c in counted]
+    learner = pipeline.registry.get("learner", name).build(config.learner.params)
+
+    def bottom_up(size: int) -> list[bytes]:
+        merges = type(pipeline).from_config(registry=pipeline.registry, scorer="repair", pretokenizer=config.pretokenizer,
+                                      limits={"max_rules": size - BYTE_SYMBOLS})
+        return spellings(merges.fit_words(words, trace=False).rules)[BYTE_SYMBOLS:]
+
+    started = time.perf_counter()
+    with meter(f"train ({name})", None, unit="rounds"):
+        pieces, scores = learner.learn(words.buf, words.offsets, np.asarray(words.counts, dtype=np.int64), vocab_size,
+                                       bottom_up)
+    seconds = time.perf_counter() - started
+    vocabulary, log_probs = vocabulary_of(pieces, scores, vocab_size, name)
+    rules, ids = rules_for_pieces([p for p, _ in vocabulary])
+    order = np.argsort(ids, kind="stable")
+    segmenter = getattr(learner, "segmenter", "likelihood")
+    rules_file = RulesFile.learned(
+        rules, config.to_dict(), unicode=unicode_version(), length=sum(n for _, n, _ in sources),
+        blake2b=sources[0][2] if len(sources) == 1 else checksum("".join(d for _, _, d in sources).encode()),
+        sources=[{"name": n, "length": k, "blake2b": d} for n, k, d in sources] if len(sources) > 1 else None,
+        learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
+        hf=_numbered(rules, ids[order], tokens), segmenter=segmenter, vocabulary=ids[order].tolist(),
+        scores=None if log_probs is None else log_probs[order].tolist())
+    return Training(rules_file=rules_file, result=None, trace=None, special=tokens, scorer=name,
+                    learned=(len(vocabulary), seconds))
+
+
+def vocabulary_of(pieces: list[bytes], scores, vocab_size: int, learner: str):
+    """[(token, log-probability or None)] of a learner's answer with every byte, checked: the
+    256 bytes first (a byte the learner left out at its least log-probability, less 10, as
+    sentencepiece scores its unknown), then the longer tokens, each once, at most the size."""
+    if scores is not None:
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.shape != (len(pieces),) or not np.isfinite(scores).all():
+            raise PluginError(f"learner {learner!r} gave {scores.size} scores for {len(pieces)} tokens, or scores "
+                              "that are not finite")
+    if len(set(pieces)) != len(pieces) or not all(isinstance(p, bytes) and p for p in pieces):
+        raise PluginError(f"learner {learner!r} gave a token twice, an empty one or one that is not bytes")
+    longer = [k for k, p in enumerate(pieces) if len(p) > 1]
+    if len(longer) > vocab_size - BYTE_SYMBOLS:
+        raise PluginError(f"learner {learner!r} gave {len(longer):,} tokens beyond the bytes, where the size "
+                          f"allows {vocab_size - BYTE_SYMBOLS:,}")
+    own = {p: (None if scores is None else float(scores[k])) for k, p in enumerate(pieces)}
+    floor = None if scores is None else float(scores.min(initial=0.0)) - BYTE_PENALTY
+    out = [(bytes([b]), own.get(bytes([b]), floor)) for b in range(BYTE_SYMBOLS)]
+    out += [(pieces[k], own[pieces[k]]) for k in longer]
+    return out, None if scores is None else np.array([s for _, s in out], dtype=np.float64)
+
+
+def spellings(rules) -> list[bytes]:
+    """Every symbol's bytes: the 256 bytes, then each rule's two parts joined."""
+    spelled = [bytes([b]) for b in range(BYTE_SYMBOLS)]
+    for a, b in np.asarray(rules).reshape(-1, 2).tolist():
+        spelled.append(spelled[a] + spelled[b])
+    return spelled
+
+
+def rules_for_pieces(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """(rules, the pieces' symbol ids) that spell ``pieces``: each piece is a rule joining two
+    shorter symbols, where a split into two of them exists (the split nearest the middle), else
+    its first bytes (made a symbol of their own, the same way) and its last byte. Shorter
+    pieces are made first, so a piece's parts are always made before it."""
+    symbol_of = {bytes([b]): b for b in range(BYTE_SYMBOLS)}
+    rules: list[tuple[int, int]] = []
+
+    def add(text: bytes) -> None:  # a split into two symbols exists: the one nearest the middle
+        cuts = [k for k in range(1, len(text)) if text[:k] in symbol_of and text[k:] in symbol_of]
+        k = min(cuts, key=lambda c: (abs(2 * c - len(text)), c))
+        symbol_of[text] = BYTE_SYMBOLS + len(rules)
+        rules.append((symbol_of[text[:k]], symbol_of[text[k:]]))
+
+    for piece in sorted(set(pieces), key=lambda p: (len(p), p)):
+        if piece in symbol_of:
+            continue
+        if not any(piece[:k] in symbol_of and piece[k:] in symbol_of for k in range(1, len(piece))):
+            for end in range(2, len(piece)):  # its prefixes, each then a prefix and a byte
+                if piece[:end] not in symbol_of:
+                    add(piece[:end])
+        add(piece)
+    return (np.array(rules, dtype=np.int64).reshape(-1, 2),
+            np.array([symbol_of[p] for p in pieces], dtype=np.int64))
 
 
 def _symbol_starts(result: FitResult) -> np.ndarray:
@@ -177,6 +290,16 @@ def _count_words(pipeline, path: str, special, workers, scheduler, meter):
         if path != "-":
             stream.close()
     return path, length, digest.hexdigest(), words
+
+
+def _numbered(rules, vocabulary: np.ndarray, special: tuple[bytes, ...]):
+    """The rules file's ``hf`` entry for a vocabulary learned top-down: its tokens numbered
+    0, 1, ... in symbol order (the symbols that only spell a longer token get none), the added
+    tokens after them, so that ids run as an embedding table's rows."""
+    ids = np.full(BYTE_SYMBOLS + len(rules), -1, dtype=np.int64)
+    ids[vocabulary] = np.arange(vocabulary.size)
+    return HFVocab(ids=ids, special=tuple((t.decode("utf-8", "surrogateescape"), vocabulary.size + k)
+                                          for k, t in enumerate(special))).to_meta()
 
 
 def _added_vocab(rules, special: tuple[bytes, ...]):

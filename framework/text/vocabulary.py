@@ -39,14 +39,20 @@ def trie_child(keys, children, node, byte):
 
 
 @numba.njit(cache=True)
-def _build(spell, starts, ids, scores, keys, children, token, logp):
-    """Insert each token (its bytes ``spell[starts[t]:starts[t + 1]]``, id ``ids[t]``, score
-    ``scores[t]``); returns the number of nodes."""
+def _build(spell, starts, ids, scores):
+    """(keys, children, token, logp) of the trie of the tokens (bytes ``spell[starts[t]:starts[t
+    + 1]]``, id ``ids[t]``, score ``scores[t]``), its tables grown as nodes are added (a
+    vocabulary of long tokens that share prefixes holds far fewer nodes than bytes)."""
+    size = 1 << 12
+    keys = np.full(size, -1, dtype=np.int64)
+    children = np.zeros(size, dtype=np.int64)
+    token = np.full(size, -1, dtype=np.int64)
+    logp = np.full(size, np.nan)
     nodes = 1
-    mask = keys.size - 1
     for t in range(ids.size):
         node = 0
         for k in range(starts[t], starts[t + 1]):
+            mask = keys.size - 1
             key = (np.int64(node) << 8) | np.int64(spell[k])
             i = ((key + 1) * _MIX >> 20) & mask
             while keys[i] >= 0 and keys[i] != key:
@@ -56,15 +62,33 @@ def _build(spell, starts, ids, scores, keys, children, token, logp):
                 children[i] = nodes
                 nodes += 1
             node = children[i]
+            if 2 * nodes > keys.size:  # grow the edges and the nodes' arrays (node ids stay)
+                old_keys, old_children = keys, children
+                keys = np.full(2 * old_keys.size, -1, dtype=np.int64)
+                children = np.zeros(2 * old_keys.size, dtype=np.int64)
+                grown = keys.size - 1
+                for e in range(old_keys.size):
+                    if old_keys[e] >= 0:
+                        j = ((old_keys[e] + 1) * _MIX >> 20) & grown
+                        while keys[j] >= 0:
+                            j = (j + 1) & grown
+                        keys[j] = old_keys[e]
+                        children[j] = old_children[e]
+                more_token = np.full(keys.size, -1, dtype=np.int64)
+                more_logp = np.full(keys.size, np.nan)
+                more_token[: token.size] = token
+                more_logp[: logp.size] = logp
+                token, logp = more_token, more_logp
         token[node] = ids[t]
         logp[node] = scores[t]
-    return nodes
+    return keys, children, token[:nodes], logp[:nodes]
 
 
 @attrs.frozen(kw_only=True, eq=False)
 class Vocabulary:
-    """See the module docstring. ``lengths`` holds every symbol's length in bytes, for the
-    segmenters that cut by them."""
+    """See the module docstring: the trie's edges (``keys``, ``children``), each node's token
+    and its log-probability, the tokens' ids ascending, and whether the log-probabilities are
+    the vocabulary's own (else NaN)."""
 
     keys: np.ndarray
     children: np.ndarray
@@ -97,13 +121,13 @@ class Vocabulary:
         np.cumsum(spelled, out=starts[1:])
         spell = np.zeros(int(starts[-1]), dtype=np.uint8)
         expand_into(rules, ids, lengths, spell)
-        size = 1
-        while size < 2 * int(starts[-1]) + 2:
-            size *= 2
-        keys = np.full(size, -1, dtype=np.int64)
-        children = np.zeros(size, dtype=np.int64)
-        token = np.full(int(starts[-1]) + 1, -1, dtype=np.int64)
-        logp = np.full(int(starts[-1]) + 1, np.nan)
-        nodes = _build(spell, starts, ids, values, keys, children, token, logp)
-        return cls(keys=keys, children=children, token=token[:nodes], logp=logp[:nodes], symbols=np.sort(ids),
-                   has_scores=given)
+        return cls.of_spellings(spell, starts, ids, values, has_scores=given)
+
+    @classmethod
+    def of_spellings(cls, spell: np.ndarray, starts: np.ndarray, ids: np.ndarray, scores: np.ndarray,
+                     has_scores: bool = True) -> Vocabulary:
+        """The vocabulary of tokens spelled ``spell[starts[t]:starts[t + 1]]``, token t with id
+        ``ids[t]`` and log-probability ``scores[t]`` (the caller sees to the bytes)."""
+        keys, children, token, logp = _build(spell, np.asarray(starts, dtype=np.int64), np.asarray(ids, dtype=np.int64),
+                                             np.asarray(scores, dtype=np.float64))
+        return cls(keys=keys, children=children, token=token, logp=logp, symbols=np.sort(ids), has_scores=has_scores)

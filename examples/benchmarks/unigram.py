@@ -1,0 +1,124 @@
+"""Unigram LM against sentencepiece's trainer, in the same run on the same text.
+
+Both learn from the first 9 MB of en_mix_10MB, whole lines, and are measured on held-out
+English they did not see (the last 1 MB of it, and 1 MB of en_mix_100MB from 60 MB on, whole
+lines). sentencepiece runs with its settings for this comparison: unigram, identity
+normalisation, byte fallback, character coverage 1.0, extra white space kept, 2 threads, each
+line a sentence with its dummy prefix (``▁`` before the first word). chunkpress reads the same
+words: each line's break becomes a space, so its ``metaspace`` words are sentencepiece's
+``▁``-words, counted once each.
+
+Each trainer runs in a process of its own, timed by its CPU seconds (user + system) and peak
+RSS (``wait4``). Held out, both encode line by line: the tokens, and the log-likelihood per byte
+of the most likely segmentation under each one's own piece scores.
+
+    python examples/benchmarks/unigram.py --corpus ../shared/corpus [--sizes 8000,16000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+TRAIN_BYTES = 9_000_000
+
+SP_TRAIN = """
+import sys, sentencepiece as spm
+spm.SentencePieceTrainer.train(input=sys.argv[1], model_prefix=sys.argv[2], vocab_size=int(sys.argv[3]),
+    model_type="unigram", normalization_rule_name="identity", byte_fallback=True, character_coverage=1.0,
+    remove_extra_whitespaces=False, num_threads=2, max_sentence_length=1 << 20, minloglevel=2)
+"""
+
+
+def lines_of(data: bytes, start: int, length: int) -> bytes:
+    """Whole lines of ``data`` from about ``start``, about ``length`` bytes."""
+    begin = data.index(b"\n", start) + 1 if start else 0
+    end = data.rindex(b"\n", 0, begin + length) + 1
+    return data[begin:end]
+
+
+def measured(cmd: list[str]) -> tuple[float, float, float]:
+    """(CPU seconds, peak RSS in MB, wall seconds) of one process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, time.perf_counter() - started
+
+
+def sp_held(model: str, lines: list[str]) -> tuple[int, float]:
+    """(tokens, log-likelihood) of sentencepiece's encoding of every line."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=model)
+    scores = np.array([sp.get_score(i) for i in range(sp.get_piece_size())])
+    ids = sp.encode(lines)
+    return sum(len(x) for x in ids), float(sum(scores[x].sum() for x in ids))
+
+
+def ours_held(rules: str, lines: list[str]) -> tuple[int, float]:
+    import chunkpress
+
+    tok = chunkpress.Tokenizer.from_file(rules)
+    found = tok.encode_batch([" " + line for line in lines])
+    ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in found])
+    return int(ids.size), float(tok.scores[ids].sum())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", default="../shared/corpus")
+    ap.add_argument("--sizes", default="8000,16000")
+    a = ap.parse_args()
+    corpus = Path(a.corpus)
+    ten = (corpus / "en_mix_10MB.txt").read_bytes()
+    train = lines_of(ten, 0, TRAIN_BYTES)
+    helds = {"en_mix_10MB, last 1 MB": ten[len(train):]}
+    hundred = corpus / "en_mix_100MB.txt"
+    if hundred.exists():
+        with hundred.open("rb") as fh:
+            fh.seek(60_000_000)
+            helds["en_mix_100MB, 1 MB from 60 MB"] = lines_of(fh.read(1_200_000), 1, 1_000_000)
+    out = ["# Unigram LM: chunkpress against sentencepiece", "",
+           f"Written by `examples/benchmarks/unigram.py` on {time.strftime('%Y-%m-%d')}; {os.cpu_count()} cores. "
+           f"Trained on the first {len(train):,} bytes of en_mix_10MB (whole lines).", "",
+           "| size | trainer | CPU s | peak RSS MB | wall s | held-out text | tokens | vs sentencepiece | "
+           "log-likelihood / byte | vs sentencepiece |", "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        (tmp_path / "train.txt").write_bytes(train)
+        (tmp_path / "spaced.txt").write_bytes(train.replace(b"\n", b" "))
+        for size in [int(s) for s in a.sizes.split(",")]:
+            model = str(tmp_path / f"sp{size}")
+            sp_run = measured([sys.executable, "-c", SP_TRAIN, str(tmp_path / "train.txt"), model, str(size)])
+            rules = str(tmp_path / f"ours{size}.rules")
+            ours_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(tmp_path / "spaced.txt"),
+                                 "--learner", "unigram", "--pretokenizer", "metaspace", "--vocab-size", str(size),
+                                 "--rules", rules, "-q", "-f"])
+            for name, held in helds.items():
+                lines = held.decode("utf-8", "replace").split("\n")[:-1]
+                n_bytes = sum(len(line.encode()) + 1 for line in lines)
+                sp_tokens, sp_ll = sp_held(model + ".model", lines)
+                our_tokens, our_ll = ours_held(rules, lines)
+                for trainer, run, tokens, ll in (("sentencepiece", sp_run, sp_tokens, sp_ll),
+                                                 ("chunkpress", ours_run, our_tokens, our_ll)):
+                    out.append(f"| {size:,} | {trainer} | {run[0]:.1f} | {run[1]:.0f} | {run[2]:.1f} | {name} | "
+                               f"{tokens:,} | {tokens / sp_tokens:.4f} | {ll / n_bytes:.4f} | "
+                               f"{ll / sp_ll:.4f} |")
+                    print(out[-1], file=sys.stderr, flush=True)
+    text = "\n".join(out) + "\n"
+    (HERE / "unigram.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

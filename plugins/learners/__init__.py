@@ -1,0 +1,17 @@
+"""The built-in learners, registered by reference: ``merges`` (the default: the merge engine,
+bottom-up, with the scorer and rewriter of the config), ``unigram`` (Unigram LM, as
+sentencepiece trains it) and ``pathpiece`` (PathPiece: the fewest tokens, pruned top-down)."""
+
+from chunkpress.plugin import LEARNS_BY_MERGES, LearnerInfo, hookimpl
+
+_HERE = "chunkpress.plugins.learners"
+
+
+@hookimpl
+def register_learners():
+    return [
+        LearnerInfo(name=LEARNS_BY_MERGES, factory="chunkpress.plugin:Learner", version="1",
+                    summary="bottom-up: the scorer picks a merge, the rewriter applies it, one rule at a time"),
+        LearnerInfo(name="unigram", factory=f"{_HERE}.unigram:Unigram", params=f"{_HERE}.unigram:UnigramParams",
+                    version="1", summary="Unigram LM (Kudo 2018) as sentencepiece trains it: seeds, EM, pruning"),
+    ]
