@@ -153,3 +153,56 @@ def test_a_fewest_tokens_vocabulary_is_not_exported_as_something_else(tmp_path, 
                  "--segmenter", "fewest-tokens", "--rules", str(rules), "-q"]) == 0
     assert main(["export-hf", str(rules), "-o", str(tmp_path / "x.json")]) != 0
     assert "fewest-tokens" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
+
+
+def _fewest(word: bytes, vocab: set[bytes]) -> int:
+    best = [0] + [1 << 30] * len(word)
+    for end in range(1, len(word) + 1):
+        best[end] = min(best[start] + 1 for start in range(end) if word[start:end] in vocab or end - start == 1)
+    return best[-1]
+
+
+def test_pathpiece_charges_each_token_what_its_removal_costs():
+    """The pruning's cost of a token that occurs once in a word is exactly how many more tokens
+    the word's fewest-tokens cut needs without it (brute force over random vocabularies)."""
+    from chunkpress.plugin import Vocabulary
+    from chunkpress.plugins.learners.pathpiece import _costs
+
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        alphabet = rng.integers(97, 100, size=3)
+        word = bytes(rng.choice(alphabet, size=rng.integers(2, 14)).tolist())
+        pieces = sorted({bytes(rng.choice(alphabet, size=rng.integers(2, 5)).tolist()) for _ in range(8)})
+        tokens = [bytes([b]) for b in range(BYTE_SYMBOLS)] + pieces
+        spell = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+        starts = np.concatenate([[0], np.cumsum([len(p) for p in tokens])]).astype(np.int64)
+        trie = Vocabulary.of_spellings(spell, starts, np.arange(len(tokens)), np.zeros(len(tokens)))
+        buf = np.frombuffer(word, dtype=np.uint8)
+        cost = np.zeros(len(tokens), dtype=np.int64)
+        work = [np.zeros(len(word) + 2, dtype=np.int64), np.zeros(len(word) + 2)] * 2
+        total = _costs(buf, np.array([0, len(word)]), np.array([1]), trie.keys, trie.children, trie.token, cost,
+                       work[0], work[1], np.zeros(len(word) + 2, dtype=np.int64), np.zeros(len(word) + 2),
+                       np.zeros(len(word) + 2, dtype=np.int64))
+        vocab = set(pieces)
+        assert total == _fewest(word, vocab)
+        for k, piece in enumerate(pieces):
+            if sum(word[i:i + len(piece)] == piece for i in range(len(word))) == 1:
+                assert cost[BYTE_SYMBOLS + k] == _fewest(word, vocab - {piece}) - total, (word, piece)
+
+
+def test_pathpiece_learns_a_vocabulary_for_the_fewest_tokens(tmp_path):
+    """Trained on alice29's first four fifths at 1,000 tokens, PathPiece cuts that text into
+    fewer tokens than BPE's vocabulary of the same size does, by merges or by the fewest tokens,
+    and its rules file names the fewest-tokens segmenter."""
+    (tmp_path / "t.txt").write_bytes(TRAIN)
+    counts = {}
+    for name, extra in (("pathpiece", ["--learner", "pathpiece"]), ("bpe", [])):
+        rules = tmp_path / f"{name}.rules"
+        assert main(["train", str(tmp_path / "t.txt"), "--pretokenizer", "gpt2", "--vocab-size", "1000",
+                     "--rules", str(rules), "-q", *extra]) == 0
+        for segmenter in ("fewest-tokens",) if name == "pathpiece" else ("merges", "fewest-tokens"):
+            tok = Tokenizer.from_file(rules, segmenter=segmenter)
+            counts[name, segmenter] = tok.symbols(TRAIN).size
+            assert tok.decode_bytes(tok.encode(HELD.decode()).ids) == HELD
+    assert RulesFile.from_bytes((tmp_path / "pathpiece.rules").read_bytes()).segmenter == "fewest-tokens"
+    assert counts["pathpiece", "fewest-tokens"] < min(counts["bpe", "merges"], counts["bpe", "fewest-tokens"]), counts

@@ -14,4 +14,7 @@ def register_learners():
                     summary="bottom-up: the scorer picks a merge, the rewriter applies it, one rule at a time"),
         LearnerInfo(name="unigram", factory=f"{_HERE}.unigram:Unigram", params=f"{_HERE}.unigram:UnigramParams",
                     version="1", summary="Unigram LM (Kudo 2018) as sentencepiece trains it: seeds, EM, pruning"),
+        LearnerInfo(name="pathpiece", factory=f"{_HERE}.pathpiece:PathPiece",
+                    params=f"{_HERE}.pathpiece:PathPieceParams", version="1",
+                    summary="PathPiece (Schmidt et al. 2024): the fewest tokens, pruned top-down from n-grams or BPE"),
     ]

@@ -1,0 +1,166 @@
+"""PathPiece (Schmidt et al. 2024, "Tokenization Is More Than Compression"): a vocabulary for
+the fewest-tokens segmentation, pruned top-down.
+
+It starts from a large vocabulary: the most frequent substrings of the words (``initial =
+"ngrams"``: whole characters, up to ``max_piece_bytes``, by frequency times length, as Unigram's
+seeds) or a BPE vocabulary of the same words (``initial = "bpe"``), ``initial_factor`` times the
+size. Each round cuts every word into the fewest tokens and charges each token what its removal
+would cost: where an occurrence lies on every shortest path of its word, what the word's fewest
+tokens grow by without it, times the word's count (an occurrence that some shortest path
+avoids costs nothing; each occurrence is charged alone). The tokens that cost least go, at most
+``1 - keep`` of them a round, until the size. The 256 bytes are never removed, so every word can
+be cut.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numba
+import numpy as np
+from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary, trie_child
+
+from .unigram import UnigramParams, _gathered, seed_pieces
+
+_FAR = 1 << 40
+
+
+@attrs.frozen(kw_only=True)
+class PathPieceParams:
+    """Where the pruning starts (``ngrams`` or ``bpe``), how much larger than the size, pieces
+    of up to ``max_piece_bytes`` (n-grams), and the share of the candidates kept a round."""
+
+    initial: str = attrs.field(default="ngrams", validator=attrs.validators.in_(("ngrams", "bpe")))
+    initial_factor: int = attrs.field(default=8, validator=[attrs.validators.ge(1), attrs.validators.le(64)])
+    max_piece_bytes: int = attrs.field(default=16, validator=[attrs.validators.ge(2), attrs.validators.le(64)])
+    keep: float = attrs.field(default=0.9, validator=[attrs.validators.gt(0), attrs.validators.lt(1)])
+
+
+@numba.njit(cache=True)
+def _costs(buf, offsets, counts, keys, children, token, cost, fwd, n_fwd, bwd, n_bwd, local):
+    """Each token's removal cost into ``cost`` (indexed by the trie's token ids); returns the
+    words' fewest tokens in all. ``fwd``/``bwd``: the fewest tokens to reach a position from the
+    word's start / its end, ``n_fwd``/``n_bwd``: how many such paths (as floats: only compared)."""
+    total = 0.0
+    for w in range(offsets.size - 1):
+        lo = offsets[w]
+        n = offsets[w + 1] - lo
+        for i in range(n + 1):
+            fwd[i] = _FAR
+            bwd[i] = _FAR
+            n_fwd[i] = 0.0
+            n_bwd[i] = 0.0
+        fwd[0] = 0
+        n_fwd[0] = 1.0
+        for i in range(n):
+            node = np.int64(0)
+            for k in range(i, n):
+                node = trie_child(keys, children, node, buf[lo + k])
+                if node < 0:
+                    break
+                if token[node] >= 0:
+                    if fwd[i] + 1 < fwd[k + 1]:
+                        fwd[k + 1] = fwd[i] + 1
+                        n_fwd[k + 1] = n_fwd[i]
+                    elif fwd[i] + 1 == fwd[k + 1]:
+                        n_fwd[k + 1] += n_fwd[i]
+        bwd[n] = 0
+        n_bwd[n] = 1.0
+        for i in range(n - 1, -1, -1):
+            node = np.int64(0)
+            for k in range(i, n):
+                node = trie_child(keys, children, node, buf[lo + k])
+                if node < 0:
+                    break
+                if token[node] >= 0:
+                    if bwd[k + 1] + 1 < bwd[i]:
+                        bwd[i] = bwd[k + 1] + 1
+                        n_bwd[i] = n_bwd[k + 1]
+                    elif bwd[k + 1] + 1 == bwd[i]:
+                        n_bwd[i] += n_bwd[k + 1]
+        best = fwd[n]
+        total += best * counts[w]
+        for i in range(n):  # the occurrences on every shortest path, and the way round each
+            node = np.int64(0)
+            for k in range(i, n):
+                node = trie_child(keys, children, node, buf[lo + k])
+                if node < 0:
+                    break
+                t = token[node]
+                if t < 0 or k == i or fwd[i] + 1 + bwd[k + 1] != best or n_fwd[i] * n_bwd[k + 1] != n_fwd[n]:
+                    continue
+                # the fewest tokens for the word without this occurrence: the paths up to i
+                # cannot use it, so only the positions after i are counted again
+                for j in range(i + 1, n + 1):
+                    local[j] = _FAR
+                for j in range(i + 1):
+                    local[j] = fwd[j]
+                for j in range(n):
+                    inner = np.int64(0)
+                    for e in range(j, n):
+                        inner = trie_child(keys, children, inner, buf[lo + e])
+                        if inner < 0:
+                            break
+                        if e >= i and token[inner] >= 0 and not (j == i and e == k) and local[j] + 1 < local[e + 1]:
+                            local[e + 1] = local[j] + 1
+                cost[t] += (local[n] - best) * counts[w]
+    return total
+
+
+def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPieceParams, bottom_up) -> list[bytes]:
+    """The tokens beyond the bytes of a PathPiece vocabulary of ``vocab_size`` over the words
+    ``buf[offsets[w]:offsets[w + 1]]`` seen ``counts[w]`` times."""
+    if vocab_size <= BYTE_SYMBOLS:
+        raise ConfigError(f"vocab_size (--vocab-size) {vocab_size}: the 256 byte tokens come first, so it must "
+                          "exceed 256")
+    target = vocab_size - BYTE_SYMBOLS
+    wanted = BYTE_SYMBOLS + params.initial_factor * target
+    if params.initial == "bpe":
+        pieces = [p for p in bottom_up(wanted) if len(p) > 1]
+    else:
+        seeds = UnigramParams(seed_size=params.initial_factor * target, max_piece_bytes=params.max_piece_bytes)
+        spell, starts, _, _ = seed_pieces(buf, offsets, counts, seeds)
+        pieces = [spell[starts[t]:starts[t + 1]].tobytes() for t in range(starts.size - 1)
+                  if starts[t + 1] - starts[t] > 1]
+    pieces = sorted(set(pieces), key=lambda p: (len(p), p))
+    vocabulary = [bytes([b]) for b in range(BYTE_SYMBOLS)] + pieces
+    lengths = np.array([len(p) for p in vocabulary], dtype=np.int64)
+    starts = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    spell = np.frombuffer(b"".join(vocabulary), dtype=np.uint8)
+    alive = np.ones(len(vocabulary), dtype=bool)
+    longest = int(np.diff(offsets).max(initial=0)) + 2
+    fwd, bwd = np.zeros(longest, dtype=np.int64), np.zeros(longest, dtype=np.int64)
+    n_fwd, n_bwd = np.zeros(longest), np.zeros(longest)
+    local = np.zeros(longest, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    while alive[BYTE_SYMBOLS:].sum() > target:
+        ids = np.flatnonzero(alive)
+        sub_starts = _starts(lengths[ids])
+        trie = Vocabulary.of_spellings(_gathered(spell, starts[ids], lengths[ids], int(sub_starts[-1])), sub_starts,
+                                       ids, np.zeros(ids.size))
+        cost = np.zeros(len(vocabulary), dtype=np.int64)
+        _costs(buf, offsets, counts, trie.keys, trie.children, trie.token, cost, fwd, n_fwd, bwd, n_bwd, local)
+        candidates = ids[ids >= BYTE_SYMBOLS]
+        gone = max(candidates.size - target, 0)
+        gone = min(gone, max(1, math.floor((1 - params.keep) * candidates.size)))
+        # the cheapest go; among equals, the longest first (a shorter token serves more words)
+        order = np.lexsort((-lengths[candidates], cost[candidates]))
+        alive[candidates[order[:gone]]] = False
+    return [vocabulary[t] for t in np.flatnonzero(alive[BYTE_SYMBOLS:]) + BYTE_SYMBOLS]
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    starts = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    return starts
+
+
+class PathPiece(Learner):
+    """PathPiece: a vocabulary for the fewest tokens, cut by the shortest path."""
+
+    segmenter = "fewest-tokens"
+
+    def learn(self, buf, offsets, counts, vocab_size, bottom_up):
+        return train_pathpiece(buf, offsets, counts, vocab_size, self.params, bottom_up), None
