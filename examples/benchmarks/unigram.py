@@ -1,4 +1,5 @@
-"""Unigram LM against sentencepiece's trainer, in the same run on the same text.
+"""Top-down learners: Unigram LM against sentencepiece's trainer, and PathPiece against BPE, in
+the same run on the same text.
 
 Both learn from the first 9 MB of en_mix_10MB, whole lines, and are measured on held-out
 English they did not see (the last 1 MB of it, and 1 MB of en_mix_100MB from 60 MB on, whole
@@ -11,6 +12,10 @@ words: each line's break becomes a space, so its ``metaspace`` words are sentenc
 Each trainer runs in a process of its own, timed by its CPU seconds (user + system) and peak
 RSS (``wait4``). Held out, both encode line by line: the tokens, and the log-likelihood per byte
 of the most likely segmentation under each one's own piece scores.
+
+PathPiece (from n-grams and from a BPE vocabulary) and BPE (repair's counts, cut by its merges
+and by the fewest tokens) learn from the same 9 MB with GPT-2's pre-tokens; their rows give the
+held-out tokens against BPE's merges.
 
     python examples/benchmarks/unigram.py --corpus ../shared/corpus [--sizes 8000,16000]
 """
@@ -74,6 +79,12 @@ def ours_held(rules: str, lines: list[str]) -> tuple[int, float]:
     return int(ids.size), float(tok.scores[ids].sum())
 
 
+def chunkpress_tokens(rules: str, segmenter: str, held: bytes) -> int:
+    import chunkpress
+
+    return int(chunkpress.Tokenizer.from_file(rules, segmenter=segmenter).symbols(held).size)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="../shared/corpus")
@@ -115,6 +126,29 @@ def main() -> None:
                                f"{tokens:,} | {tokens / sp_tokens:.4f} | {ll / n_bytes:.4f} | "
                                f"{ll / sp_ll:.4f} |")
                     print(out[-1], file=sys.stderr, flush=True)
+        out += ["", "PathPiece and BPE, GPT-2's pre-tokens, held-out tokens:", "",
+                "| size | vocabulary | segmenter | CPU s | peak RSS MB | held-out text | tokens | vs BPE merges |",
+                "|---|---|---|---:|---:|---|---:|---:|"]
+        for size in [int(s) for s in a.sizes.split(",")]:
+            runs = {}
+            for name, config in (("BPE", None), ("PathPiece, n-grams", "ngrams"), ("PathPiece, BPE", "bpe")):
+                rules = str(tmp_path / f"{name[:4]}{config}{size}.rules")
+                cmd = [sys.executable, "-m", "chunkpress.cli", "train", str(tmp_path / "train.txt"), "--pretokenizer",
+                       "gpt2", "--vocab-size", str(size), "--rules", rules, "-q", "-f"]
+                if config:
+                    toml = tmp_path / f"{config}.toml"
+                    toml.write_text(f'[learner]\nname = "pathpiece"\nparams = {{ initial = "{config}" }}\n')
+                    cmd += ["--config", str(toml)]
+                runs[name] = (rules, measured(cmd))
+            for held_name, held in helds.items():
+                base = None
+                for name, (rules, run) in runs.items():
+                    for segmenter in ("merges", "fewest-tokens") if name == "BPE" else ("fewest-tokens",):
+                        tokens = chunkpress_tokens(rules, segmenter, held)
+                        base = base or tokens
+                        out.append(f"| {size:,} | {name} | {segmenter} | {run[0]:.1f} | {run[1]:.0f} | {held_name} | "
+                                   f"{tokens:,} | {tokens / base:.4f} |")
+                        print(out[-1], file=sys.stderr, flush=True)
     text = "\n".join(out) + "\n"
     (HERE / "unigram.md").write_text(text)
     print(text)
