@@ -114,6 +114,7 @@ def test_version_1_and_2_block_archives_still_decode(tmp_path, text):
         assert main(["decompress", str(archive), "-o", str(out), "-f"]) == 0 and out.read_bytes() == text.read_bytes()
 
 
+@pytest.mark.slow
 def test_blocks_dropped_repeated_or_moved_are_refused(tmp_path, text, capsys):
     """Each block checks itself; its index and the end record (block count, length and BLAKE2b
     of the whole stream) tie it to its place: no reordering decodes with exit 0, even with
@@ -181,6 +182,7 @@ def _mixed(folder) -> dict:
     return inputs
 
 
+@pytest.mark.slow
 def test_blocks_on_dask_workers_write_the_same_bytes(tmp_path, text):
     """--workers 2 (local processes) and --scheduler (a running cluster) give the archive the
     serial run gives, byte for byte: with a config's pipeline, and at the default level, whose
@@ -216,6 +218,7 @@ def test_blocks_on_dask_workers_write_the_same_bytes(tmp_path, text):
     assert serial.read_bytes() == parallel.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_cluster_losing_a_worker_mid_run_still_writes_the_same_archive(tmp_path, text):
     """A `dask scheduler` and two `dask worker` processes; one worker is killed after the third
     block: Dask reruns its blocks on the other and the archive is the serial one, byte for byte."""
@@ -266,6 +269,7 @@ def test_a_cluster_losing_a_worker_mid_run_still_writes_the_same_archive(tmp_pat
             p.wait(10)
 
 
+@pytest.mark.slow
 def test_block_mode_through_stdin_and_stdout(tmp_path, text):
     import subprocess
     import sys
@@ -279,6 +283,7 @@ def test_block_mode_through_stdin_and_stdout(tmp_path, text):
     assert back == data
 
 
+@pytest.mark.slow
 def test_inspect_and_the_python_api_take_block_archives(tmp_path, text, capsys):
     """inspect shows a block archive's totals (each block in --json), streamed from a file or
     stdin; chunkpress.decompress takes its bytes as it takes a single archive's."""

@@ -160,6 +160,7 @@ def test_superbpe_exports_to_hf_and_hf_encodes_as_we_do(tmp_path):
         assert hf.encode(sample).ids == ours.encode(sample).ids
 
 
+@pytest.mark.slow
 def test_picky_refuses_hf_export_in_one_line(tmp_path):
     fit = _fit(limits={"max_rules": 300}, picky=0.6)
     rules = tmp_path / "p.rules"
@@ -175,6 +176,7 @@ def _option(option: str, value: str) -> list[str]:
     return [option + value] if value.startswith("=") else [option, value]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option, value, says", [
     ("--picky", "0", "tau"), ("--picky", "1.5", "tau"), ("--picky", "=-0.2", "tau"),
     ("--superword-after", "9000", "beyond the vocabulary"), ("--superword-after", "100", "above 256"),

@@ -90,6 +90,7 @@ def test_many_archives_one_after_another_decode_in_linear_time(tmp_path):
     assert time.perf_counter() - start < FAST
 
 
+@pytest.mark.slow
 def test_a_single_archive_before_a_block_archive_streams_within_max_memory():
     """A small single archive, then a block archive of 12 MB: open() read the whole
     concatenation into memory (and ignored max_memory); it reads a block at a time."""
@@ -107,6 +108,7 @@ def test_a_single_archive_before_a_block_archive_streams_within_max_memory():
     assert extra_peak_bytes(read_all) < 120 << 20
 
 
+@pytest.mark.slow
 def test_a_long_line_encodes_in_pieces_within_the_limit(tmp_path):
     """A 30 MB line of words (no newline) is encoded piece by piece, cut where GPT-2's splitter
     breaks whatever surrounds the cut, within a 200 MB limit; the ids are those of the whole."""
@@ -124,6 +126,7 @@ def test_a_long_line_encodes_in_pieces_within_the_limit(tmp_path):
     assert np.array_equal(np.frombuffer((tmp_path / "ids").read_bytes(), "<u4"), whole)
 
 
+@pytest.mark.slow
 def test_periodic_input_at_the_default_takes_at_most_60_bytes_a_byte(tmp_path):
     """ab x 5e6 and a run of one letter peaked at 66 bytes per input byte (the whole process)."""
     for name, data in (("ab.txt", b"ab" * 5_000_000), ("a.txt", b"a" * 10_000_000)):
@@ -133,6 +136,7 @@ def test_periodic_input_at_the_default_takes_at_most_60_bytes_a_byte(tmp_path):
         assert peak <= 60 * len(data), (name, peak / len(data))
 
 
+@pytest.mark.slow
 def test_an_interrupted_call_stops_its_kernel_within_a_second(tmp_path):
     """Ctrl-C in an interactive interpreter during a context-mixing compress: the kernel on its
     helper thread used to keep a core and its memory for seconds; it stops within one."""

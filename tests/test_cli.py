@@ -32,6 +32,7 @@ def test_compress_decompress_files(tmp_path, alice_copy):
     assert alice_copy.read_bytes() == (DATA / "alice29.txt").read_bytes()  # input untouched
 
 
+@pytest.mark.slow
 def test_stdin_stdout_pipeline():
     data = (DATA / "udhr_cmn_hans.txt").read_bytes()
     rc, archive, _ = run("compress", "-", "--max-rules", "50", stdin=data)
@@ -65,6 +66,7 @@ def make(name, content):
     return create
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make_input,args,needle",
     [
@@ -86,6 +88,7 @@ def test_bad_input_one_line_error_no_output(tmp_path, make_input, args, needle):
     assert not list(tmp_path.glob(".*.part"))
 
 
+@pytest.mark.slow
 def test_truncated_archive_cli(tmp_path, alice_copy):
     assert main(["compress", str(alice_copy), "--max-rules", "100"]) == 0
     archive = (tmp_path / "alice29.txt.cpz").read_bytes()
@@ -96,6 +99,7 @@ def test_truncated_archive_cli(tmp_path, alice_copy):
     assert not (tmp_path / "x.txt").exists()
 
 
+@pytest.mark.slow
 def test_bad_config_key_cli(tmp_path, alice_copy):
     cfg = tmp_path / "c.toml"
     cfg.write_text("[limits]\nmax_rule = 5\n")
@@ -144,6 +148,7 @@ def test_inspect_and_plugins(tmp_path, alice_copy, capsys):
     assert {"distribution": "chunkpress", "version": version("chunkpress")} in [r.get("installed") for r in listed]
 
 
+@pytest.mark.slow
 def test_a_reader_that_quits_early_gets_no_traceback(tmp_path):
     # `chunkpress plugins | head -1`: the pipe closes while chunkpress still writes
     proc = subprocess.Popen([sys.executable, "-m", "chunkpress.cli", "plugins"], stdout=subprocess.PIPE,
@@ -154,6 +159,7 @@ def test_a_reader_that_quits_early_gets_no_traceback(tmp_path):
     assert "Traceback" not in err and err == ""
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_a_full_disk_on_stdout_is_an_error_not_a_cut_file(tmp_path, alice_copy):
     assert run("compress", alice_copy, "--scorer", "repair", "--max-rules", "50")[0] == 0
@@ -225,6 +231,7 @@ def test_a_directory_as_output_is_refused_and_leaves_nothing(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "in.txt"] and not list(out.iterdir())
 
 
+@pytest.mark.slow
 def test_binary_output_to_a_terminal_is_refused(tmp_path):
     import os
 
@@ -238,6 +245,7 @@ def test_binary_output_to_a_terminal_is_refused(tmp_path):
     assert proc.returncode != 0 and "terminal" in proc.stderr
 
 
+@pytest.mark.slow
 def test_zstd_style_options(tmp_path, capsys):
     """--stdout, -k, -q/-v and --debug before or after the command, --config, and -t."""
     src = small_input(tmp_path)
@@ -284,6 +292,7 @@ def test_a_corrupt_archive_fails_the_test_option(tmp_path, capsys):
     assert "corrupt" in one_line_error(capsys.readouterr().err)
 
 
+@pytest.mark.slow
 def test_a_staging_file_left_by_a_killed_writer_is_cleaned_up(tmp_path):
     """A process killed between linking its staging file and renaming it leaves
     .NAME.PID.part; the next --force write of NAME removes it (its PID is gone)."""

@@ -151,6 +151,7 @@ def test_level_flags_on_the_command_line(tmp_path, capsys):
     assert sizes[9] < sizes[1]
 
 
+@pytest.mark.slow
 def test_level_flags_as_zstd_and_xz_take_them(tmp_path):
     """The last level wins (-3 -9 is -9), --fast and --best name the ends, -10 is a one-line
     error that says which levels there are."""

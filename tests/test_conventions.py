@@ -19,6 +19,7 @@ def run(*args, stdin=None, cwd=None):
     return proc.returncode, proc.stdout, proc.stderr.decode()
 
 
+@pytest.mark.slow
 def test_zstd_style_compress_decompress_test_and_list(tmp_path):
     src = tmp_path / "alice.txt"
     src.write_bytes(read("alice29.txt"))
@@ -40,6 +41,7 @@ def test_zstd_style_compress_decompress_test_and_list(tmp_path):
     assert run("-d", "-f", archive)[0] == 0
 
 
+@pytest.mark.slow
 def test_piped_stdin_goes_to_stdout_with_or_without_a_subcommand():
     data = read("udhr_arb.txt")
     for compress, decompress in (([], ["-d"]), (["compress"], ["decompress"]), (["-3"], ["-d", "-"])):
@@ -49,6 +51,7 @@ def test_piped_stdin_goes_to_stdout_with_or_without_a_subcommand():
         assert rc == 0 and back == data, err
 
 
+@pytest.mark.slow
 def test_c_is_stdout_in_the_subcommands_and_the_config_keeps_its_long_name(tmp_path):
     src = tmp_path / "a.txt"
     src.write_bytes(read("udhr_arb.txt"))
@@ -59,6 +62,7 @@ def test_c_is_stdout_in_the_subcommands_and_the_config_keeps_its_long_name(tmp_p
     assert rc == 2 and "missing.toml" in err
 
 
+@pytest.mark.slow
 def test_concatenated_archives_decode_to_the_concatenation(tmp_path):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_bytes(read("alice29.txt"))
@@ -77,6 +81,7 @@ def test_concatenated_archives_decode_to_the_concatenation(tmp_path):
     assert rc == 4 and "not an archive" in err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tar") is None, reason="needs tar")
 def test_tar_uses_chunkpress_as_its_compressor_both_ways(tmp_path):
     tree = tmp_path / "tree"
@@ -116,6 +121,7 @@ def test_no_input_on_a_terminal_and_an_archive_to_a_terminal_are_refused(tmp_pat
     assert main(["-c", str(src)]) == 5 and "terminal" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_subcommands_still_take_their_global_options_first(tmp_path):
     src = tmp_path / "a.txt"
     src.write_bytes(b"some text, some text, some more text\n")
@@ -174,6 +180,7 @@ def test_a_missing_optional_coder_package_is_reported_before_learning(monkeypatc
     assert learned == []
 
 
+@pytest.mark.slow
 def test_inspect_and_list_take_several_archives_with_numbers_as_numbers(tmp_path):
     import json
 
@@ -192,6 +199,7 @@ def test_inspect_and_list_take_several_archives_with_numbers_as_numbers(tmp_path
     assert rc == 0 and out.decode().count("original_bytes") == 2 and f"{b}.cpz:".encode() in out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file away needs root")
 def test_the_owner_and_group_go_with_the_data_where_permitted(tmp_path):
     src = tmp_path / "a.txt"

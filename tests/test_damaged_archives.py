@@ -134,6 +134,7 @@ def forged(codec: str, length: int, payload: bytes) -> bytes:
     return pack(Header(codec=codec, params={}, length=length, blake2b="0" * 32), payload)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("codec", ["chunkpress.combinatorial.v1", "chunkpress.varint-zstd.v1"])
 def test_crafted_length_2_to_40_is_refused_fast(registry, codec):
     crafted = forged(codec, 1 << 40, b"\x01\x02\x03")
@@ -174,6 +175,7 @@ def test_crafted_dictionary_of_2_to_31_symbols_is_refused_fast(registry):
     assert time.perf_counter() - t < FAST
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_interrupted_compress_leaves_nothing(tmp_path, sig):
     source = tmp_path / "big.txt"
@@ -251,6 +253,7 @@ def test_every_level_writes_in_a_fresh_cache_what_it_writes_in_a_warm_one():
     assert _level_digests() == json.loads(os.environ[WARM_DIGESTS])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("NUMBA_BOUNDSCHECK") == "1", reason="already running bounds-checked")
 def test_fuzz_suite_under_numba_boundscheck(tmp_path):
     """The round-trip and mutation fuzzers again with every compiled kernel bounds-checked

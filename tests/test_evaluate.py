@@ -33,6 +33,7 @@ def rules(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_renyi_efficiency_is_tokenization_scorers_on_the_same_tokens(rules):
     scorer = pytest.importorskip("tokenization_scorer")
     rc, out, _ = _cli("evaluate", rules / "r.rules", rules / "held.txt", "--json")
@@ -46,6 +47,7 @@ def test_renyi_efficiency_is_tokenization_scorers_on_the_same_tokens(rules):
     assert row["tokens_per_word"] == pytest.approx(len(ids) / len(HELD.split()))
 
 
+@pytest.mark.slow
 def test_tokens_are_those_of_chunkpress_encode(rules):
     assert _cli("encode", rules / "held.txt", "--rules", rules / "r.rules", "--format", "text", "-o",
                 rules / "held.ids", "-f")[0] == 0
@@ -56,6 +58,7 @@ def test_tokens_are_those_of_chunkpress_encode(rules):
     assert rows[0]["tokens"] == len(encoded) and rows[0]["vocab_size"] == 3000
 
 
+@pytest.mark.slow
 def test_a_vocabulary_prefix_is_the_dictionary_trained_to_that_size(rules):
     rc, out, _ = _cli("evaluate", rules / "r.rules", rules / "held.txt", "--vocab-size", "1000,3000", "--json")
     rows = {r["vocab_size"]: r for r in map(json.loads, out.splitlines())}
@@ -85,6 +88,7 @@ def test_efficiency_by_its_definition():
     assert efficiency(np.array([4]), 2.5) is None  # one token used: no efficiency
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make, args, says", [
     (None, ["nope.txt"], "nope.txt"),
     (b"\x00\xff\xfe text", ["bin.dat"], "bin.dat: not UTF-8"),

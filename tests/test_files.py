@@ -14,6 +14,7 @@ from support import read
 CLI = [sys.executable, "-m", "chunkpress.cli"]
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_is_an_error_in_a_line(tmp_path):
     """``chunkpress -c FILE >&-`` was a traceback (AttributeError on sys.stdout)."""
     (tmp_path / "a.txt").write_bytes(b"some text\n")
@@ -26,6 +27,7 @@ def test_a_closed_stdout_is_an_error_in_a_line(tmp_path):
     assert no_stderr.returncode == 0 and chunkpress.decompress(no_stderr.stdout) == b"some text\n"
 
 
+@pytest.mark.slow
 def test_a_file_named_dash_is_a_file_not_stdout(tmp_path):
     """``-d -- -.cpz`` wrote to stdout: the archive of a file named ``-`` decompresses to one."""
     (tmp_path / "-").write_bytes(b"a file named dash\n")
@@ -97,6 +99,7 @@ def _file_size_limit(size: int):
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kept", [3_000, 100_000], ids=["at-the-last-flush", "at-a-write"])
 def test_a_full_disk_is_one_line_and_exit_5_and_r_goes_on(tmp_path, kept):
     """A disk that fills while the archive is written (a small archive fails at the last
@@ -117,6 +120,7 @@ def test_a_full_disk_is_one_line_and_exit_5_and_r_goes_on(tmp_path, kept):
     assert sorted(p.name for p in tree.iterdir()) == ["a.txt", "b.txt"]
 
 
+@pytest.mark.slow
 def test_rm_skips_a_symlink_named_on_the_command_line(tmp_path):
     """As zstd: --rm would remove the link and leave its file uncompressed, so a link is left
     alone with a note; the other inputs are compressed and removed as usual."""

@@ -99,6 +99,7 @@ def test_what_the_command_line_refuses_the_keywords_refuse(tmp_path, capsys):
         chunkpress.compress(ALICE, rules="no_such.rules")
 
 
+@pytest.mark.slow
 def test_workers_on_a_one_block_input_start_no_cluster(tmp_path, monkeypatch):
     """--workers 2 on an input of one block used to add seconds of cluster start-up and print
     Dask's warnings; the archive is the serial one."""

@@ -53,6 +53,7 @@ def corpus(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_hostile_case(corpus, name):
     folder = corpus / name
@@ -67,6 +68,7 @@ def test_hostile_case(corpus, name):
     assert not [p for p in folder.iterdir() if p.name.endswith(".part")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("coder", ["raw-zstd", "varint-zstd", "combinatorial"])
 def test_an_archive_just_inside_the_limit_decodes_within_it(tmp_path, coder):
     """Honest archives of 60 MB of zeros under a 600 MB limit (9 bytes per output byte fit): the
@@ -86,6 +88,7 @@ def test_an_archive_just_inside_the_limit_decodes_within_it(tmp_path, coder):
         assert f.read(n + 1) == bytes(n)
 
 
+@pytest.mark.slow
 def test_an_id_file_beyond_the_limit_is_refused_before_parsing(tmp_path):
     import numpy as np
     from chunkpress.format.rulesfile import dump_rules

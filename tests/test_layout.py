@@ -197,6 +197,7 @@ def test_rooms_a_newcomer_can_live_in():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 400
 
 
+@pytest.mark.slow
 def test_types_are_visible_to_mypy_after_the_readme_s_install(tmp_path):
     """A user's script type-checks against the installed package (py.typed): after the
     README's install (an editable install in setuptools' strict mode, which links the files

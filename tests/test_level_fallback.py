@@ -167,6 +167,7 @@ def test_one_byte_either_side_of_a_megabyte_is_coded_the_same_way():
         assert over <= 1.02 * under, (level, under, over)
 
 
+@pytest.mark.slow
 def test_a_misspelt_setting_is_a_type_error_and_workers_change_no_byte():
     """As python-zstandard: an unknown keyword is the caller's error. Workers code a block
     archive's blocks; an input that is one archive is the same bytes with them or without."""

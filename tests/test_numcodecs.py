@@ -58,6 +58,7 @@ def test_a_level_is_a_codec_parameter_and_a_bad_one_is_refused_at_once():
         numcodecs.get_codec({"id": "chunkpress", "level": 12})
 
 
+@pytest.mark.slow
 def test_a_zarr_3_array_round_trips_and_reopens_in_another_process(tmp_path):
     """zarr_format=3: the codec is found by its name through zarr's entry points."""
     import subprocess
@@ -86,6 +87,7 @@ def test_a_zarr_3_array_round_trips_and_reopens_in_another_process(tmp_path):
     assert back.stdout == text.tobytes()
 
 
+@pytest.mark.slow
 def test_a_hostile_chunk_is_refused_before_it_is_decoded(tmp_path):
     """A zarr 3 chunk replaced by an archive that claims 200 MB (a tiny archive of zeros): the
     chunk holds 50 kB, so it is refused at once, in bounded memory; the decodings of one codec

@@ -24,6 +24,7 @@ def _mode(path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [False, True])
 def test_a_private_input_gives_private_outputs_with_its_time(tmp_path, block):
     """A 600 input: a 600 archive and a 600 decompressed file (block mode too), each with the
@@ -92,6 +93,7 @@ def _wait_for_output_bytes(proc: subprocess.Popen, folder, timeout: float = 120.
     raise AssertionError("no output written in time")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads the process's open files in /proc")
 def test_sigterm_cleans_up_like_ctrl_c(tmp_path):
     """SIGTERM (kill, timeout) during a block compress: exit 143, nothing left behind (the
@@ -113,6 +115,7 @@ def test_sigterm_cleans_up_like_ctrl_c(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
 
 
+@pytest.mark.slow
 def test_a_staging_file_of_a_killed_block_compress_is_removed_by_the_next_run(tmp_path):
     source = tmp_path / "in.txt"
     source.write_bytes(read("alice29.txt"))
@@ -212,6 +215,7 @@ def _silent_server():
     return server, stop, held
 
 
+@pytest.mark.slow
 def test_an_unreachable_or_silent_scheduler_fails_fast_in_one_line(tmp_path):
     pytest.importorskip("distributed")
     src = tmp_path / "in.txt"
@@ -240,6 +244,7 @@ def test_an_unreachable_or_silent_scheduler_fails_fast_in_one_line(tmp_path):
             conn.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["--workers=-1"], ["--workers", "x"], ["--block-size", "infK"], ["--block-size", "99999999999999999999"],
     ["--block-size", "1e15K"], ["--block-size", "17G"], ["--block-size", "12"],
@@ -255,6 +260,7 @@ def test_bad_numbers_and_conflicting_options_are_one_line_errors(tmp_path, args)
     assert run.stderr.startswith("chunkpress: error: ") and not (tmp_path / "out.cpz").exists()
 
 
+@pytest.mark.slow
 def test_a_stream_is_compressed_in_blocks_and_an_endless_one_is_refused_in_bounded_memory(tmp_path):
     """stdin is read block by block (the archive is a block archive); a single archive read
     from a stream that never ends (/dev/zero) is refused once the memory limit is read."""
@@ -326,6 +332,7 @@ def test_a_report_of_a_megabyte_long_variant_name_is_quick(tmp_path):
     assert max(len(line) for line in table.splitlines()) < 400
 
 
+@pytest.mark.slow
 def test_ctrl_c_acts_at_once_inside_the_context_mixing_kernel(tmp_path):
     """SIGINT while cm codes (one kernel call of several seconds) ends the process within a
     second or two (exit 130, nothing left), instead of when the kernel returns (5.5 s later
@@ -396,6 +403,7 @@ def write_ppmd_config(tmp_path):
     return cfg
 
 
+@pytest.mark.slow
 def test_the_first_compile_notice_asks_the_folder_numba_caches_in(tmp_path):
     """With ``NUMBA_CACHE_DIR`` set, numba keeps the kernels there, not beside the modules: the
     first-run notice names the seconds of each part whose main kernel that folder does not

@@ -252,6 +252,7 @@ def test_a_study_with_failed_rows_exits_non_zero(tmp_path, capsys, monkeypatch):
     assert "3 rows, 3 failed" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_study_on_two_dask_workers_resumes_and_matches(tmp_path, registry):
     """12 rows on 2 local Dask worker processes: every row verified and present once; a rerun
     after losing some rows runs only those."""
@@ -385,6 +386,7 @@ def test_the_held_out_example_s_committed_results_are_what_the_code_makes_now(re
     assert "| alice29 | en_mix_1MB.txt | en_mix_1MB mdl dictionary |" in table
 
 
+@pytest.mark.slow
 def test_the_latex_tables_are_ascii_and_compile_with_plain_pdflatex(tmp_path, registry):
     """Rényi's alpha, accented names and dashes are written as macros: the .tex is ASCII, which
     pdflatex reads with no package but booktabs (run where pdflatex is installed). Bold marks

@@ -44,6 +44,7 @@ def test_training_on_counted_shards_learns_the_same_rules(registry, alice):
     assert np.array_equal(whole.trace["N"], sharded.trace["N"])
 
 
+@pytest.mark.slow
 def test_train_on_two_workers_writes_the_serial_rules(tmp_path, alice):
     pytest.importorskip("distributed")
     text = tmp_path / "a.txt"
