@@ -314,8 +314,20 @@ def best_path_reference(tokens: dict, unit: bytes, by_likelihood: bool) -> list[
     return max(ways(unit), key=key)
 
 
+def best_pair_reference(tokens: dict[bytes, float], unit: bytes) -> list[bytes]:
+    """sentencepiece's BPE inference in plain Python: from the characters (ASCII here, each a
+    token), join the adjacent pair spelling the best-scored token, the leftmost among equals."""
+    parts = [bytes([b]) for b in unit]
+    while True:
+        joins = [(tokens[a + b], -k) for k, (a, b) in enumerate(zip(parts, parts[1:], strict=False)) if a + b in tokens]
+        if not joins:
+            return parts
+        k = -max(joins)[1]
+        parts[k:k + 2] = [parts[k] + parts[k + 1]]
+
+
 #: the built-in segmenters' references, for :func:`check_segmenter`
-REFERENCES = {"longest-prefix": longest_prefix_reference,
+REFERENCES = {"best-pair": best_pair_reference,"longest-prefix": longest_prefix_reference,
               "fewest-tokens": lambda tokens, unit: best_path_reference(tokens, unit, False),
               "likelihood": lambda tokens, unit: best_path_reference(tokens, unit, True)}
 

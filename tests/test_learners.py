@@ -12,7 +12,8 @@ from chunkpress.format.rulesfile import RulesFile
 from chunkpress.pipeline import Pipeline
 from chunkpress.plugin import BYTE_SYMBOLS, Learner, LearnerInfo, hookimpl
 from chunkpress.plugin.registry import build_registry
-from chunkpress.text.training import rules_for_pieces, train
+from chunkpress.text.training import train
+from chunkpress.text.vocabulary import rules_for_pieces
 from support import read
 
 TEXT = read("alice29.txt")

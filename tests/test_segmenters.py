@@ -11,7 +11,7 @@ from chunkpress.testing import check_segmenter
 from support import read
 
 
-@pytest.mark.parametrize("name", ["longest-prefix", "fewest-tokens", "likelihood"])
+@pytest.mark.parametrize("name", ["longest-prefix", "fewest-tokens", "likelihood", "best-pair"])
 def test_each_segmenter_cuts_as_its_plain_python_reference(name):
     """The kit plugin authors run: random vocabularies and units, the compiled search against
     brute force (fewest tokens, likelihood: every segmentation tried) or a greedy walk."""

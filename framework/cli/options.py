@@ -15,7 +15,8 @@ from ..config import pipeline_overrides
 from ..version import __version__
 
 #: the commands; any other first word makes the command line zstd-style
-COMMANDS = ("compress", "decompress", "train", "encode", "decode", "evaluate", "export-hf", "import-hf", "study",
+COMMANDS = ("compress", "decompress", "train", "encode", "decode", "evaluate", "export-hf", "import-hf", "import-spm",
+            "study",
             "inspect", "plugins")
 #: options that take no value and may come before a command
 LEADING_FLAGS = {"-q", "--quiet", "-v", "--verbose", "--debug", "-k", "--keep"}

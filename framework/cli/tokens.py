@@ -1,4 +1,4 @@
-"""train, encode, decode, export-hf and import-hf: learned dictionaries as tokenizers."""
+"""train, encode, decode, export-hf, import-hf and import-spm: learned dictionaries as tokenizers."""
 
 from __future__ import annotations
 
@@ -112,6 +112,17 @@ def cmd_import_hf(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_spm(args: argparse.Namespace) -> int:
+    from ..text.tokenizer import Tokenizer  # deferred: numba's modules load for the commands that use them
+
+    base = args.input[: -len(".model")] if args.input.endswith(".model") else args.input
+    out = args.output or ("-" if args.input == "-" else base + ".rules")
+    check_writable(out, args.force)
+    tokenizer = Tokenizer.from_spm_file(args.input)
+    write_output(out, tokenizer.to_rules_file().to_bytes(), args.force, binary=True, like=args.input)
+    return 0
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from ..text.metrics import check_alpha, evaluate, table  # deferred: numba's modules load for the commands that use them
 
@@ -157,9 +168,12 @@ def add_commands(add) -> None:
             ("export-hf", cmd_export_hf, "write a rules file as an HF tokenizers tokenizer.json", "rules",
              "RULES.tokenizer.json"),
             ("import-hf", cmd_import_hf, "read a byte-level BPE tokenizer.json into a rules file", "input",
-             "INPUT without .json, plus .rules")):
+             "INPUT without .json, plus .rules"),
+            ("import-spm", cmd_import_spm, "read a sentencepiece .model (unigram or BPE) into a rules file", "input",
+             "INPUT without .model, plus .rules")):
         p = add(name, help=helptext)
-        p.add_argument(what, help="rules file" if what == "rules" else "tokenizer.json")
+        p.add_argument(what, help={"rules": "rules file", "input": "tokenizer.json"}[what] if name != "import-spm"
+                       else "sentencepiece .model")
         p.add_argument("-o", "--output", help=f"the file to write (default {default})")
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
         p.set_defaults(func=func)

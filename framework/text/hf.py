@@ -67,6 +67,9 @@ class HFVocab:
     ids: np.ndarray
     special: tuple[tuple[str, int], ...] = ()
     add_prefix_space: bool = False
+    #: sentencepiece's dummy prefix: the space goes before every text, even one that starts with
+    #: a space, and ``decode`` takes it off the first token again
+    prefix_always: bool = False
 
     def __attrs_post_init__(self):
         model = self.ids[self.ids >= 0].tolist()
@@ -97,8 +100,11 @@ class HFVocab:
         return 1 + max([int(self.ids.max(initial=-1))] + [i for _, i in self.special])
 
     def to_meta(self) -> dict:
-        return {"ids": self.ids.tolist(), "special": [list(s) for s in self.special],
-                "add_prefix_space": self.add_prefix_space}
+        out = {"ids": self.ids.tolist(), "special": [list(s) for s in self.special],
+               "add_prefix_space": self.add_prefix_space}
+        if self.prefix_always:  # written only where set: other files stay as before
+            out["prefix_always"] = True
+        return out
 
     @classmethod
     def from_meta(cls, meta, n_symbols: int) -> HFVocab:
@@ -107,11 +113,12 @@ class HFVocab:
         ok = ok and isinstance(meta.get("add_prefix_space"), bool) and len(meta["ids"]) == n_symbols
         ok = ok and all(_is_int(i) and -1 <= i <= MAX_HF_ID for i in meta["ids"])
         ok = ok and all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str) and _is_int(s[1]) for s in meta["special"])
+        ok = ok and isinstance(meta.get("prefix_always", False), bool)
         if not ok:
             raise FormatError(f"rules file: corrupt HF vocabulary (expected 'ids' for all {n_symbols} symbols, "
                               "'special' as [content, id] pairs and a boolean 'add_prefix_space')")
         return cls(ids=np.array(meta["ids"], dtype=np.int64), special=tuple((c, i) for c, i in meta["special"]),
-                   add_prefix_space=meta["add_prefix_space"])
+                   add_prefix_space=meta["add_prefix_space"], prefix_always=meta.get("prefix_always", False))
 
     def segments(self, data: bytes) -> tuple[list[bytes], list[int], list[int], list[bool]]:
         """The text between added tokens, as ByteLevel sees it (with the prefix space), the
@@ -133,7 +140,7 @@ class HFVocab:
                 found.append(special)
             if end > start:
                 text = data[start:end]
-                prefixed.append(self.add_prefix_space and not text.startswith(b" "))
+                prefixed.append(self.add_prefix_space and (self.prefix_always or not text.startswith(b" ")))
                 texts.append(b" " + text if prefixed[-1] else text)
         return texts, found, where, prefixed
 
@@ -164,7 +171,8 @@ class HFVocab:
             order = np.argsort([i for _, i in self.special], kind="stable")
             added_ids = np.array([self.special[k][1] for k in order], dtype=np.int64)
             symbols[added] = -1 - order[np.searchsorted(added_ids, ids[added])]
-        return expand_with_extras(rules, symbols, [c.encode() for c, _ in self.special])
+        data = expand_with_extras(rules, symbols, [c.encode() for c, _ in self.special])
+        return data[1:] if self.prefix_always and data.startswith(b" ") else data
 
 
 def _pre_tokenizer(name: str, add_prefix_space: bool = False, units: str | None = None) -> dict:

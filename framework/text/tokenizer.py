@@ -175,6 +175,29 @@ class Tokenizer:
         except ChunkpressError as exc:
             raise FormatError(f"{path}: {exc}") from None
 
+    @classmethod
+    def from_spm_file(cls, path) -> Tokenizer:
+        """A sentencepiece model (``.model``; '-': stdin) as a tokenizer whose ``encode`` gives
+        sentencepiece's ids (:mod:`chunkpress.text.spm`); errors name the file."""
+        from .spm import vocabulary_of_model  # deferred: read only by this command
+        from .vocabulary import rules_for_pieces  # numba: the vocabulary's kernels
+
+        data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))
+        try:
+            found = vocabulary_of_model(data)
+            rules, symbols = rules_for_pieces(found["tokens"])
+            ids = np.full(BYTE_SYMBOLS + len(rules), -1, dtype=np.int64)
+            ids[symbols] = found["ids"]
+            order = np.argsort(symbols, kind="stable")
+            vocab = HFVocab(ids=ids, add_prefix_space=found["dummy_prefix"], prefix_always=found["dummy_prefix"])
+            meta = RulesFile.learned(rules, {"pretokenizer": {"name": "metaspace"}}, unicode_version(),
+                                     imported_from="sentencepiece", hf=vocab.to_meta(), segmenter=found["segmenter"],
+                                     vocabulary=symbols[order].tolist(),
+                                     scores=np.asarray(found["scores"])[order].tolist())
+            return cls.from_rules_file(meta.to_bytes())
+        except ChunkpressError as exc:
+            raise FormatError(f"{path}: {exc}") from None
+
     def to_hf_json(self) -> str:
         """This dictionary as an HF tokenizers ``tokenizer.json`` (byte-level BPE) whose
         encoding equals :meth:`encode`'s; FormatError for one HF cannot express (a deletion:

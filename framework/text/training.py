@@ -29,6 +29,7 @@ from ..progress import Progress
 from .hf import HFVocab
 from .pretokenize import pretoken_breaks
 from .unicodeclasses import unicode_version
+from .vocabulary import rules_for_pieces, spellings
 from .wordcounts import WordCounts, count_stream, cut_special
 
 #: ``meter(label, total, unit=..., unit_scale=...)``: a progress meter (``update(done, **status)``,
@@ -196,40 +197,6 @@ def vocabulary_of(pieces: list[bytes], scores, vocab_size: int, learner: str):
     out = [(bytes([b]), own.get(bytes([b]), floor)) for b in range(BYTE_SYMBOLS)]
     out += [(pieces[k], own[pieces[k]]) for k in longer]
     return out, None if scores is None else np.array([s for _, s in out], dtype=np.float64)
-
-
-def spellings(rules) -> list[bytes]:
-    """Every symbol's bytes: the 256 bytes, then each rule's two parts joined."""
-    spelled = [bytes([b]) for b in range(BYTE_SYMBOLS)]
-    for a, b in np.asarray(rules).reshape(-1, 2).tolist():
-        spelled.append(spelled[a] + spelled[b])
-    return spelled
-
-
-def rules_for_pieces(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    """(rules, the pieces' symbol ids) that spell ``pieces``: each piece is a rule joining two
-    shorter symbols, where a split into two of them exists (the split nearest the middle), else
-    its first bytes (made a symbol of their own, the same way) and its last byte. Shorter
-    pieces are made first, so a piece's parts are always made before it."""
-    symbol_of = {bytes([b]): b for b in range(BYTE_SYMBOLS)}
-    rules: list[tuple[int, int]] = []
-
-    def add(text: bytes) -> None:  # a split into two symbols exists: the one nearest the middle
-        cuts = [k for k in range(1, len(text)) if text[:k] in symbol_of and text[k:] in symbol_of]
-        k = min(cuts, key=lambda c: (abs(2 * c - len(text)), c))
-        symbol_of[text] = BYTE_SYMBOLS + len(rules)
-        rules.append((symbol_of[text[:k]], symbol_of[text[k:]]))
-
-    for piece in sorted(set(pieces), key=lambda p: (len(p), p)):
-        if piece in symbol_of:
-            continue
-        if not any(piece[:k] in symbol_of and piece[k:] in symbol_of for k in range(1, len(piece))):
-            for end in range(2, len(piece)):  # its prefixes, each then a prefix and a byte
-                if piece[:end] not in symbol_of:
-                    add(piece[:end])
-        add(piece)
-    return (np.array(rules, dtype=np.int64).reshape(-1, 2),
-            np.array([symbol_of[p] for p in pieces], dtype=np.int64))
 
 
 def _symbol_starts(result: FitResult) -> np.ndarray:

@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary, trie_child
 
-from .unigram import UnigramParams, _gathered, seed_pieces
+from .unigram import UnigramParams, gathered, seed_pieces
 
 _FAR = 1 << 40
 
@@ -138,7 +138,7 @@ def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPiecePara
     while alive[BYTE_SYMBOLS:].sum() > target:
         ids = np.flatnonzero(alive)
         sub_starts = _starts(lengths[ids])
-        trie = Vocabulary.of_spellings(_gathered(spell, starts[ids], lengths[ids], int(sub_starts[-1])), sub_starts,
+        trie = Vocabulary.of_spellings(gathered(spell, starts[ids], lengths[ids], int(sub_starts[-1])), sub_starts,
                                        ids, np.zeros(ids.size))
         cost = np.zeros(len(vocabulary), dtype=np.int64)
         _costs(buf, offsets, counts, trie.keys, trie.children, trie.token, cost, fwd, n_fwd, bwd, n_bwd, local)

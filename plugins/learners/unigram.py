@@ -187,13 +187,13 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, params
     keep = np.concatenate([np.flatnonzero(chars), order])
     starts = np.zeros(keep.size + 1, dtype=np.int64)
     np.cumsum(length[keep], out=starts[1:])
-    spell = _gathered(buf, where[keep], length[keep], int(starts[-1]))
+    spell = gathered(buf, where[keep], length[keep], int(starts[-1]))
     weight = (count[keep] * length[keep]).astype(np.float64)
     return spell, starts, np.log(weight) - math.log(weight.sum()), chars[keep]
 
 
 @numba.njit(cache=True)
-def _gathered(buf, where, length, total):
+def gathered(buf, where, length, total):
     """The bytes ``buf[where[t]:where[t] + length[t]]`` of every t, one after the other."""
     out = np.empty(total, dtype=np.uint8)
     at = 0
@@ -480,7 +480,7 @@ def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, voca
         lengths = starts[ids + 1] - starts[ids]
         sub_starts = np.zeros(ids.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=sub_starts[1:])
-        sub_spell = _gathered(spell, starts[ids], lengths, int(sub_starts[-1]))
+        sub_spell = gathered(spell, starts[ids], lengths, int(sub_starts[-1]))
         trie = Vocabulary.of_spellings(sub_spell, sub_starts, ids, scores[ids])
         keys, children, token, logp = trie.keys, trie.children, trie.token, trie.logp
         node_of = np.zeros(n, dtype=np.int64)

@@ -6,7 +6,10 @@ tokenizer's inference, whatever learned its vocabulary):
 * ``fewest-tokens`` (PathPiece's): a shortest path through the unit, the fewest tokens; among
   those, at every end the longest last token, so ties go to long tokens;
 * ``likelihood`` (Unigram LM's Viterbi): the path whose tokens' log-probabilities sum highest,
-  ties the same way.
+  ties the same way;
+* ``best-pair`` (sentencepiece's BPE inference): from the unit's characters (a character that
+  is no token, as its bytes), the two adjacent tokens that spell the best-scored token join,
+  the leftmost among equals, until no two do.
 
 Each unit is searched on its own: a dynamic program over its positions, each position's
 tokens read off the trie in one walk, so a unit of n bytes costs n walks of at most the
@@ -83,6 +86,87 @@ def best_path(buf, offsets, keys, children, token, logp, by_likelihood, score, b
             m -= 1
             out[lo + m] = back_tok[j]
             j -= back_len[j]
+
+
+@kernel
+def _char_bytes(buf, at, hi):
+    """How many bytes the UTF-8 character at ``at`` has (1 for a byte that starts none)."""
+    lead = buf[at]
+    size = 1 if lead < 0x80 else 2 if 0xC2 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else \
+        4 if 0xF0 <= lead < 0xF5 else 1
+    if at + size > hi:
+        return 1
+    for k in range(at + 1, at + size):
+        if buf[k] & 0xC0 != 0x80:
+            return 1
+    return size
+
+
+@kernel
+def _spelled(buf, lo, hi, keys, children, token):
+    """The trie node of the token spelled by ``buf[lo:hi]``, or -1."""
+    node = np.int64(0)
+    for k in range(lo, hi):
+        node = trie_child(keys, children, node, buf[k])
+        if node < 0:
+            return np.int64(-1)
+    return node if token[node] >= 0 else np.int64(-1)
+
+
+@kernel
+def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, out, counts):
+    """sentencepiece's BPE inference, unit by unit. ``start``/``size``/``node_of``: scratch of
+    the longest unit's length (each symbol's first byte, its bytes, its trie node)."""
+    for u in range(offsets.size - 1):
+        lo, hi = offsets[u], offsets[u + 1]
+        m = 0
+        at = lo
+        while at < hi:
+            width = _char_bytes(buf, at, hi)
+            node = _spelled(buf, at, at + width, keys, children, token)
+            if node < 0:  # no token: its bytes, each always a token
+                for k in range(width):
+                    start[m], size[m] = at + k, 1
+                    node_of[m] = _spelled(buf, at + k, at + k + 1, keys, children, token)
+                    m += 1
+            else:
+                start[m], size[m], node_of[m] = at, width, node
+                m += 1
+            at += width
+        while m > 1:
+            best, best_at, best_node = _UNREACHED, -1, np.int64(-1)
+            for k in range(m - 1):
+                node = _spelled(buf, start[k], start[k + 1] + size[k + 1], keys, children, token)
+                if node >= 0 and logp[node] > best:
+                    best, best_at, best_node = logp[node], k, node
+            if best_at < 0:
+                break
+            size[best_at] += size[best_at + 1]
+            node_of[best_at] = best_node
+            for k in range(best_at + 1, m - 1):
+                start[k], size[k], node_of[k] = start[k + 1], size[k + 1], node_of[k + 1]
+            m -= 1
+        for k in range(m):
+            out[lo + k] = token[node_of[k]]
+        counts[u] = m
+
+
+class BestPair(Segmenter):
+    """sentencepiece's BPE inference: the adjacent pair spelling the best-scored token first."""
+
+    needs_scores = True
+
+    def segment(self, vocabulary, buf, offsets, out):
+        if not vocabulary.has_scores:
+            raise ConfigError("segmenter 'best-pair' needs the tokens' scores, and this vocabulary has none "
+                              "(choose another --segmenter)")
+        longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
+        start, size = np.zeros(longest + 1, dtype=np.int64), np.zeros(longest + 1, dtype=np.int64)
+        node_of = np.zeros(longest + 1, dtype=np.int64)
+        counts = np.zeros(offsets.size - 1, dtype=np.int64)
+        best_pair(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, vocabulary.logp, start, size,
+                  node_of, out, counts)
+        return counts
 
 
 class LongestPrefix(Segmenter):

@@ -1,0 +1,171 @@
+"""Reading a sentencepiece model (``.model``, a ModelProto) as a vocabulary of ours.
+
+The file is protocol buffers; the few fields read are decoded here (wire types 0, 1, 2 and 5),
+so sentencepiece itself is not needed:
+
+* ``pieces`` (1): each piece's text (1), score (2) and type (3: normal, unknown, control,
+  user-defined, unused, byte);
+* ``trainer_spec`` (2): the model type (3: unigram 1, BPE 2) and ``byte_fallback`` (35);
+* ``normalizer_spec`` (3): the rule's name (1), its compiled map (2), ``add_dummy_prefix`` (3),
+  ``remove_extra_whitespaces`` (4) and ``escape_whitespaces`` (5).
+
+A unigram model becomes a ``likelihood`` vocabulary with its pieces' scores, and a BPE model a
+``best-pair`` one (sentencepiece's BPE inference: the adjacent pair that spells the best-scored
+piece joins first). Its words are ``metaspace``'s (sentencepiece's ``▁`` is our space), the
+dummy prefix is a space put before every text, and ids are sentencepiece's: a byte is the
+single-character piece where there is one, else its ``<0xNN>`` piece. What would tokenize
+otherwise is refused in one line: a normalisation other than identity (NFKC's compiled map
+rewrites the text first), extra white space removed, no byte fallback (an unknown character's
+``<unk>`` has no bytes), and user-defined pieces (matched whole before the model).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..contract import BYTE_SYMBOLS
+from ..errors import FormatError
+
+#: sentencepiece's piece types
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+#: sentencepiece's model types, and the segmenter each becomes
+SEGMENTER_OF = {1: "likelihood", 2: "best-pair"}
+_MODEL_NAMES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
+#: sentencepiece's white space
+META_SPACE = "\u2581"
+#: how much less likely than the least likely piece a byte that is no piece is (sentencepiece's
+#: penalty for an unknown character)
+UNKNOWN_BELOW = 10.0
+
+
+def _fields(data: bytes, where: str):
+    """(field number, wire type, value) of each field of one message; FormatError past its end."""
+    at, end = 0, len(data)
+
+    def varint() -> int:
+        nonlocal at
+        value, shift = 0, 0
+        while True:
+            if at >= end or shift > 63:
+                raise FormatError(f"{where}: truncated or corrupt (a number runs past the end)")
+            byte = data[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    while at < end:
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            yield field, wire, varint()
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            if at + size > end:
+                raise FormatError(f"{where}: truncated or corrupt (a number runs past the end)")
+            yield field, wire, data[at:at + size]
+            at += size
+        elif wire == 2:
+            size = varint()
+            if at + size > end:
+                raise FormatError(f"{where}: truncated or corrupt (a field runs past the end)")
+            yield field, wire, data[at:at + size]
+            at += size
+        else:
+            raise FormatError(f"{where}: not a sentencepiece model (wire type {wire})")
+
+
+def read_model(data: bytes) -> dict:
+    """The fields of a ``.model`` that encoding depends on."""
+    pieces: list[tuple[str, float, int]] = []
+    model_type, byte_fallback = 1, False
+    normalizer = {"name": "nmt_nfkc", "charsmap": b"", "add_dummy_prefix": True, "remove_extra_whitespaces": True,
+                  "escape_whitespaces": True}
+    for field, wire, value in _fields(data, "sentencepiece model"):
+        if field == 1 and wire == 2:
+            text, score, kind = None, 0.0, NORMAL
+            for f, w, v in _fields(value, "sentencepiece piece"):
+                if f == 1 and w == 2:
+                    try:
+                        text = v.decode("utf-8")
+                    except UnicodeDecodeError:
+                        raise FormatError("sentencepiece model: a piece is not UTF-8") from None
+                elif f == 2 and w == 5:
+                    score = struct.unpack("<f", v)[0]
+                elif f == 3 and w == 0:
+                    kind = v
+            if text is None:
+                raise FormatError("sentencepiece model: a piece has no text")
+            pieces.append((text, score, kind))
+        elif field == 2 and wire == 2:
+            for f, w, v in _fields(value, "sentencepiece trainer spec"):
+                if f == 3 and w == 0:
+                    model_type = v
+                elif f == 35 and w == 0:
+                    byte_fallback = bool(v)
+        elif field == 3 and wire == 2:
+            for f, w, v in _fields(value, "sentencepiece normalizer spec"):
+                if f == 1 and w == 2:
+                    normalizer["name"] = v.decode("utf-8", "replace")
+                elif f == 2 and w == 2:
+                    normalizer["charsmap"] = v
+                elif f in (3, 4, 5) and w == 0:
+                    normalizer[{3: "add_dummy_prefix", 4: "remove_extra_whitespaces", 5: "escape_whitespaces"}[f]] = bool(v)
+    if not pieces:
+        raise FormatError("not a sentencepiece model: it has no pieces")
+    return {"pieces": pieces, "model_type": model_type, "byte_fallback": byte_fallback, "normalizer": normalizer}
+
+
+def _check_tokenizes_as_we_do(model: dict) -> None:
+    kind = model["model_type"]
+    if kind not in SEGMENTER_OF:
+        raise FormatError(f"sentencepiece {_MODEL_NAMES.get(kind, kind)!r} models are not read: only unigram and BPE")
+    norm = model["normalizer"]
+    if norm["name"] != "identity" or norm["charsmap"]:
+        raise FormatError(f"normalization {norm['name']!r} rewrites the text before the model (NFKC maps "
+                          "characters to others): chunkpress tokenizes the raw bytes, so only identity models are read")
+    if norm["remove_extra_whitespaces"]:
+        raise FormatError("remove_extra_whitespaces = true collapses runs of spaces before the model: only models "
+                          "trained with it false are read")
+    if not norm["escape_whitespaces"]:
+        raise FormatError("escape_whitespaces = false: sentencepiece's pieces then do not mark spaces as ▁")
+    if not model["byte_fallback"]:
+        raise FormatError("byte_fallback = false: an unknown character becomes <unk>, which has no bytes; only "
+                          "models trained with byte fallback are read")
+    if any(kind == USER_DEFINED for _, _, kind in model["pieces"]):
+        raise FormatError("user-defined pieces are matched whole before the model: not read")
+
+
+def vocabulary_of_model(data: bytes) -> dict:
+    """A sentencepiece model as a vocabulary: ``tokens`` (bytes), their sentencepiece ``ids``
+    and ``scores`` (aligned), the ``segmenter``, and ``dummy_prefix``."""
+    model = read_model(data)
+    _check_tokenizes_as_we_do(model)
+    tokens: list[bytes] = []
+    ids: list[int] = []
+    scores: list[float] = []
+    byte_ids: dict[int, int] = {}
+    normal = [score for _, score, kind in model["pieces"] if kind == NORMAL]
+    floor = (min(normal) if normal else 0.0) - UNKNOWN_BELOW
+    for i, (text, score, kind) in enumerate(model["pieces"]):
+        if kind == NORMAL:
+            tokens.append(text.replace(META_SPACE, " ").encode("utf-8"))
+            ids.append(i)
+            scores.append(score)
+        elif kind == BYTE:
+            if not (len(text) == 6 and text.startswith("<0x") and text.endswith(">")):
+                raise FormatError(f"sentencepiece model: byte piece {text!r} is not <0xNN>")
+            byte_ids[int(text[3:5], 16)] = i
+    have = {t for t in tokens if len(t) == 1}
+    for b in range(BYTE_SYMBOLS):  # a byte that is no piece: its <0xNN>, as unlikely as an unknown
+        if bytes([b]) not in have:
+            if b not in byte_ids:
+                raise FormatError(f"sentencepiece model: byte fallback without a piece for byte 0x{b:02x}")
+            tokens.append(bytes([b]))
+            ids.append(byte_ids[b])
+            scores.append(floor)
+    if len(set(tokens)) != len(tokens):
+        raise FormatError("sentencepiece model: two pieces spell the same text")
+    return {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": SEGMENTER_OF[model["model_type"]],
+            "dummy_prefix": model["normalizer"]["add_dummy_prefix"], "size": len(model["pieces"])}
