@@ -160,6 +160,10 @@ class Coder:
     #: there are no rules: a pipeline with ``max_rules = 0`` then learns nothing and hands the
     #: bytes over as they are (a raw xz of 30 MB held 26 bytes a byte in the learner).
     codes_bytes: bool = False
+    #: True when the coder's archives hold bytes and no rules, and :meth:`describe` reads the
+    #: payload alone (``rules`` empty, ``symbols`` None): ``inspect`` then describes an archive
+    #: from its header and payload without decoding it, as ``zstd -l`` does.
+    describes_from_payload: bool = False
 
     def __init__(self, params=None):
         self.params = params

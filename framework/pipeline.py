@@ -317,8 +317,18 @@ def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray 
         return {"codec": header.codec, "params": header.params, "original_bytes": header.length,
                 "archive_bytes": len(archive), "header_bytes": header_bytes, "payload_bytes": len(payload),
                 "referenced_rules": header.rules["count"], "rules_blake2b": header.rules["blake2b"]}
+    registry = registry or default_registry()
+    coder = _coder_for(header, registry)
+    if coder.describes_from_payload and header.rules is None:  # bytes, no rules: nothing to decode
+        info = {"codec": header.codec, "params": header.params, "original_bytes": header.length,
+                "blake2b": header.blake2b, "archive_bytes": len(archive), "header_bytes": header_bytes,
+                "payload_bytes": len(payload), "rules": 0, "dictionary_size": BYTE_SYMBOLS, "symbols": header.length}
+        info.update(coder.describe(payload, np.zeros((0, 2), dtype=np.int64), None))
+        if header.length:
+            info["bits_per_byte"] = 8 * len(archive) / header.length
+        return info
     with bounded_memory(max_memory):
-        return _decode(unpacked, len(archive), registry or default_registry(), rules).describe()
+        return _decode(unpacked, len(archive), registry, rules).describe()
 
 
 __all__ = ["Pipeline", "DecodedArchive", "inspect", "decode_archive", "default_config"]

@@ -109,3 +109,22 @@ def test_every_single_byte_flip_is_caught(registry, archive):
 def test_a_boolean_length_is_refused():
     with pytest.raises(FormatError, match="wrong type"):
         unpack(pack_json_header(Header(codec="chunkpress.raw-zlib.v1", params={}, length=True, blake2b="0" * 32), b"x"))
+
+
+def test_inspect_describes_a_byte_archive_from_its_header_without_decoding(monkeypatch):
+    """A -5 archive (bytes, no rules) is described as zstd -l lists a frame: from the header and
+    the payload's size, the coder's decoder never called."""
+    import chunkpress
+    from chunkpress.pipeline import inspect
+    from chunkpress.plugins.coders.blocksort import BlockSortCoder
+
+    data = read("alice29.txt")
+    archive = chunkpress.compress(data, level=5)
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("inspect decoded the payload")
+
+    monkeypatch.setattr(BlockSortCoder, "decode", refuse)
+    info = inspect(archive)
+    assert info["original_bytes"] == len(data) and info["rules"] == 0 and info["symbols"] == len(data)
+    assert info["string_bytes"] == info["payload_bytes"] == len(archive) - info["header_bytes"]

@@ -88,6 +88,7 @@ class BlockSortCoder(Coder):
 
     codec_id = "chunkpress.bwt-cm.v1"
     codes_bytes = True
+    describes_from_payload = True  # bytes, no rules: sizes from the payload
     working_bytes_per_byte = ENCODE_BYTES_PER_BYTE
 
     def __init__(self, params: BlockSortParams):

@@ -20,6 +20,7 @@ class RawCoder(Coder):
 
     backend: Backend
     codes_bytes = True
+    describes_from_payload = True  # bytes, no rules: sizes from the payload
 
     def __init__(self, params):
         super().__init__(params)
@@ -43,6 +44,7 @@ class StoredCoder(Coder):
 
     codec_id = STORED_CODEC
     codes_bytes = True
+    describes_from_payload = True  # bytes, no rules: sizes from the payload
 
     def encode(self, rules, symbols, *, dictionary_size=None) -> bytes:
         return expand(rules, symbols)
