@@ -197,7 +197,7 @@ class Coder:
         them beside the learner's memory. 0 by default, as the default prepare holds nothing."""
         return 0
 
-    def describe(self, payload: bytes, rules: np.ndarray, symbols: np.ndarray) -> dict:
+    def describe(self, payload: bytes, rules: np.ndarray, symbols: np.ndarray | None) -> dict:
         """Sizes by part of an already decoded payload, for ``inspect`` and studies. Keys the
         framework reads (all optional): ``dictionary_bytes`` (payload bytes spent on the rules,
         a float where the coder's parts are not whole bytes) and ``string_bytes`` (on the
