@@ -207,3 +207,45 @@ def test_pathpiece_learns_a_vocabulary_for_the_fewest_tokens(tmp_path):
             assert tok.decode_bytes(tok.encode(HELD.decode()).ids) == HELD
     assert RulesFile.from_bytes((tmp_path / "pathpiece.rules").read_bytes()).segmenter == "fewest-tokens"
     assert counts["pathpiece", "fewest-tokens"] < min(counts["bpe", "merges"], counts["bpe", "fewest-tokens"]), counts
+
+
+def test_import_hf_reads_unigram_and_wordpiece_tokenizers_back(unigram, tmp_path):
+    """An exported Unigram or longest-prefix vocabulary imports to the same encoding; a Unigram
+    that HF's own trainer learned (ByteLevel, every byte in its alphabet) encodes as HF does."""
+    tokenizers = pytest.importorskip("tokenizers")
+    held = HELD.decode() + read("udhr_arb.txt").decode() + "  ## heading  \n"
+    exported = tmp_path / "uni.json"
+    assert main(["export-hf", str(unigram), "-o", str(exported), "-q"]) == 0
+    assert main(["import-hf", str(exported), "-o", str(tmp_path / "back.rules"), "-q"]) == 0
+    back = Tokenizer.from_file(tmp_path / "back.rules")
+    assert back.segmenter == "likelihood"
+    assert back.encode(held).ids == Tokenizer.from_file(unigram).encode(held).ids
+
+    from tokenizers import models, pre_tokenizers, trainers
+
+    hf = tokenizers.Tokenizer(models.Unigram())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    (tmp_path / "t.txt").write_bytes(TRAIN)
+    hf.train([str(tmp_path / "t.txt")], trainers.UnigramTrainer(vocab_size=800, show_progress=False,
+                                                               initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    hf.save(str(tmp_path / "hf_uni.json"))
+    assert main(["import-hf", str(tmp_path / "hf_uni.json"), "-o", str(tmp_path / "hf_uni.rules"), "-q"]) == 0
+    ours = Tokenizer.from_file(tmp_path / "hf_uni.rules")
+    lines = held.splitlines(keepends=True)
+    assert [e.ids for e in ours.encode_batch(lines)] == [e.ids for e in hf.encode_batch(lines)]
+
+
+def test_import_hf_refuses_a_wordpiece_whose_continuations_are_tokens_of_their_own(tmp_path, capsys):
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import models, pre_tokenizers, trainers
+
+    hf = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    (tmp_path / "t.txt").write_bytes(TRAIN)
+    hf.train([str(tmp_path / "t.txt")], trainers.WordPieceTrainer(vocab_size=600, show_progress=False,
+                                                                 special_tokens=["[UNK]"]))
+    hf.save(str(tmp_path / "wp.json"))
+    assert main(["import-hf", str(tmp_path / "wp.json"), "-o", str(tmp_path / "wp.rules")]) == 4
+    err = capsys.readouterr().err
+    assert "continues a word with an id of its own" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "wp.rules").exists()

@@ -330,8 +330,8 @@ def _added_tokens(doc: dict) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
-    """(rules, pretokenizer, HF's ids and added tokens) from a byte-level BPE tokenizer.json."""
+def parse_tokenizer_json(text: str) -> tuple[dict, dict]:
+    """(the document, its model) of an HF tokenizer.json, checked to be one."""
     try:
         doc = json.loads(text)
     except RecursionError:
@@ -342,8 +342,23 @@ def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
     if not isinstance(model, dict):
         raise FormatError("not an HF tokenizer.json: no 'model' object")
     kind = model.get("type", "BPE")
-    if kind != "BPE":
-        raise FormatError(f"an HF tokenizer.json of a {str(kind)[:40]!r} model: import-hf reads BPE models")
+    if kind not in ("BPE", "Unigram", "WordPiece"):
+        raise FormatError(f"an HF tokenizer.json of a {str(kind)[:40]!r} model: import-hf reads BPE, Unigram and "
+                          "WordPiece models")
+    model.setdefault("type", "BPE")
+    return doc, model
+
+
+def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
+    """(rules, pretokenizer, HF's ids and added tokens) from a byte-level BPE tokenizer.json."""
+    doc, model = parse_tokenizer_json(text)
+    if model["type"] != "BPE":
+        raise FormatError(f"a {model['type']} model: read it with searched_from_hf")
+    return from_hf_bpe(doc, model)
+
+
+def from_hf_bpe(doc: dict, model: dict) -> tuple[np.ndarray, str, HFVocab]:
+    """:func:`from_hf_json` of a parsed document."""
     merges, vocab = model.get("merges"), model.get("vocab")
     if not (isinstance(vocab, dict) and isinstance(merges, list)):
         raise FormatError("not an HF tokenizer.json with a BPE model: its 'vocab' must be an object and its "
@@ -376,3 +391,97 @@ def from_hf_json(text: str) -> tuple[np.ndarray, str, HFVocab]:
     rules_array = np.array(rules, dtype=np.int64).reshape(-1, 2)
     hf.check_spellings(rules_array)
     return rules_array, pre, hf
+
+
+def _searched_pre(pre) -> tuple[str, bool, str]:
+    """(our pre-tokenizer, HF's ids for a byte-level spelling, the prefix) of a search model's
+    pre-tokenizer: ByteLevel as :func:`to_hf_searched` writes it, or HF's Metaspace (split on,
+    its ``▁`` our space; prefix ``always``, ``first`` or ``never``)."""
+    if isinstance(pre, dict) and pre.get("type") == "Metaspace":
+        if pre.get("replacement", "\u2581") != "\u2581" or pre.get("split", True) is not True:
+            raise FormatError("a Metaspace pre-tokenizer other than ▁ with split = true has no chunkpress equivalent")
+        scheme = pre.get("prepend_scheme", "always" if pre.get("add_prefix_space", True) else "never")
+        if scheme not in ("always", "never", "first"):
+            raise FormatError(f"Metaspace prepend_scheme {scheme!r} is not read")
+        return "metaspace", False, scheme
+    if pre == _searched_pre_tokenizer("metaspace"):
+        return "metaspace", True, "never"
+    name, prefix = _pre_tokenizer_name(pre)
+    return name, True, "always" if prefix else "never"
+
+
+def searched_from_hf(doc: dict, model: dict) -> dict:
+    """An HF Unigram or WordPiece model as a vocabulary of ours: ``tokens`` (bytes), their HF
+    ``ids``, ``scores`` (Unigram's), the ``segmenter``, the pre-tokenizer and the prefix."""
+    if doc.get("normalizer") is not None:
+        normalizer = doc["normalizer"]
+        raise FormatError(f"normalizer {normalizer.get('type') if isinstance(normalizer, dict) else normalizer!r} "
+                          "is not supported: chunkpress tokenizes the raw bytes")
+    pre, byte_level, prefix = _searched_pre(doc.get("pre_tokenizer"))
+    table = byte_to_unicode()
+    unicode_of = {c: b for b, c in table.items()}
+
+    def spelled(piece: str) -> bytes:
+        if byte_level:
+            if not all(c in unicode_of for c in piece):
+                raise FormatError(f"token {piece[:40]!r} is not in GPT-2's byte alphabet, as ByteLevel needs")
+            return bytes(unicode_of[c] for c in piece)
+        return piece.replace("\u2581", " ").encode("utf-8")
+
+    tokens: list[bytes] = []
+    ids: list[int] = []
+    scores: list[float] | None = None
+    bytes_at: dict[int, int] = {}
+    if model["type"] == "Unigram":
+        vocab = model.get("vocab")
+        if not isinstance(vocab, list) or not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
+                                                  and isinstance(v[1], (int, float)) for v in vocab):
+            raise FormatError("not an HF Unigram model: 'vocab' must be a list of [piece, score]")
+        unk = model.get("unk_id")
+        scores = []
+        for i, (piece, score) in enumerate(vocab):
+            if i == unk:
+                continue
+            if model.get("byte_fallback") and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+                bytes_at[int(piece[3:5], 16)] = i
+                continue
+            tokens.append(spelled(piece))
+            ids.append(i)
+            scores.append(float(score))
+        floor = min(scores, default=0.0) - 10.0
+        segmenter = "likelihood"
+    else:
+        vocab = model.get("vocab")
+        mark = model.get("continuing_subword_prefix") or ""
+        if not isinstance(vocab, dict) or not all(isinstance(k, str) and _is_int(v) for k, v in vocab.items()):
+            raise FormatError("not an HF WordPiece model: 'vocab' must map tokens to integer ids")
+        for piece, i in vocab.items():
+            if mark and piece.startswith(mark) and piece != mark:
+                if vocab.get(piece[len(mark):]) != i:
+                    raise FormatError(f"WordPiece token {piece!r} continues a word with an id of its own: such a "
+                                      "vocabulary cuts a word's start and its rest from two vocabularies, which "
+                                      "chunkpress's longest-prefix segmenter does not (only one-vocabulary "
+                                      "WordPiece models are read)")
+                continue
+            if piece == model.get("unk_token"):
+                continue
+            tokens.append(spelled(piece))
+            ids.append(i)
+        floor = 0.0
+        segmenter = "longest-prefix"
+    have = {t for t in tokens if len(t) == 1}
+    for b in range(BYTE_SYMBOLS):
+        if bytes([b]) not in have:
+            if b not in bytes_at:
+                raise FormatError(f"byte 0x{b:02x} is no token and has no byte fallback: an unknown character "
+                                  "would have no bytes")
+            tokens.append(bytes([b]))
+            ids.append(bytes_at[b])
+            if scores is not None:
+                scores.append(floor)
+    if len(set(tokens)) != len(tokens):
+        raise FormatError("two tokens spell the same bytes")
+    if not all(0 <= i <= MAX_HF_ID for i in ids):
+        raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
+    return {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": segmenter, "pretokenizer": pre,
+            "prefix": prefix, "special": _added_tokens(doc)}

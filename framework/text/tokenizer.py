@@ -29,7 +29,15 @@ from ..plugin.registry import build_params, default_registry
 from ..version import __version__
 from .encoder import NEVER, Encoder
 from .encoding import Encoding, char_index, char_offsets
-from .hf import HFVocab, byte_to_unicode, from_hf_json, to_hf_json, to_hf_searched
+from .hf import (
+    HFVocab,
+    byte_to_unicode,
+    from_hf_bpe,
+    parse_tokenizer_json,
+    searched_from_hf,
+    to_hf_json,
+    to_hf_searched,
+)
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
 from .units import inside_units, opening_steps, openings
@@ -158,10 +166,36 @@ class Tokenizer:
         """From an HF tokenizers ``tokenizer.json`` of a byte-level BPE (its ids, added tokens
         and prefix space kept: ``encode`` then gives HF's ids); FormatError for what would
         tokenize otherwise (see :mod:`chunkpress.text.hf`)."""
-        rules, pre, vocab = from_hf_json(text)
+        doc, model = parse_tokenizer_json(text)
+        if model["type"] != "BPE":
+            return cls._searched_from(searched_from_hf(doc, model), "hf-tokenizers")
+        rules, pre, vocab = from_hf_bpe(doc, model)
         meta = RulesFile.learned(rules, {"pretokenizer": {"name": pre}}, unicode_version(),
                                  imported_from="hf-tokenizers", hf=vocab.to_meta())
         return cls.from_rules_file(meta.to_bytes())  # what a later use would refuse is refused now
+
+    @classmethod
+    def _searched_from(cls, found: dict, source: str) -> Tokenizer:
+        """A vocabulary read from elsewhere (its tokens, their ids and scores, its segmenter,
+        pre-tokenizer and prefix) as a rules file's tokenizer: the ids kept, so ``encode`` gives
+        the source's."""
+        from .vocabulary import rules_for_pieces  # numba: the vocabulary's kernels
+
+        rules, symbols = rules_for_pieces(found["tokens"])
+        ids = np.full(BYTE_SYMBOLS + len(rules), -1, dtype=np.int64)
+        ids[symbols] = found["ids"]
+        order = np.argsort(symbols, kind="stable")
+        prefix = found.get("prefix", "never")
+        if prefix == "first":
+            raise FormatError("prepend_scheme 'first' puts the prefix before the first text segment alone: not read")
+        vocab = HFVocab(ids=ids, special=found.get("special", ()), add_prefix_space=prefix == "always",
+                        prefix_always=prefix == "always" and found["pretokenizer"] == "metaspace")
+        scores = found.get("scores")
+        meta = RulesFile.learned(rules, {"pretokenizer": {"name": found["pretokenizer"]}}, unicode_version(),
+                                 imported_from=source, hf=vocab.to_meta(), segmenter=found["segmenter"],
+                                 vocabulary=symbols[order].tolist(),
+                                 scores=None if scores is None else np.asarray(scores)[order].tolist())
+        return cls.from_rules_file(meta.to_bytes())
 
     @classmethod
     def from_hf_file(cls, path) -> Tokenizer:
@@ -180,21 +214,12 @@ class Tokenizer:
         """A sentencepiece model (``.model``; '-': stdin) as a tokenizer whose ``encode`` gives
         sentencepiece's ids (:mod:`chunkpress.text.spm`); errors name the file."""
         from .spm import vocabulary_of_model  # deferred: read only by this command
-        from .vocabulary import rules_for_pieces  # numba: the vocabulary's kernels
 
         data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))
         try:
             found = vocabulary_of_model(data)
-            rules, symbols = rules_for_pieces(found["tokens"])
-            ids = np.full(BYTE_SYMBOLS + len(rules), -1, dtype=np.int64)
-            ids[symbols] = found["ids"]
-            order = np.argsort(symbols, kind="stable")
-            vocab = HFVocab(ids=ids, add_prefix_space=found["dummy_prefix"], prefix_always=found["dummy_prefix"])
-            meta = RulesFile.learned(rules, {"pretokenizer": {"name": "metaspace"}}, unicode_version(),
-                                     imported_from="sentencepiece", hf=vocab.to_meta(), segmenter=found["segmenter"],
-                                     vocabulary=symbols[order].tolist(),
-                                     scores=np.asarray(found["scores"])[order].tolist())
-            return cls.from_rules_file(meta.to_bytes())
+            return cls._searched_from({**found, "pretokenizer": "metaspace",
+                                       "prefix": "always" if found["dummy_prefix"] else "never"}, "sentencepiece")
         except ChunkpressError as exc:
             raise FormatError(f"{path}: {exc}") from None
 
