@@ -249,3 +249,21 @@ def test_import_hf_refuses_a_wordpiece_whose_continuations_are_tokens_of_their_o
     err = capsys.readouterr().err
     assert "continues a word with an id of its own" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "wp.rules").exists()
+
+
+def test_mdl_pruning_describes_its_training_text_in_fewer_bits_than_bpe(tmp_path):
+    """mdl-prune starts from BPE's vocabulary four times the size and prunes by description
+    length: at the same size its parse of the training text codes in fewer bits than BPE's."""
+    from chunkpress.text.metrics import evaluate
+
+    (tmp_path / "t.txt").write_bytes(TRAIN)
+    bits = {}
+    for name, extra in (("mdl-prune", ["--learner", "mdl-prune"]), ("bpe", [])):
+        rules = tmp_path / f"{name}.rules"
+        assert main(["train", str(tmp_path / "t.txt"), "--pretokenizer", "gpt2", "--vocab-size", "1000",
+                     "--rules", str(rules), "-q", *extra]) == 0
+        tok = Tokenizer.from_file(rules)
+        assert tok.get_vocab_size() == 1000 and tok.decode_bytes(tok.encode(HELD.decode()).ids) == HELD
+        bits[name] = evaluate(tok, {"train": TRAIN}, (), 2.5)[0]["code_length_bits"]
+    assert RulesFile.from_bytes((tmp_path / "mdl-prune.rules").read_bytes()).segmenter == "likelihood"
+    assert bits["mdl-prune"] < bits["bpe"], bits

@@ -1,6 +1,7 @@
 """The built-in learners, registered by reference: ``merges`` (the default: the merge engine,
 bottom-up, with the scorer and rewriter of the config), ``unigram`` (Unigram LM, as
-sentencepiece trains it) and ``pathpiece`` (PathPiece: the fewest tokens, pruned top-down)."""
+sentencepiece trains it), ``pathpiece`` (PathPiece: the fewest tokens, pruned top-down) and
+``mdl-prune`` (pruned by description length, the ``mdl`` scorer's top-down counterpart)."""
 
 from chunkpress.plugin import LEARNS_BY_MERGES, LearnerInfo, hookimpl
 
@@ -17,4 +18,7 @@ def register_learners():
         LearnerInfo(name="pathpiece", factory=f"{_HERE}.pathpiece:PathPiece",
                     params=f"{_HERE}.pathpiece:PathPieceParams", version="1",
                     summary="PathPiece (Schmidt et al. 2024): the fewest tokens, pruned top-down from n-grams or BPE"),
+        LearnerInfo(name="mdl-prune", factory=f"{_HERE}.mdl_prune:MdlPrune", params=f"{_HERE}.mdl_prune:MdlPruneParams",
+                    version="1", summary="the tokens whose removal shortens the description length most go first "
+                                         "(mdl's top-down counterpart)"),
     ]

@@ -330,7 +330,7 @@ def _m_step(expected, keep, scores):
 
 
 @numba.njit(cache=True)
-def _viterbi_counts(buf, offsets, counts, keys, children, token, logp, freq, inverted, seen, score, back_len, back_tok):
+def viterbi_counts(buf, offsets, counts, keys, children, token, logp, freq, inverted, seen, score, back_len, back_tok):
     """Each piece's count in the words' Viterbi paths (``freq``) and the count of the words
     whose path holds it (``inverted``: sentencepiece's F, before its normalisation)."""
     for w in range(offsets.size - 1):
@@ -366,7 +366,7 @@ def _viterbi_counts(buf, offsets, counts, keys, children, token, logp, freq, inv
 
 
 @numba.njit(cache=True)
-def _second_best(spell, starts, alive, keys, children, token, logp, node_of, own, alt_first, alt_pieces, score,
+def second_best(spell, starts, alive, keys, children, token, logp, node_of, own, alt_first, alt_pieces, score,
                  back_len, back_tok):
     """For each living piece t: the best segmentation of its own bytes without the piece
     itself (``alt_pieces[alt_first[t]:alt_first[t + 1]]``, empty where there is none), and
@@ -435,7 +435,7 @@ def _losses(alive, required, beyond, own, alt_first, alt_pieces, freq, inverted,
 
 
 @numba.njit(cache=True)
-def _nodes_of(spell, starts, keys, children):
+def nodes_of(spell, starts, keys, children):
     """Each piece's node in the trie."""
     out = np.zeros(starts.size - 1, dtype=np.int64)
     for t in range(starts.size - 1):
@@ -484,7 +484,7 @@ def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, voca
         trie = Vocabulary.of_spellings(sub_spell, sub_starts, ids, scores[ids])
         keys, children, token, logp = trie.keys, trie.children, trie.token, trie.logp
         node_of = np.zeros(n, dtype=np.int64)
-        node_of[ids] = _nodes_of(sub_spell, sub_starts, keys, children)
+        node_of[ids] = nodes_of(sub_spell, sub_starts, keys, children)
         for _ in range(params.sub_iterations):
             expected = np.zeros(n)
             _e_step(buf, offsets, counts, keys, children, token, logp, np.exp(logp), expected, alpha, beta)
@@ -494,11 +494,11 @@ def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, voca
         if int((alive & beyond).sum()) <= target:
             break
         freq, inverted, seen = np.zeros(n), np.zeros(n), np.full(n, -1, dtype=np.int64)
-        _viterbi_counts(buf, offsets, counts, keys, children, token, logp, freq, inverted, seen, score, back_len,
+        viterbi_counts(buf, offsets, counts, keys, children, token, logp, freq, inverted, seen, score, back_len,
                         back_tok)
         own, alt_first = np.zeros(n, dtype=bool), np.zeros(n + 1, dtype=np.int64)
         alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int64)
-        _second_best(spell, starts, alive, keys, children, token, logp, node_of, own, alt_first, alt_pieces, score,
+        second_best(spell, starts, alive, keys, children, token, logp, node_of, own, alt_first, alt_pieces, score,
                      back_len, back_tok)
         loss = np.full(n, -np.inf)
         _losses(alive, required, beyond, own, alt_first, alt_pieces, freq, inverted, counts.sum(), loss)
