@@ -10,7 +10,7 @@ words: each line's break becomes a space, so its ``metaspace`` words are sentenc
 ``▁``-words, counted once each.
 
 Each trainer runs in a process of its own, timed by its CPU seconds (user + system) and peak
-RSS (``wait4``). Held out, both encode line by line: the tokens, and the log-likelihood per byte
+RSS (GNU time). Held out, both encode line by line: the tokens, and the log-likelihood per byte
 of the most likely segmentation under each one's own piece scores.
 
 PathPiece (from n-grams and from a BPE vocabulary) and BPE (repair's counts, cut by its merges
@@ -51,13 +51,15 @@ def lines_of(data: bytes, start: int, length: int) -> bytes:
 
 
 def measured(cmd: list[str]) -> tuple[float, float, float]:
-    """(CPU seconds, peak RSS in MB, wall seconds) of one process."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, time.perf_counter() - started
+    """(CPU seconds, peak RSS in MB, wall seconds) of one process, measured by GNU time (a
+    child forked from this process would report this process's peak as its own)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        proc = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", report.name, *cmd],
+                              stdout=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise SystemExit(f"failed: {' '.join(cmd)}")
+        wall, user, system, peak_kb = report.read().split()[-4:]
+    return float(user) + float(system), int(peak_kb) / 1024, float(wall)
 
 
 def sp_held(model: str, lines: list[str]) -> tuple[int, float]:
