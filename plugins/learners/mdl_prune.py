@@ -21,7 +21,8 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary
 
-from .unigram import gathered, nodes_of, second_best, viterbi_counts
+from .lattice import NEG, Lattice, nodes_of, second_best, viterbi_counts
+from .seeds import gathered
 
 _LN2 = math.log(2.0)
 
@@ -102,8 +103,10 @@ def train_mdl_prune(buf, offsets, counts, vocab_size: int, params: MdlPruneParam
         sub_spell = gathered(spell, starts[ids], lengths[ids], int(sub_starts[-1]))
         trie = Vocabulary.of_spellings(sub_spell, sub_starts, ids, logp[ids])
         freq, inverted = np.zeros(size), np.zeros(size)
-        viterbi_counts(buf, offsets, counts, trie.keys, trie.children, trie.token, trie.logp, freq, inverted,
-                       np.full(size, -1, dtype=np.int64), score, back_len, back_tok)
+        lattice = Lattice.of(buf, offsets, trie)
+        viterbi_counts(offsets, counts, lattice.first, lattice.span, lattice.piece, np.where(alive, logp, NEG),
+                       freq, inverted, np.full(size, -1, dtype=np.int64), score, back_len, back_tok)
+        del lattice
         total = freq.sum()
         logp = np.where(freq > 0, np.log(np.maximum(freq, 1.0) / max(total, 1.0)), math.log(0.5 / max(total, 1.0)))
         if int((alive & beyond).sum()) <= target:

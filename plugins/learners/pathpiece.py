@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary, trie_child
 
-from .unigram import UnigramParams, gathered, seed_pieces
+from .seeds import gathered, seed_pieces
 
 _FAR = 1 << 40
 
@@ -119,8 +119,8 @@ def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPiecePara
     if params.initial == "bpe":
         pieces = [p for p in bottom_up(wanted) if len(p) > 1]
     else:
-        seeds = UnigramParams(seed_size=params.initial_factor * target, max_piece_bytes=params.max_piece_bytes)
-        spell, starts, _, _ = seed_pieces(buf, offsets, counts, seeds)
+        spell, starts, _, _ = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64), params.initial_factor * target,
+                                          params.max_piece_bytes)
         pieces = [spell[starts[t]:starts[t + 1]].tobytes() for t in range(starts.size - 1)
                   if starts[t + 1] - starts[t] > 1]
     pieces = sorted(set(pieces), key=lambda p: (len(p), p))

@@ -1,0 +1,186 @@
+"""The lattice of a vocabulary over a text's words: every (position, token) edge, read off the
+vocabulary's trie once, so that the passes of a pruning round (forward-backward, Viterbi)
+follow flat arrays instead of walking the trie at every position again; and the searches a
+pruning round makes on the tokens' own spellings.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numba
+import numpy as np
+from chunkpress.plugin import Vocabulary, trie_child
+
+#: no path (a log-probability below every real one)
+NEG = -1e300
+
+
+@numba.njit(cache=True)
+def _lattice_size(buf, offsets, keys, children, token):
+    """How many (position, piece) edges the words' lattices have."""
+    edges = 0
+    for w in range(offsets.size - 1):
+        hi = offsets[w + 1]
+        for i in range(offsets[w], hi):
+            node = np.int64(0)
+            for k in range(i, hi):
+                node = trie_child(keys, children, node, buf[k])
+                if node < 0:
+                    break
+                if token[node] >= 0:
+                    edges += 1
+    return edges
+
+
+@numba.njit(cache=True)
+def _fill_lattice(buf, offsets, keys, children, token, first, span, piece):
+    """The edges of every position ``p`` of ``buf``: ``span[e]`` bytes of piece ``piece[e]``
+    for e in ``first[p]:first[p + 1]``, shortest first; returns how many."""
+    edges = 0
+    for w in range(offsets.size - 1):
+        hi = offsets[w + 1]
+        for i in range(offsets[w], hi):
+            first[i] = edges
+            node = np.int64(0)
+            for k in range(i, hi):
+                node = trie_child(keys, children, node, buf[k])
+                if node < 0:
+                    break
+                if token[node] >= 0:
+                    span[edges] = k - i + 1
+                    piece[edges] = token[node]
+                    edges += 1
+    first[buf.size] = edges
+    return edges
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Lattice:
+    """Every word's lattice, read off the trie once a round: the E steps and the Viterbi pass
+    then follow flat arrays instead of walking the trie at every position again."""
+
+    first: np.ndarray  # int64, a position's edges start here (one past the end: the last)
+    span: np.ndarray  # uint8, an edge's bytes
+    piece: np.ndarray  # int32, an edge's piece
+
+    @classmethod
+    def of(cls, buf, offsets, vocabulary: Vocabulary, capacity: int | None = None) -> Lattice:
+        """The lattice of the words under ``vocabulary``; ``capacity``: at least its edges,
+        else counted first."""
+        if capacity is None:
+            capacity = _lattice_size(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token)
+        first = np.zeros(buf.size + 1, dtype=np.int64)
+        span, piece = np.zeros(capacity, dtype=np.uint8), np.zeros(capacity, dtype=np.int32)
+        edges = _fill_lattice(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, first, span, piece)
+        return cls(first=first, span=span[:edges], piece=piece[:edges])
+
+    def keep(self, alive: np.ndarray) -> Lattice:
+        """The lattice without the edges of the pieces that are no longer ``alive``: a later
+        round's lattice, with no trie walked again. Compacted in place (a kept edge never moves
+        later), so a round holds one lattice."""
+        edges = _kept_edges(self.first, self.span, self.piece, alive)
+        return Lattice(first=self.first, span=self.span[:edges], piece=self.piece[:edges])
+
+
+@numba.njit(cache=True)
+def _kept_edges(first, span, piece, alive):
+    edges = 0
+    start = first[0]
+    for p in range(first.size - 1):
+        end = first[p + 1]
+        first[p] = edges
+        for e in range(start, end):
+            if alive[piece[e]]:
+                span[edges] = span[e]
+                piece[edges] = piece[e]
+                edges += 1
+        start = end
+    first[first.size - 1] = edges
+    return edges
+
+
+@numba.njit(cache=True)
+def viterbi_counts(offsets, counts, first, span, piece, logp, freq, inverted, seen, score, back_len, back_tok):
+    """Each piece's count in the words' Viterbi paths over their lattices (``freq``; a piece at
+    ``NEG`` is dead) and the count of the words whose path holds it (``inverted``:
+    sentencepiece's F, before its normalisation). Ties go to the longest last piece."""
+    for w in range(offsets.size - 1):
+        lo = offsets[w]
+        n = offsets[w + 1] - lo
+        score[0] = 0.0
+        for j in range(1, n + 1):
+            score[j] = NEG
+            back_len[j] = 0
+        for i in range(n):
+            if score[i] <= NEG:
+                continue
+            for e in range(first[lo + i], first[lo + i + 1]):
+                t = piece[e]
+                if logp[t] <= NEG:
+                    continue
+                s = score[i] + logp[t]
+                j = i + span[e]
+                if s > score[j] or (s == score[j] and j - i > back_len[j]):
+                    score[j], back_len[j], back_tok[j] = s, j - i, t
+        j = n
+        while j > 0 and back_len[j] > 0:
+            t = back_tok[j]
+            freq[t] += counts[w]
+            if seen[t] != w:
+                seen[t] = w
+                inverted[t] += counts[w]
+            j -= back_len[j]
+
+
+@numba.njit(cache=True)
+def second_best(spell, starts, alive, keys, children, token, logp, node_of, own, alt_first, alt_pieces, score,
+                 back_len, back_tok):
+    """For each living piece t: the best segmentation of its own bytes without the piece
+    itself (``alt_pieces[alt_first[t]:alt_first[t + 1]]``, empty where there is none), and
+    ``own[t]``: whether the piece itself is its bytes' best segmentation (else Viterbi never
+    takes it)."""
+    used = 0
+    for t in range(starts.size - 1):
+        alt_first[t] = used
+        if not alive[t]:
+            continue
+        lo = starts[t]
+        n = starts[t + 1] - lo
+        score[0] = 0.0
+        for j in range(1, n + 1):
+            score[j] = NEG
+            back_len[j] = 0
+        for i in range(n):
+            if score[i] <= NEG:
+                continue
+            node = np.int64(0)
+            for k in range(i, n):
+                node = trie_child(keys, children, node, spell[lo + k])
+                if node < 0:
+                    break
+                u = token[node]
+                if u < 0 or (i == 0 and k == n - 1):  # the piece itself is left out
+                    continue
+                s = score[i] + logp[node]
+                j = k + 1
+                if s > score[j] or (s == score[j] and j - i > back_len[j]):
+                    score[j], back_len[j], back_tok[j] = s, j - i, u
+        own[t] = score[n] <= logp[node_of[t]]
+        j = n
+        while j > 0 and back_len[j] > 0:
+            alt_pieces[used] = back_tok[j]
+            used += 1
+            j -= back_len[j]
+    alt_first[starts.size - 1] = used
+
+
+@numba.njit(cache=True)
+def nodes_of(spell, starts, keys, children):
+    """Each piece's node in the trie."""
+    out = np.zeros(starts.size - 1, dtype=np.int64)
+    for t in range(starts.size - 1):
+        node = np.int64(0)
+        for k in range(starts[t], starts[t + 1]):
+            node = trie_child(keys, children, node, spell[k])
+        out[t] = node
+    return out

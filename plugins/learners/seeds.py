@@ -1,0 +1,201 @@
+"""The seed vocabulary of a top-down learner, as sentencepiece's unigram trainer makes it:
+every character, and the most frequent substrings of the words (whole UTF-8 characters, at
+most ``max_piece_bytes`` bytes, seen at least twice) by frequency times byte length.
+
+Substrings are counted length by length in characters, a substring counted only where both
+its shorter halves were frequent (so the work follows the frequent substrings), and only the
+best ``seed_size`` are held from one length to the next.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from chunkpress.plugin import ConfigError, char_classes
+
+_BASE = np.uint64(0x100000001B3)
+
+
+@numba.njit(cache=True)
+def _prefix_hashes(buf):
+    """``h[p]``: the polynomial hash of ``buf[:p]``, so that bytes ``lo:hi`` hash to
+    ``h[hi] - h[lo] * _BASE ** (hi - lo)``."""
+    h = np.zeros(buf.size + 1, dtype=np.uint64)
+    for p in range(buf.size):
+        h[p + 1] = h[p] * _BASE + np.uint64(buf[p] + 1)
+    return h
+
+
+@numba.njit(cache=True, forceinline=True)
+def _substring_key(h, powers, lo, hi):
+    """A key for the bytes ``lo:hi``: their hash and length, mixed, never 0 (an empty slot)."""
+    a = h[hi] - h[lo] * powers[hi - lo]
+    x = a ^ (np.uint64(hi - lo) * np.uint64(0x9E3779B97F4A7C15))
+    x = (x ^ (x >> np.uint64(29))) * np.uint64(0xC2B2AE3D27D4EB4F)
+    return (x ^ (x >> np.uint64(32))) | np.uint64(1)
+
+
+@numba.njit(cache=True)
+def _table_find(keys, key):
+    """The slot of ``key`` in an open-addressing table of uint64 keys (0: empty)."""
+    mask = keys.size - 1
+    i = np.int64(key & np.uint64(mask))
+    while keys[i] != 0 and keys[i] != key:
+        i = (i + 1) & mask
+    return i
+
+
+@numba.njit(cache=True)
+def _count_level(buf, offsets, counts, next_char, h, powers, prev_keys, k, max_bytes, cap):
+    """Count every substring of ``k`` whole characters and at most ``max_bytes`` bytes whose
+    (k - 1)-character prefix and suffix are in ``prev_keys`` (a table of the frequent ones; none
+    for k = 1). Returns (keys, counts, an example start, its byte length) of those seen twice or
+    more, and whether the table grew past ``cap`` entries (the caller then stops)."""
+    size = 1 << 16
+    keys = np.zeros(size, dtype=np.uint64)
+    found = np.zeros(size, dtype=np.int64)
+    where = np.zeros(size, dtype=np.int64)
+    length = np.zeros(size, dtype=np.int64)
+    used = 0
+    for w in range(offsets.size - 1):
+        lo_w, hi_w = offsets[w], offsets[w + 1]
+        for i in range(lo_w, hi_w):
+            if next_char[i] < 0:  # not a character's first byte
+                continue
+            j = i
+            mid = i
+            whole = True
+            for c in range(k):
+                if j >= hi_w:
+                    whole = False
+                    break
+                if c == k - 1:
+                    mid = j
+                j = next_char[j]
+            if not whole or j - i > max_bytes:
+                continue
+            if k > 1:
+                prefix = _substring_key(h, powers, i, mid)
+                if prev_keys[_table_find(prev_keys, prefix)] != prefix:
+                    continue
+                suffix = _substring_key(h, powers, next_char[i], j)
+                if prev_keys[_table_find(prev_keys, suffix)] != suffix:
+                    continue
+            key = _substring_key(h, powers, i, j)
+            s = _table_find(keys, key)
+            if keys[s] == 0:
+                keys[s] = key
+                where[s] = i
+                length[s] = j - i
+                used += 1
+            found[s] += counts[w]
+            if 2 * used > size:  # grow
+                size *= 2
+                old_keys, old_found, old_where, old_len = keys, found, where, length
+                keys = np.zeros(size, dtype=np.uint64)
+                found = np.zeros(size, dtype=np.int64)
+                where = np.zeros(size, dtype=np.int64)
+                length = np.zeros(size, dtype=np.int64)
+                for t in range(old_keys.size):
+                    if old_keys[t] != 0:
+                        u = _table_find(keys, old_keys[t])
+                        keys[u], found[u], where[u], length[u] = old_keys[t], old_found[t], old_where[t], old_len[t]
+                if used > cap:
+                    return keys[:0], found[:0], where[:0], length[:0], True
+    kept = 0
+    for t in range(keys.size):
+        if keys[t] != 0 and (found[t] >= 2 or k == 1):
+            keys[kept], found[kept], where[kept], length[kept] = keys[t], found[t], where[t], length[t]
+            kept += 1
+    return keys[:kept], found[:kept], where[:kept], length[:kept], False
+
+
+def _key_table(keys: np.ndarray) -> np.ndarray:
+    size = 1 << max(4, int(2 * keys.size).bit_length())
+    table = np.zeros(size, dtype=np.uint64)
+    _fill_table(table, keys)
+    return table
+
+
+@numba.njit(cache=True)
+def _fill_table(table, keys):
+    for key in keys:
+        table[_table_find(table, key)] = key
+
+
+def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_size: int,
+                max_piece_bytes: int = 16):
+    """(the pieces' bytes one after the other, where each starts, their seed scores, which are
+    characters): every character, and the ``seed_size`` most frequent longer substrings by
+    frequency times byte length."""
+    _, starts = char_classes(buf)
+    next_char = _next_chars(buf, offsets, starts)
+    h = _prefix_hashes(buf)
+    powers = np.array([pow(int(_BASE), k, 1 << 64) for k in range(max_piece_bytes + 2)], dtype=np.uint64)
+    prev = np.zeros(16, dtype=np.uint64)
+    cap = max(4 * seed_size, 1 << 20)
+    # the characters, and the best seed_size longer substrings so far, in the order they were
+    # found (so that ties fall as one stable sort of them all would let them fall)
+    chars_where = chars_len = chars_count = None
+    best_where, best_len, best_count = (np.zeros(0, dtype=np.int64) for _ in range(3))
+    for k in range(1, max_piece_bytes + 1):
+        keys, count, where, length, full = _count_level(buf, offsets, counts, next_char, h, powers, prev, k,
+                                                        max_piece_bytes, cap)
+        if full or keys.size == 0:
+            break
+        prev = _key_table(keys)
+        if k == 1:
+            chars_where, chars_len, chars_count = where.copy(), length.copy(), count.copy()
+            continue
+        best_where = np.concatenate([best_where, where])
+        best_len = np.concatenate([best_len, length])
+        best_count = np.concatenate([best_count, count])
+        del keys, count, where, length  # the level's table goes
+        if best_count.size > seed_size:
+            top = np.sort(np.argsort(-(best_count * best_len), kind="stable")[: seed_size])
+            best_where, best_len, best_count = best_where[top], best_len[top], best_count[top]
+    if chars_where is None:
+        raise ConfigError("no text to learn from: the words are empty")
+    order = np.argsort(-(best_count * best_len), kind="stable")
+    where = np.concatenate([chars_where, best_where[order]])
+    length = np.concatenate([chars_len, best_len[order]])
+    count = np.concatenate([chars_count, best_count[order]])
+    chars = np.zeros(length.size, dtype=bool)
+    chars[: chars_where.size] = True
+    keep = np.arange(length.size)
+    starts = np.zeros(keep.size + 1, dtype=np.int64)
+    np.cumsum(length[keep], out=starts[1:])
+    spell = gathered(buf, where[keep], length[keep], int(starts[-1]))
+    weight = (count[keep] * length[keep]).astype(np.float64)
+    return spell, starts, np.log(weight) - math.log(weight.sum()), chars[keep]
+
+
+@numba.njit(cache=True)
+def gathered(buf, where, length, total):
+    """The bytes ``buf[where[t]:where[t] + length[t]]`` of every t, one after the other."""
+    out = np.empty(total, dtype=np.uint8)
+    at = 0
+    for t in range(where.size):
+        for k in range(length[t]):
+            out[at + k] = buf[where[t] + k]
+        at += length[t]
+    return out
+
+
+@numba.njit(cache=True)
+def _next_chars(buf, offsets, starts):
+    """For each byte that starts a character, where the next character starts (within its
+    word); -1 for the other bytes."""
+    out = np.full(buf.size, -1, dtype=np.int64)
+    for w in range(offsets.size - 1):
+        lo, hi = offsets[w], offsets[w + 1]
+        p = lo
+        while p < hi:
+            q = p + 1
+            while q < hi and not starts[q]:
+                q += 1
+            out[p] = q
+            p = q
+    return out
