@@ -267,3 +267,15 @@ def test_mdl_pruning_describes_its_training_text_in_fewer_bits_than_bpe(tmp_path
         bits[name] = evaluate(tok, {"train": TRAIN}, (), 2.5)[0]["code_length_bits"]
     assert RulesFile.from_bytes((tmp_path / "mdl-prune.rules").read_bytes()).segmenter == "likelihood"
     assert bits["mdl-prune"] < bits["bpe"], bits
+
+
+@pytest.mark.parametrize("level", [6, 9])
+def test_a_top_down_vocabulary_compresses_with_a_level_s_coder(unigram, tmp_path, level):
+    """compress --rules takes a Unigram vocabulary (its tokens cut by likelihood, the ids the
+    coder sees being its symbols) and the archive decodes to the input."""
+    source = tmp_path / "in.txt"
+    source.write_bytes(HELD + read("udhr_arb.txt"))
+    archive = tmp_path / "out.cpz"
+    assert main(["compress", str(source), f"-{level}", "--rules", str(unigram), "-o", str(archive), "-q"]) == 0
+    assert main(["decompress", str(archive), "-o", str(tmp_path / "back"), "-q"]) == 0
+    assert (tmp_path / "back").read_bytes() == source.read_bytes()

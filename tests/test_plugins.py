@@ -142,7 +142,7 @@ def test_plugins_command_lists_a_conflict_and_other_commands_name_both(on_path, 
 
 def test_unknown_plugin_lists_available(registry):
     with pytest.raises(PluginError, match="unknown coder .gzip.; available: bwt-cm, chunk-cm, chunk-cm-v1, chunk-cm-v2, "
-                       "chunk-cm-v3, chunk-cm-v4, cm, "
+                       "chunk-cm-v3, chunk-cm-v4, chunk-cm-v5, cm, "
                        "combinatorial, raw-bz2, raw-lzma"):
         registry.get("coder", "gzip")
 

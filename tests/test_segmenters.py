@@ -66,7 +66,7 @@ def test_every_segmenter_round_trips_through_a_level_s_coder(bpe, tmp_path, leve
     data = read("udhr_arb.txt")
     source = tmp_path / "in.txt"
     source.write_bytes(data)
-    for name in ("merges", "longest-prefix", "fewest-tokens", "likelihood"):
+    for name in ("merges", "longest-prefix", "fewest-tokens", "likelihood", "best-pair"):
         archive = tmp_path / f"{name}.cpz"
         assert main(["compress", str(source), f"-{level}", "--rules", str(bpe), "--segmenter", name, "-o",
                      str(archive), "-q", "-f"]) == 0

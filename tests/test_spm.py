@@ -16,10 +16,12 @@ HELD_LINES = [line for line in (TEXT[CUT:] + read("udhr_arb.txt")).decode().spli
 def _train(folder, kind: str, **settings) -> str:
     (folder / "train.txt").write_bytes(TEXT[:CUT])
     prefix = str(folder / kind)
+    kind = settings.pop("model_type", kind)
     options = {"normalization_rule_name": "identity", "byte_fallback": True, "remove_extra_whitespaces": False,
                "character_coverage": 1.0} | settings
-    spm.SentencePieceTrainer.train(input=str(folder / "train.txt"), model_prefix=prefix, vocab_size=1000,
-                                   model_type=kind, num_threads=1, minloglevel=2, **options)
+    options.setdefault("vocab_size", 1000)
+    spm.SentencePieceTrainer.train(input=str(folder / "train.txt"), model_prefix=prefix, model_type=kind,
+                                   num_threads=1, minloglevel=2, use_all_vocab=kind == "char", **options)
     return prefix + ".model"
 
 
@@ -40,6 +42,7 @@ def test_an_imported_model_encodes_and_decodes_as_sentencepiece_does(tmp_path, k
 
 @pytest.mark.parametrize(("settings", "says"), [
     ({"normalization_rule_name": "nmt_nfkc"}, "normalization 'nmt_nfkc'"),
+    ({"model_type": "char"}, "'char' models are not read"),
     ({"byte_fallback": False}, "byte_fallback"),
     ({"remove_extra_whitespaces": True}, "remove_extra_whitespaces"),
 ])

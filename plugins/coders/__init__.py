@@ -8,12 +8,13 @@ from .backends import family_coders
 
 _HERE = "chunkpress.plugins.coders"
 #: chunk-cm's current model, and the older ones kept to read (and write) their archives
-CHUNK_CM_MODEL = 5
+CHUNK_CM_MODEL = 6
 _CHUNK_CM_READERS = {
     1: "chunk-cm's first model (each rank's bits down a complete trie): reads older archives",
     2: "chunk-cm's second model (no run model): reads its archives",
     3: "chunk-cm's third model (its tree split at the weight's half): reads its archives",
     4: "chunk-cm's fourth model (weight sets by bit position): reads its archives",
+    5: "chunk-cm's fifth model (-9's pieces as params): -6 to -8 write it, and it reads -9's older archives",
 }
 
 

@@ -6,7 +6,7 @@ by the compiled model in :mod:`.chunk_cm_model`, with contexts from the previous
 the decoded text kept beside them. Decoding returns the rules and the longest-match parse of
 the text (as ``cm`` with ``parse = "longest"``).
 
-Payload (codec ``chunkpress.chunk-cm.v5``): LEB128 ``N T R L``, then ``L`` bytes of coded
+Payload (codec ``chunkpress.chunk-cm.v6``; v5's is the same): LEB128 ``N T R L``, then ``L`` bytes of coded
 rules, then one arithmetic-coded stream: each rank's weight class (which shapes the tree),
 then the ranks. ``N`` bytes of text, ``T`` chunks, ``R`` rules. Table sizes are a function of
 ``N``, ``T``, the number of distinct spellings and the ``memory`` param (in the archive
@@ -157,6 +157,25 @@ class ChunkCmParams(ChunkCmV4Params):
                                                               attrs.validators.le(layout.INDIRECT_HISTORY_MOST),
                                                               _needs_indirect],
                                         metadata={"added": True})
+
+
+@attrs.frozen(kw_only=True)
+class ChunkCmV6Params(ChunkCmV4Params):
+    """Model 6's params: ``memory``, ``contexts``, ``runs`` and ``light`` as
+    :class:`ChunkCmParams` has them. What model 5 turned on by params, model 6 always has: the
+    direct probabilities, the indirect contexts naming the last three followers, the expected
+    chunk, the opener, mixer 1 by structure, the scoped contexts, and 256 bytes of hash table a
+    byte of text where that is at most half of ``memory``'s table (class constants, so no
+    archive header names them)."""
+
+    direct = True
+    indirect = True
+    expect = True
+    opener = True
+    structure = True
+    scoped = True
+    hash_per_byte = 256
+    indirect_history = 3
 
 
 @attrs.frozen(kw_only=True)
@@ -464,9 +483,9 @@ COUNTED_RANKS = 1 << 16
 class ChunkCmCoder(Coder):
     """Context mixing over chunk ids; see the module docstring for the format."""
 
-    model = MODELS[5]
+    model = MODELS[6]
     codec_id = model.codec_id
-    params_class: type[_Params] = ChunkCmParams
+    params_class: type[_Params] = ChunkCmV6Params
 
     def __init__(self, params: _Params | None = None):
         super().__init__(params or self.params_class())

@@ -3,6 +3,9 @@ golden archive (``tests/golden``), which its coder must decode, and re-create by
 model's differences from the current one are its :class:`~.chunk_cm_model.versions.Model`
 record; the current coder's code serves them all, so these are not to change.
 
+- v5 turns -9's pieces on by params (``direct``, ``indirect``, ... :class:`.ChunkCmParams`),
+  which v6 always has; -6 to -8 write it, with none or ``hash_per_byte`` alone;
+
 - v4 picks its mixers' weight sets by bit position rather than by the node near the root;
 - v3 also splits its tree at the weight's half and has cm's shorter bit histories, no flag
   inputs and one match lookup;
@@ -12,8 +15,17 @@ record; the current coder's code serves them all, so these are not to change.
 
 from __future__ import annotations
 
-from .chunk_cm import ChunkCmCoder, ChunkCmV1Params, ChunkCmV2Params, ChunkCmV4Params
+from .chunk_cm import ChunkCmCoder, ChunkCmParams, ChunkCmV1Params, ChunkCmV2Params, ChunkCmV4Params
 from .chunk_cm_model.versions import MODELS
+
+
+class ChunkCmV5Coder(ChunkCmCoder):
+    """chunk-cm's fifth model (-9's pieces as params): reads and writes its archives, -6 to
+    -8's among them."""
+
+    model = MODELS[5]
+    codec_id = model.codec_id
+    params_class = ChunkCmParams
 
 
 class ChunkCmV4Coder(ChunkCmCoder):

@@ -18,7 +18,7 @@ if not STORED.exists():
 
 for coder in ("varint-zstd", "varint-zlib", "varint-lzma", "varint-bz2", "combinatorial", "raw-zlib", "raw-lzma",
               "raw-zstd", "raw-bz2", "raw-ppmd", "varint-ppmd", "cm", "chunk-cm-v1", "chunk-cm-v2", "chunk-cm-v3", "chunk-cm-v4",
-              "chunk-cm", "bwt-cm"):
+              "chunk-cm-v5", "chunk-cm", "bwt-cm"):
     pipe = Pipeline.from_config(scorer="mdl", coder=coder)
     target = HERE / f"udhr_cmn_hans.{pipe._infos['coder'].codec_id}.cpz"
     if not target.exists():
@@ -44,7 +44,7 @@ for suffix, params in (("direct", {"direct": True}), ("direct.indirect", {"direc
                          "scoped": True, "hash_per_byte": 256, "indirect_history": 3})):
     target = HERE / f"udhr_cmn_hans.chunkpress.chunk-cm.v5.{suffix}.cpz"
     if not target.exists():
-        pipe = Pipeline.from_config(scorer="mdl", coder={"name": "chunk-cm", "params": params})
+        pipe = Pipeline.from_config(scorer="mdl", coder={"name": "chunk-cm-v5", "params": params})
         target.write_bytes(pipe.compress(SOURCE.read_bytes()))
         print("wrote", target.name)
 

@@ -77,3 +77,6 @@ MODELS[5] = attrs.evolve(MODELS[4], version=5, path_sets=True, direct=layout.DIR
                          indirect=layout.INDIRECT_CONTEXTS, expected_replaces=layout.EXPECTED_REPLACES,
                          opener_replaces=layout.OPENER_REPLACES, structure_sets=True,
                          scoped_replaces=layout.SCOPED_REPLACES)
+#: model 6 is model 5 with -9's pieces always on (its params class holds them as constants):
+#: one version where model 5 had eight params to turn them on
+MODELS[6] = attrs.evolve(MODELS[5], version=6)
