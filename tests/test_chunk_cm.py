@@ -791,6 +791,11 @@ def test_model_6_is_model_5_with_nine_s_pieces_always_on(alice_fit, registry):
     assert set(attrs.fields_dict(ChunkCmV6Params)) == {"memory", "contexts", "runs", "light"}
     with pytest.raises(TypeError):
         ChunkCmV6Params(direct=True)
-    header, _, _ = unpack(Pipeline.from_config(registry=registry, level=9).compress(read("udhr_cmn_hans.txt")))
+    header, payload, header_bytes = unpack(Pipeline.from_config(registry=registry, level=9).compress(
+        read("udhr_cmn_hans.txt")))
     assert header.codec == "chunkpress.chunk-cm.v6" and header.params == {"memory": 29, "contexts": 18, "runs": 4,
                                                                           "light": False}
+    flagged = Pipeline.from_config(registry=registry, level=9, coder={"name": "chunk-cm-v5",
+                                                                      "params": {"memory": 29, **nine}})
+    _, v5_payload, v5_header_bytes = unpack(flagged.compress(read("udhr_cmn_hans.txt")))
+    assert v5_payload == payload and header_bytes < v5_header_bytes - 10  # the same model, a shorter header

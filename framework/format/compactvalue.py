@@ -38,6 +38,7 @@ WORDS = (
     "chunkpress.chunk-cm.v4", "chunkpress.chunk-cm.v3", "chunkpress.chunk-cm.v2", "chunkpress.chunk-cm.v1",
     "chunkpress.raw-zlib.v1", "chunkpress.raw-bz2.v1", "chunkpress.raw-ppmd.v1", "chunkpress.varint-zlib.v1",
     "chunkpress.varint-bz2.v1", "chunkpress.varint-ppmd.v1", "indirect_history",
+    "chunkpress.chunk-cm.v6",
 )
 _INDEX = {w: i for i, w in enumerate(WORDS)}
 ATOM, INT, NEGATIVE, STRING, WORD, MAP, LIST, FLOAT = range(8)
