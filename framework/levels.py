@@ -16,7 +16,7 @@ A level names:
 process, on a Dask scheduler): data that would be stored is recognised from a sample and
 stored; a text gets the level's pipeline and the trials its length allows; other data gets the
 pipeline or the plain back end, whichever codes a sample smaller (both, where the sample is
-all of it). A level from -7 up also tries, on a text of at most :data:`SMALL_TEXT` bytes, every
+all of it). Levels -4 and -7 up also try, on a text of at most :data:`SMALL_TEXT` bytes, every
 way the level below tries there, so that it is never larger than the level below. Each way is
 coded once, and the smallest archive kept (the first on a tie); :mod:`.compressor` does that.
 The figures behind each record are in ``examples/benchmarks/levels.md``.
@@ -29,7 +29,7 @@ import zstandard
 
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config
 DEFAULT_LEVEL = 5
-#: a text up to this long is also coded as the level below codes it (levels -7 to -9)
+#: a text up to this long is also coded as the level below codes it (levels -4 and -7 to -9)
 SMALL_TEXT = 16 << 10
 #: the trials run in full up to these lengths: where coding a text twice costs little
 SMALL_INPUT = 256 << 10
@@ -99,7 +99,7 @@ LEVELS = {level.number: level for level in (
           plain=("raw-zstd", {"level": 19}), trials=(Trial(way="plain", up_to=SMALL_INPUT),)),
     Level(number=4, summary="16,000 rules, xz",
           pipeline=_pipeline("repair", "varint-lzma", 16000, "gpt2", min_count=16),
-          plain=_XZ, trials=(Trial(way="plain", up_to=SMALL_INPUT),)),
+          plain=_XZ, trials=(Trial(way="plain", up_to=SMALL_INPUT), Trial(way="below", level=3, up_to=SMALL_TEXT))),
     Level(number=5, summary="LZP, block sort, bwt-cm", pipeline=_pipeline("repair", "bwt-cm", 0), plain=_XZ,
           dictionary_level=4),
     # chunk-cm, trading contexts, runs, mixing and table size for time

@@ -198,3 +198,14 @@ def test_dictionary_settings_at_a_level_without_one_run_its_dictionary_counterpa
 def test_text_is_told_from_binary_data():
     assert looks_like_text(read("alice29.txt")) and looks_like_text(read("udhr_cmn_hans.txt")[:1001])  # a cut character
     assert not looks_like_text(_zipped(read("alice29.txt"))) and not looks_like_text(bytes(range(256)) * 100)
+
+
+def test_a_small_text_at_minus_4_is_never_larger_than_at_minus_3():
+    """-4's 16,000-rule dictionary does not pay on a few kilobytes of Chinese: up to SMALL_TEXT
+    bytes -4 also compresses as -3 does, the smaller kept, so the levels never grow."""
+    for name in ("udhr_arb.txt", "udhr_cmn_hans.txt"):
+        data = read(name)
+        three, four = (chunkpress.compress(data, level=level) for level in (3, 4))
+        assert len(four) <= len(three) and chunkpress.decompress(four) == data
+    alone = len(Pipeline.from_config(level=4).compress(read("udhr_cmn_hans.txt")))
+    assert alone > len(chunkpress.compress(read("udhr_cmn_hans.txt"), level=4))  # the trial is what keeps -4 down
