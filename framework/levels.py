@@ -208,8 +208,9 @@ class Plan:
 
 def plan(level: Level, data: bytes) -> Plan:
     """How ``level`` codes ``data``: stored data is stored; a text gets :func:`text_ways`;
-    other data its pipeline or its plain back end, whichever codes a sample smaller (where the
-    sample is all of ``data``: both, in full)."""
+    other data its pipeline or its plain back end (machine code: with and without xz's x86
+    filter), whichever codes a sample smallest (where the sample is all of ``data``: each in
+    full)."""
     sample = sample_of(data)
     if looks_stored(sample):
         return Plan(ways=(STORED,))
@@ -217,5 +218,7 @@ def plan(level: Level, data: bytes) -> Plan:
         return Plan(ways=tuple(text_ways(level, len(data))))
     if level.plain is None:
         return Plan(ways=(("level", level.number, None),))
-    ways = (("level", level.number, None), ("plain", level.number, is_executable(data)))
+    ways: tuple = (("level", level.number, None), ("plain", level.number, False))
+    if is_executable(data) and plain_config(level, True) != plain_config(level, False):
+        ways += (("plain", level.number, True),)  # the x86 filter shrinks most machine code, not all
     return Plan(ways=ways, sample=None if sample is data else sample)

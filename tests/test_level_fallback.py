@@ -77,6 +77,18 @@ def test_a_large_library_is_decided_by_a_sample_and_coded_plain_with_the_x86_fil
     assert is_executable(data) and not is_executable(read("alice29.txt")) and not is_executable(b"\x7fELF")
 
 
+@ON_X86
+def test_machine_code_is_also_tried_without_the_x86_filter():
+    """The x86 filter shrinks most machine code, not all of it: an executable's sample is also
+    coded without it at a level whose plain back end is xz, and the smaller way is kept; a
+    zstd level has one plain way."""
+    data = _binary(2_000_000)
+    assert plan(LEVELS[5], data).ways == (("level", 5, None), ("plain", 5, False), ("plain", 5, True))
+    assert plan(LEVELS[2], data).ways == (("level", 2, None), ("plain", 2, False))
+    text_like = plan(LEVELS[5], read("alice29.txt")).ways
+    assert ("plain", 5, True) not in text_like
+
+
 def test_large_text_keeps_the_level_s_chunk_pipeline():
     text = _word_text(1_300_000)
     assert _codec(chunkpress.compress(text, level=5)) == "chunkpress.bwt-cm.v1"
