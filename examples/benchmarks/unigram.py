@@ -18,6 +18,10 @@ and by the fewest tokens) learn from the same 9 MB with GPT-2's pre-tokens; thei
 held-out tokens against BPE's merges.
 
     python examples/benchmarks/unigram.py --corpus ../shared/corpus [--sizes 8000,16000]
+    python examples/benchmarks/unigram.py --corpus ../shared/corpus --hundred
+
+``--hundred`` trains both at 8k on the whole of en_mix_100MB instead (CPU and peak RSS only),
+and appends its rows to unigram.md.
 """
 
 from __future__ import annotations
@@ -87,12 +91,35 @@ def chunkpress_tokens(rules: str, segmenter: str, held: bytes) -> int:
     return int(chunkpress.Tokenizer.from_file(rules, segmenter=segmenter).symbols(held).size)
 
 
+def hundred(corpus: Path) -> None:
+    """Both trainers at 8k on the whole of en_mix_100MB: CPU seconds and peak RSS."""
+    source = corpus / "en_mix_100MB.txt"
+    with tempfile.TemporaryDirectory() as tmp:
+        spaced = Path(tmp) / "spaced.txt"
+        spaced.write_bytes(source.read_bytes().replace(b"\n", b" "))
+        sp_run = measured([sys.executable, "-c", SP_TRAIN, str(source), str(Path(tmp) / "sp"), "8000"])
+        ours_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(spaced), "--learner", "unigram",
+                             "--pretokenizer", "metaspace", "--vocab-size", "8000", "--rules",
+                             str(Path(tmp) / "u.rules"), "-q", "-f"])
+    rows = ["", f"The whole of en_mix_100MB at 8k ({time.strftime('%Y-%m-%d')}):", "",
+            "| trainer | CPU s | peak RSS MB | wall s |", "|---|---:|---:|---:|"]
+    rows += [f"| {name} | {run[0]:.0f} | {run[1]:,.0f} | {run[2]:.0f} |"
+             for name, run in (("sentencepiece", sp_run), ("chunkpress", ours_run))]
+    with (HERE / "unigram.md").open("a") as out:
+        out.write("\n".join(rows) + "\n")
+    print("\n".join(rows))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="../shared/corpus")
     ap.add_argument("--sizes", default="8000,16000")
+    ap.add_argument("--hundred", action="store_true", help="en_mix_100MB whole, 8k: CPU and peak RSS")
     a = ap.parse_args()
     corpus = Path(a.corpus)
+    if a.hundred:
+        hundred(corpus)
+        return
     ten = (corpus / "en_mix_10MB.txt").read_bytes()
     train = lines_of(ten, 0, TRAIN_BYTES)
     helds = {"en_mix_10MB, last 1 MB": ten[len(train):]}
