@@ -91,7 +91,7 @@ def chunkpress_tokens(rules: str, segmenter: str, held: bytes) -> int:
     return int(chunkpress.Tokenizer.from_file(rules, segmenter=segmenter).symbols(held).size)
 
 
-def hundred(corpus: Path) -> None:
+def whole_hundred(corpus: Path) -> None:
     """Both trainers at 8k on the whole of en_mix_100MB: CPU seconds and peak RSS."""
     source = corpus / "en_mix_100MB.txt"
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,7 +118,7 @@ def main() -> None:
     a = ap.parse_args()
     corpus = Path(a.corpus)
     if a.hundred:
-        hundred(corpus)
+        whole_hundred(corpus)
         return
     ten = (corpus / "en_mix_10MB.txt").read_bytes()
     train = lines_of(ten, 0, TRAIN_BYTES)
