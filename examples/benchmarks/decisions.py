@@ -48,11 +48,13 @@ def run(cmd: list[str]) -> tuple[float, float]:
 
 
 def medians(commands: list[list[str]], repeats: int) -> list[tuple[float, float]]:
-    """Median (wall, CPU) of each command, the commands run in turn."""
+    """Median (wall, CPU) of each command, the commands run in turn, each repeat starting one
+    later, so that no command always runs first (or always right after another)."""
     got: list[list] = [[] for _ in commands]
-    for _ in range(repeats):
-        for k, cmd in enumerate(commands):
-            got[k].append(run(cmd))
+    for r in range(repeats):
+        for step in range(len(commands)):
+            k = (r + step) % len(commands)
+            got[k].append(run(commands[k]))
     return [(statistics.median(w for w, _ in g), statistics.median(c for _, c in g)) for g in got]
 
 
