@@ -11,8 +11,29 @@ import numba
 import numpy as np
 from chunkpress.plugin import Vocabulary, trie_child
 
+from .seeds import gathered
+
 #: no path (a log-probability below every real one)
 NEG = -1e300
+
+
+def spelled(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of ``pieces`` one after the other, and where each starts (the last entry: the
+    end)."""
+    starts = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in pieces], out=starts[1:])
+    return np.frombuffer(b"".join(pieces), dtype=np.uint8), starts
+
+
+def trie_of(spell: np.ndarray, starts: np.ndarray, ids: np.ndarray, scores: np.ndarray):
+    """(the trie of the pieces ``ids``, each ``spell[starts[t]:starts[t + 1]]`` with its score in
+    ``scores``, aligned with ``ids``; their bytes one after the other; where each starts): a
+    pruning round's trie of the pieces still alive."""
+    lengths = starts[ids + 1] - starts[ids]
+    sub_starts = np.zeros(ids.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=sub_starts[1:])
+    sub_spell = gathered(spell, starts[ids], lengths, int(sub_starts[-1]))
+    return Vocabulary.of_spellings(sub_spell, sub_starts, ids, scores), sub_spell, sub_starts
 
 
 @numba.njit(cache=True)

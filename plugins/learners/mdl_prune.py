@@ -19,10 +19,9 @@ import math
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary
+from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner
 
-from .lattice import NEG, Lattice, nodes_of, second_best, viterbi_counts
-from .seeds import gathered
+from .lattice import NEG, Lattice, nodes_of, second_best, spelled, trie_of, viterbi_counts
 
 _LN2 = math.log(2.0)
 
@@ -85,10 +84,8 @@ def train_mdl_prune(buf, offsets, counts, vocab_size: int, params: MdlPruneParam
                     key=lambda p: (len(p), p))
     vocabulary = [bytes([b]) for b in range(BYTE_SYMBOLS)] + pieces
     size = len(vocabulary)
-    lengths = np.array([len(p) for p in vocabulary], dtype=np.int64)
-    starts = np.zeros(size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    spell = np.frombuffer(b"".join(vocabulary), dtype=np.uint8)
+    spell, starts = spelled(vocabulary)
+    lengths = np.diff(starts)
     beyond = lengths > 1
     alive = np.ones(size, dtype=bool)
     logp = np.zeros(size)  # the first parse: every token alike, so the fewest tokens
@@ -98,10 +95,7 @@ def train_mdl_prune(buf, offsets, counts, vocab_size: int, params: MdlPruneParam
         np.zeros(longest + 1, dtype=np.int64)
     while True:
         ids = np.flatnonzero(alive)
-        sub_starts = np.zeros(ids.size + 1, dtype=np.int64)
-        np.cumsum(lengths[ids], out=sub_starts[1:])
-        sub_spell = gathered(spell, starts[ids], lengths[ids], int(sub_starts[-1]))
-        trie = Vocabulary.of_spellings(sub_spell, sub_starts, ids, logp[ids])
+        trie, sub_spell, sub_starts = trie_of(spell, starts, ids, logp[ids])
         freq, inverted = np.zeros(size), np.zeros(size)
         lattice = Lattice.of(buf, offsets, trie)
         viterbi_counts(offsets, counts, lattice.first, lattice.span, lattice.piece, np.where(alive, logp, NEG),

@@ -19,9 +19,10 @@ import math
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary, trie_child
+from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, trie_child
 
-from .seeds import gathered, seed_pieces
+from .lattice import spelled, trie_of
+from .seeds import seed_pieces
 
 _FAR = 1 << 40
 
@@ -125,10 +126,8 @@ def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPiecePara
                   if starts[t + 1] - starts[t] > 1]
     pieces = sorted(set(pieces), key=lambda p: (len(p), p))
     vocabulary = [bytes([b]) for b in range(BYTE_SYMBOLS)] + pieces
-    lengths = np.array([len(p) for p in vocabulary], dtype=np.int64)
-    starts = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    spell = np.frombuffer(b"".join(vocabulary), dtype=np.uint8)
+    spell, starts = spelled(vocabulary)
+    lengths = np.diff(starts)
     alive = np.ones(len(vocabulary), dtype=bool)
     longest = int(np.diff(offsets).max(initial=0)) + 2
     fwd, bwd = np.zeros(longest, dtype=np.int64), np.zeros(longest, dtype=np.int64)
@@ -137,9 +136,7 @@ def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPiecePara
     counts = np.asarray(counts, dtype=np.int64)
     while alive[BYTE_SYMBOLS:].sum() > target:
         ids = np.flatnonzero(alive)
-        sub_starts = _starts(lengths[ids])
-        trie = Vocabulary.of_spellings(gathered(spell, starts[ids], lengths[ids], int(sub_starts[-1])), sub_starts,
-                                       ids, np.zeros(ids.size))
+        trie, _, _ = trie_of(spell, starts, ids, np.zeros(ids.size))
         cost = np.zeros(len(vocabulary), dtype=np.int64)
         _costs(buf, offsets, counts, trie.keys, trie.children, trie.token, cost, fwd, n_fwd, bwd, n_bwd, local)
         candidates = ids[ids >= BYTE_SYMBOLS]
@@ -149,12 +146,6 @@ def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPiecePara
         order = np.lexsort((-lengths[candidates], cost[candidates]))
         alive[candidates[order[:gone]]] = False
     return [vocabulary[t] for t in np.flatnonzero(alive[BYTE_SYMBOLS:]) + BYTE_SYMBOLS]
-
-
-def _starts(lengths: np.ndarray) -> np.ndarray:
-    starts = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
-    return starts
 
 
 class PathPiece(Learner):
