@@ -57,7 +57,10 @@ def test_a_model_that_would_tokenize_otherwise_is_refused_in_one_line(tmp_path, 
 def test_a_truncated_or_foreign_file_is_refused_in_one_line(tmp_path, capsys):
     model = _train(tmp_path, "unigram")
     data = open(model, "rb").read()
-    for name, content in (("cut.model", data[: len(data) // 2]), ("text.model", TEXT[:5000])):
+    crafted = data.replace(b"<0x41>", b"<0xZZ>")  # a byte piece that names no byte
+    assert crafted != data
+    for name, content in (("cut.model", data[: len(data) // 2]), ("text.model", TEXT[:5000]),
+                          ("byte.model", crafted)):
         (tmp_path / name).write_bytes(content)
         assert main(["import-spm", str(tmp_path / name), "-o", str(tmp_path / "m.rules")]) == 4
         err = capsys.readouterr().err

@@ -34,6 +34,9 @@ from ..errors import FormatError
 from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
 
+#: how much less likely than the least likely token a byte that no token covers is, in a
+#: vocabulary read or learned with scores (sentencepiece's penalty for an unknown character)
+UNKNOWN_BELOW = 10.0
 #: HF ids are u32; ours must stay below this to be written as u32 id files
 MAX_HF_ID = (1 << 31) - 1
 _WHITESPACE_SPLIT = {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Isolated", "invert": False}
@@ -393,6 +396,35 @@ def from_hf_bpe(doc: dict, model: dict) -> tuple[np.ndarray, str, HFVocab]:
     return rules_array, pre, hf
 
 
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+def byte_piece(text: str) -> int | None:
+    """The byte a byte-fallback piece (``<0x41>``) stands for, or None for any other text."""
+    found = _BYTE_PIECE.fullmatch(text)
+    return int(found.group(1), 16) if found else None
+
+
+def add_byte_fallback(tokens: list[bytes], ids: list[int], scores: list[float] | None, byte_ids: dict[int, int],
+                      floor: float) -> None:
+    """Every byte that no token spells, added as its byte-fallback piece ``byte_ids[b]`` (at
+    ``floor`` where there are ``scores``), so that every text can be cut; FormatError where a
+    byte has no such piece, or where two tokens spell the same bytes."""
+    have = {t for t in tokens if len(t) == 1}
+    for b in range(BYTE_SYMBOLS):
+        if bytes([b]) in have:
+            continue
+        if b not in byte_ids:
+            raise FormatError(f"byte 0x{b:02x} is no token and has no byte-fallback piece: an unknown character "
+                              "would have no bytes")
+        tokens.append(bytes([b]))
+        ids.append(byte_ids[b])
+        if scores is not None:
+            scores.append(floor)
+    if len(set(tokens)) != len(tokens):
+        raise FormatError("two tokens spell the same bytes")
+
+
 def _searched_pre(pre) -> tuple[str, bool, str]:
     """(our pre-tokenizer, HF's ids for a byte-level spelling, the prefix) of a search model's
     pre-tokenizer: ByteLevel as :func:`to_hf_searched` writes it, or HF's Metaspace (split on,
@@ -442,13 +474,14 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
         for i, (piece, score) in enumerate(vocab):
             if i == unk:
                 continue
-            if model.get("byte_fallback") and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
-                bytes_at[int(piece[3:5], 16)] = i
+            byte = byte_piece(piece) if model.get("byte_fallback") else None
+            if byte is not None:
+                bytes_at[byte] = i
                 continue
             tokens.append(spelled(piece))
             ids.append(i)
             scores.append(float(score))
-        floor = min(scores, default=0.0) - 10.0
+        floor = min(scores, default=0.0) - UNKNOWN_BELOW
         segmenter = "likelihood"
     else:
         vocab = model.get("vocab")
@@ -469,18 +502,7 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
             ids.append(i)
         floor = 0.0
         segmenter = "longest-prefix"
-    have = {t for t in tokens if len(t) == 1}
-    for b in range(BYTE_SYMBOLS):
-        if bytes([b]) not in have:
-            if b not in bytes_at:
-                raise FormatError(f"byte 0x{b:02x} is no token and has no byte fallback: an unknown character "
-                                  "would have no bytes")
-            tokens.append(bytes([b]))
-            ids.append(bytes_at[b])
-            if scores is not None:
-                scores.append(floor)
-    if len(set(tokens)) != len(tokens):
-        raise FormatError("two tokens spell the same bytes")
+    add_byte_fallback(tokens, ids, scores, bytes_at, floor)
     if not all(0 <= i <= MAX_HF_ID for i in ids):
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     return {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": segmenter, "pretokenizer": pre,

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import struct
 
-from ..contract import BYTE_SYMBOLS
 from ..errors import FormatError
+from .hf import UNKNOWN_BELOW, add_byte_fallback, byte_piece
 
 #: sentencepiece's piece types
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -33,9 +33,6 @@ SEGMENTER_OF = {1: "likelihood", 2: "best-pair"}
 _MODEL_NAMES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
 #: sentencepiece's white space
 META_SPACE = "\u2581"
-#: how much less likely than the least likely piece a byte that is no piece is (sentencepiece's
-#: penalty for an unknown character)
-UNKNOWN_BELOW = 10.0
 
 
 def _fields(data: bytes, where: str):
@@ -154,18 +151,10 @@ def vocabulary_of_model(data: bytes) -> dict:
             ids.append(i)
             scores.append(score)
         elif kind == BYTE:
-            if not (len(text) == 6 and text.startswith("<0x") and text.endswith(">")):
-                raise FormatError(f"sentencepiece model: byte piece {text!r} is not <0xNN>")
-            byte_ids[int(text[3:5], 16)] = i
-    have = {t for t in tokens if len(t) == 1}
-    for b in range(BYTE_SYMBOLS):  # a byte that is no piece: its <0xNN>, as unlikely as an unknown
-        if bytes([b]) not in have:
-            if b not in byte_ids:
-                raise FormatError(f"sentencepiece model: byte fallback without a piece for byte 0x{b:02x}")
-            tokens.append(bytes([b]))
-            ids.append(byte_ids[b])
-            scores.append(floor)
-    if len(set(tokens)) != len(tokens):
-        raise FormatError("sentencepiece model: two pieces spell the same text")
+            byte = byte_piece(text)
+            if byte is None:
+                raise FormatError(f"sentencepiece model: byte piece {text[:40]!r} is not <0xNN>")
+            byte_ids[byte] = i
+    add_byte_fallback(tokens, ids, scores, byte_ids, floor)  # a byte that is no piece: its <0xNN>
     return {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": SEGMENTER_OF[model["model_type"]],
             "dummy_prefix": model["normalizer"]["add_dummy_prefix"], "size": len(model["pieces"])}

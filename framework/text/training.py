@@ -26,7 +26,7 @@ from ..format.container import checksum, running_checksum
 from ..format.limits import ENCODE_BYTES_PER_BYTE, FIT_BYTES_PER_BYTE, work_limit
 from ..format.rulesfile import RulesFile
 from ..progress import Progress
-from .hf import HFVocab
+from .hf import UNKNOWN_BELOW, HFVocab
 from .pretokenize import pretoken_breaks
 from .unicodeclasses import unicode_version
 from .vocabulary import rules_for_pieces, spellings
@@ -35,8 +35,6 @@ from .wordcounts import WordCounts, count_stream, cut_special
 #: ``meter(label, total, unit=..., unit_scale=...)``: a progress meter (``update(done, **status)``,
 #: ``rules(rules, n, bits)``, a context manager); the default shows nothing
 Meter = Callable[..., Progress]
-#: how much less likely than its least likely token a byte a top-down learner left out is
-BYTE_PENALTY = 10.0
 
 
 def _silent(label: str, total: int | None = None, **kw) -> Progress:
@@ -193,7 +191,7 @@ def vocabulary_of(pieces: list[bytes], scores, vocab_size: int, learner: str):
         raise PluginError(f"learner {learner!r} gave {len(longer):,} tokens beyond the bytes, where the size "
                           f"allows {vocab_size - BYTE_SYMBOLS:,}")
     own = {p: (None if scores is None else float(scores[k])) for k, p in enumerate(pieces)}
-    floor = None if scores is None else float(scores.min(initial=0.0)) - BYTE_PENALTY
+    floor = None if scores is None else float(scores.min(initial=0.0)) - UNKNOWN_BELOW
     out = [(bytes([b]), own.get(bytes([b]), floor)) for b in range(BYTE_SYMBOLS)]
     out += [(pieces[k], own[pieces[k]]) for k in longer]
     return out, None if scores is None else np.array([s for _, s in out], dtype=np.float64)
