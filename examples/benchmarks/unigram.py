@@ -54,6 +54,20 @@ def lines_of(data: bytes, start: int, length: int) -> bytes:
     return data[begin:end]
 
 
+def texts(corpus: Path) -> tuple[bytes, dict[str, bytes]]:
+    """(the training text, the held-out texts by name): the first TRAIN_BYTES of en_mix_10MB and
+    its rest, and 1 MB of en_mix_100MB from 60 MB where it is there, all whole lines."""
+    ten = (corpus / "en_mix_10MB.txt").read_bytes()
+    train = lines_of(ten, 0, TRAIN_BYTES)
+    helds = {"en_mix_10MB, last 1 MB": ten[len(train):]}
+    hundred = corpus / "en_mix_100MB.txt"
+    if hundred.exists():
+        with hundred.open("rb") as fh:
+            fh.seek(60_000_000)
+            helds["en_mix_100MB, 1 MB from 60 MB"] = lines_of(fh.read(1_200_000), 1, 1_000_000)
+    return train, helds
+
+
 def measured(cmd: list[str]) -> tuple[float, float, float]:
     """(CPU seconds, peak RSS in MB, wall seconds) of one process, measured by GNU time (a
     child forked from this process would report this process's peak as its own)."""
@@ -120,14 +134,7 @@ def main() -> None:
     if a.hundred:
         whole_hundred(corpus)
         return
-    ten = (corpus / "en_mix_10MB.txt").read_bytes()
-    train = lines_of(ten, 0, TRAIN_BYTES)
-    helds = {"en_mix_10MB, last 1 MB": ten[len(train):]}
-    hundred = corpus / "en_mix_100MB.txt"
-    if hundred.exists():
-        with hundred.open("rb") as fh:
-            fh.seek(60_000_000)
-            helds["en_mix_100MB, 1 MB from 60 MB"] = lines_of(fh.read(1_200_000), 1, 1_000_000)
+    train, helds = texts(corpus)
     out = ["# Unigram LM: chunkpress against sentencepiece", "",
            f"Written by `examples/benchmarks/unigram.py` on {time.strftime('%Y-%m-%d')}; {os.cpu_count()} cores. "
            f"Trained on the first {len(train):,} bytes of en_mix_10MB (whole lines).", "",

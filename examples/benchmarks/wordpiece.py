@@ -21,7 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from unigram import TRAIN_BYTES, lines_of, measured  # noqa: E402  (the same text, the same timing)
+from unigram import measured, texts  # noqa: E402  (the same text, the same timing)
 
 HF_TRAIN = """
 import sys
@@ -44,14 +44,7 @@ def main() -> None:
     from tokenizers import Tokenizer
 
     corpus = Path(a.corpus)
-    ten = (corpus / "en_mix_10MB.txt").read_bytes()
-    train = lines_of(ten, 0, TRAIN_BYTES)
-    helds = {"en_mix_10MB, last 1 MB": ten[len(train):]}
-    hundred = corpus / "en_mix_100MB.txt"
-    if hundred.exists():
-        with hundred.open("rb") as fh:
-            fh.seek(60_000_000)
-            helds["en_mix_100MB, 1 MB from 60 MB"] = lines_of(fh.read(1_200_000), 1, 1_000_000)
+    train, helds = texts(corpus)
     out = ["# WordPiece as practised", "",
            f"Written by `examples/benchmarks/wordpiece.py` on {time.strftime('%Y-%m-%d')}; {os.cpu_count()} cores. "
            f"Trained on the first {len(train):,} bytes of en_mix_10MB (whole lines), GPT-2's pre-tokens.", "",
