@@ -238,19 +238,26 @@ class DecodedArchive:
 
     def describe(self) -> dict:
         """Header fields, rule and symbol counts, and sizes by part (the coder's describe)."""
-        h = self.header
-        info = {
-            "codec": h.codec, "params": h.params, "original_bytes": h.length, "blake2b": h.blake2b,
-            "archive_bytes": self.archive_bytes, "header_bytes": self.header_bytes,
-            "payload_bytes": len(self.payload), "rules": len(self.rules),
-            "dictionary_size": BYTE_SYMBOLS + len(self.rules), "symbols": len(self.symbols),
-        }
-        if h.rules is not None:
-            info["referenced_rules"] = h.rules["count"]
-        info.update(self.coder.describe(self.payload, self.rules, self.symbols))
-        if h.length:
-            info["bits_per_byte"] = 8 * self.archive_bytes / h.length
-        return info
+        return _description(self.header, self.archive_bytes, self.header_bytes, self.payload, self.coder,
+                            self.rules, self.symbols, len(self.symbols))
+
+
+def _description(header: container.Header, archive_bytes: int, header_bytes: int, payload: bytes, coder: Coder,
+                 rules: np.ndarray, symbols: np.ndarray | None, symbol_count: int) -> dict:
+    """What inspect says of an archive: its header's fields, ``rules`` and ``symbol_count``, and
+    the sizes by part that ``coder`` reads from the payload (``symbols``: None where the archive
+    was not decoded, as a coder that ``describes_from_payload`` allows)."""
+    info = {
+        "codec": header.codec, "params": header.params, "original_bytes": header.length, "blake2b": header.blake2b,
+        "archive_bytes": archive_bytes, "header_bytes": header_bytes, "payload_bytes": len(payload),
+        "rules": len(rules), "dictionary_size": BYTE_SYMBOLS + len(rules), "symbols": symbol_count,
+    }
+    if header.rules is not None:
+        info["referenced_rules"] = header.rules["count"]
+    info.update(coder.describe(payload, rules, symbols))
+    if header.length:
+        info["bits_per_byte"] = 8 * archive_bytes / header.length
+    return info
 
 
 def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.ndarray | None = None, *,
@@ -320,13 +327,8 @@ def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray 
     registry = registry or default_registry()
     coder = _coder_for(header, registry)
     if coder.describes_from_payload and header.rules is None:  # bytes, no rules: nothing to decode
-        info = {"codec": header.codec, "params": header.params, "original_bytes": header.length,
-                "blake2b": header.blake2b, "archive_bytes": len(archive), "header_bytes": header_bytes,
-                "payload_bytes": len(payload), "rules": 0, "dictionary_size": BYTE_SYMBOLS, "symbols": header.length}
-        info.update(coder.describe(payload, np.zeros((0, 2), dtype=np.int64), None))
-        if header.length:
-            info["bits_per_byte"] = 8 * len(archive) / header.length
-        return info
+        return _description(header, len(archive), header_bytes, payload, coder, np.zeros((0, 2), dtype=np.int64),
+                            None, header.length)
     with bounded_memory(max_memory):
         return _decode(unpacked, len(archive), registry, rules).describe()
 
