@@ -1,7 +1,8 @@
 """Export a dictionary to the HF ``tokenizers`` JSON format, and import one from it.
 
-The export is a byte-level BPE whose merges are our rules in order, so HF's segmentation equals
-``chunkpress encode``: HF applies merges by rank, leftmost first, within each pre-token, and
+A dictionary cut by search exports as HF's Unigram or WordPiece model (:func:`to_hf_searched`)
+and imports back (:func:`searched_from_hf`). One cut by its merges exports as a byte-level BPE
+whose merges are our rules in order, so HF's segmentation equals ``chunkpress encode``: HF applies merges by rank, leftmost first, within each pre-token, and
 since no merge can create a pair of a lower rank, that is the same as applying the rules one
 after the other, left to right.
 

@@ -163,9 +163,9 @@ class Tokenizer:
 
     @classmethod
     def from_hf_json(cls, text: str) -> Tokenizer:
-        """From an HF tokenizers ``tokenizer.json`` of a byte-level BPE (its ids, added tokens
-        and prefix space kept: ``encode`` then gives HF's ids); FormatError for what would
-        tokenize otherwise (see :mod:`chunkpress.text.hf`)."""
+        """From an HF tokenizers ``tokenizer.json``: a byte-level BPE, a Unigram or a WordPiece
+        model (its ids, added tokens and prefix space kept: ``encode`` then gives HF's ids);
+        FormatError for what would tokenize otherwise (see :mod:`chunkpress.text.hf`)."""
         doc, model = parse_tokenizer_json(text)
         if model["type"] != "BPE":
             return cls._searched_from(searched_from_hf(doc, model), "hf-tokenizers")
