@@ -3,8 +3,8 @@
 A dictionary cut by search exports as HF's Unigram or WordPiece model (:func:`to_hf_searched`)
 and imports back (:func:`searched_from_hf`). One cut by its merges exports as a byte-level BPE
 whose merges are our rules in order, so HF's segmentation equals ``chunkpress encode``: HF
-applies merges by rank, leftmost first, within each pre-token, and since no merge can create a pair of a lower rank, that is the same as applying the rules one
-after the other, left to right.
+applies merges by rank, leftmost first, within each pre-token, and since no merge can create a
+pair of a lower rank, that is the same as applying the rules one after the other, left to right.
 
 An import keeps what HF numbers and matches on its own (:class:`HFVocab`, saved in the rules
 file): HF's id of every token (HF numbers the byte tokens in the order of its alphabet, not by
