@@ -223,7 +223,8 @@ class BoundaryPolicy:
         """For the text ``data`` (uint8) cut by the pre-tokenizer at ``breaks`` (``breaks[i]``:
         a boundary between bytes i and i + 1): an int64 array as long as ``data``, whose entry
         i, where ``breaks[i]``, is the rules learned before that boundary opens, or -1 for
-        never (other entries are not read). None: no boundary ever opens. Opening a boundary
+        never (other entries are not read; the array is the caller's to change). None: no
+        boundary ever opens. Opening a boundary
         must leave a pre-token unchanged: the text between two boundaries that never open is
         split alike on its own and in context (encoding relies on it)."""
         return None

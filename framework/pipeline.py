@@ -132,21 +132,52 @@ class Pipeline:
         counted text. ``symbols`` in the result are those of the distinct words. Words counted
         for a boundary policy that joins pre-tokens are its units (``count_stream(boundary=)``)."""
         from .engine.learner import fit  # numba: see the module's imports
-        from .text.units import inside_units  # numba
 
         rewriter = rewriter or self._build("rewriter")
         if not rewriter.supports_weights:
             raise ConfigError(f"rewriter {self.config.rewriter.name!r} cannot train on word counts (no weights)")
         boundary, deletion = self.policies()
-        breaks = words.breaks
-        opened: list = []
         if boundary is not None:
-            breaks, opened = inside_units(boundary, words.buf, words.offsets, self.config.pretokenizer)
-        # every word seen once (one long pre-token, as in periodic text): no weights, whose 8
-        # bytes a position are then the largest array of the run
-        weights = words.position_weights() if words.counts.size and int(words.counts.max()) > 1 else None
-        return fit(words.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks,
-                   trace=trace, progress=progress, weights=weights, openings=opened, deletion=deletion)
+            return self._fit_units(words, boundary, deletion, trace, progress, rewriter)
+        return fit(words.buf, self._scorer(), rewriter, self.config.limits, breaks=words.breaks, trace=trace,
+                   progress=progress, weights=_word_weights(words), deletion=deletion)
+
+    def _fit_units(self, units, boundary, deletion, trace: bool, progress, rewriter) -> FitResult:
+        """Learning on ``units`` (word counts of runs of pre-tokens that ``boundary`` joins
+        later). Without deletions, in the engine's linked string, in two stages that give the
+        rules and trace of one: the pre-tokens inside the units, counted as words, up to the
+        first opening; then the units as the symbols those rules made, going on from there. No
+        pair crosses a pre-token before the first opening, so the first stage's counts are the
+        units'; it costs the distinct pre-tokens only, and the second a string those rules have
+        shortened."""
+        from .engine.events import Opening  # numba: see the module's imports
+        from .engine.learner import fit
+        from .format.expand import symbol_lengths
+        from .text.units import inside_units
+        from .text.wordcounts import DistinctWords
+
+        breaks, opened = inside_units(boundary, units.buf, units.offsets, self.config.pretokenizer)
+        if not opened or opened[0].at == 0 or deletion is not None or rewriter.linked_string() is None:
+            return fit(units.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace,
+                       progress=progress, weights=_word_weights(units), openings=opened, deletion=deletion)
+        first, limits = opened[0].at, self.config.limits
+        inner = DistinctWords(units.buf, breaks, within=units)
+        head = fit(inner.buf, self._scorer(), self._build("rewriter"),
+                   limits if limits.max_rules is not None and limits.max_rules <= first
+                   else attrs.evolve(limits, max_rules=first),
+                   breaks=inner.breaks, trace=trace, progress=progress, weights=_word_weights(inner))
+        symbols = self._assembled(inner, head).symbols
+        del inner
+        if len(head.rules) < first or limits.max_rules == first:
+            return attrs.evolve(head, symbols=symbols)  # stopped before any boundary opens
+        ends = np.cumsum(symbol_lengths(head.rules)[symbols]) - 1  # each symbol's last byte
+        symbols = symbols.astype(np.int32)  # held while the string holds its own copy
+        weights = units.counts[np.searchsorted(units.offsets, ends, side="right") - 1] if _weighted(units) else None
+        symbol_breaks = breaks[ends]
+        at = [Opening(at=o.at, positions=np.searchsorted(ends, o.positions)) for o in opened]
+        del ends, breaks, opened
+        return fit(symbols, self._scorer(), rewriter, limits, breaks=symbol_breaks, trace=trace, progress=progress,
+                   weights=weights, openings=at, start=head)
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""
@@ -334,3 +365,14 @@ def inspect(archive: bytes, registry: Registry | None = None, rules: np.ndarray 
 
 
 __all__ = ["Pipeline", "DecodedArchive", "inspect", "decode_archive", "default_config"]
+
+
+def _weighted(words) -> bool:
+    """Whether some word is seen more than once: else weights (8 bytes a position) would be
+    the largest array of the run and say nothing (one long pre-token, as in periodic text)."""
+    return bool(words.counts.size) and int(words.counts.max()) > 1
+
+
+def _word_weights(words):
+    """Each byte of ``words`` weighted by its word's count, or None (see :func:`_weighted`)."""
+    return words.position_weights() if _weighted(words) else None

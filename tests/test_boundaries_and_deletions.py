@@ -108,6 +108,52 @@ def test_encoding_the_training_text_gives_the_training_string_and_held_out_text_
     assert np.array_equal(loaded.symbols(text), fit.symbols)
 
 
+@pytest.mark.parametrize(("scorer", "name", "after", "rules"), [
+    ("repair", "alice29.txt", 300, 1200), ("length-max", "alice29.txt", 150, 700), ("mdl", "udhr_arb.txt", 60, None)])
+def test_superbpe_learned_in_two_stages_is_the_one_run_of_the_engine(monkeypatch, scorer, name, after, rules):
+    """Word counts up to the transition, then the units as the symbols those rules made: the
+    rules, final string and trace of one engine run over the units (with the string's room
+    made small, so that loading after merges and opening grow it as they go)."""
+    from chunkpress.engine.learner import fit
+    from chunkpress.text.units import inside_units
+    from chunkpress.text.wordcounts import count_words
+
+    monkeypatch.setattr(LinkedString, "initial_slots", 64)
+    monkeypatch.setattr(LinkedString, "OPEN_ROOM", 16)
+    text = read(name)
+    pipe = Pipeline.from_config(scorer=scorer, pretokenizer="gpt2", superword_after=256 + after,
+                                limits={"max_rules": rules})
+    boundary = pipe.policies()[0]
+    units = count_words(text, "gpt2", lines=True, boundary=boundary)
+    staged = pipe.fit_words(units)
+    breaks, opened = inside_units(boundary, units.buf, units.offsets, "gpt2")
+    weights = units.position_weights() if units.counts.max() > 1 else None
+    whole = fit(units.buf, pipe._scorer(), pipe._build("rewriter"), pipe.config.limits, breaks=breaks,
+                weights=weights, openings=opened)
+    assert len(whole.rules) > after and (whole.trace["s1"] == OPENED).sum() == 1  # the run went past the opening
+    assert staged.rules.tolist() == whole.rules.tolist() and staged.stop_reason == whole.stop_reason
+    assert np.array_equal(staged.symbols, whole.symbols)
+    for field in whole.trace.dtype.names:
+        if field != "seconds":
+            assert np.allclose(staged.trace[field], whole.trace[field], rtol=1e-12, equal_nan=True), field
+
+
+def test_superbpe_encodes_long_words_and_long_units_as_training_parsed_them():
+    """A pre-token and a unit each longer than the encoder's small array: replayed, still the
+    training string."""
+    from chunkpress.text.encoder import SHORT_UNIT
+
+    long_word = b"x" * (SHORT_UNIT * 3) + b"yz"
+    long_unit = b" ".join([b"tea", b"party"] * SHORT_UNIT)
+    text = TEXT + b"\n" + long_word + b"\n" + long_unit + b".\n" + TEXT[:5_000]
+    pipe = Pipeline.from_config(scorer="repair", pretokenizer="gpt2", limits={"max_rules": 800},
+                                superword_after=256 + 300)
+    fit = pipe.fit(text)
+    tokenizer = Tokenizer(fit.rules, "gpt2", boundary=pipe.policies()[0])
+    assert np.array_equal(tokenizer.symbols(text), fit.symbols)
+    assert tokenizer.decode_bytes(tokenizer.encode(long_unit).ids) == long_unit
+
+
 def test_a_plain_rules_file_stays_version_2():
     fit = _fit(limits={"max_rules": 50})
     assert RulesFile.learned(fit.rules, {"pretokenizer": {"name": "gpt2"}}).to_bytes()[4] == 2

@@ -447,11 +447,13 @@ class PairIndex:
     # -- capacity ------------------------------------------------------------------------------
     def _reserve(self, n_new: int, max_k: int, max_sym: int, table_rows: int | None = None) -> None:
         """Room for ``n_new`` more pairs, k01 up to ``max_k`` and symbols up to ``max_sym``; the
-        hash table gets ``table_rows`` rows if given, else grows with the pairs."""
+        hash table gets ``table_rows`` rows if given (the slots then grow to exactly the need:
+        the rewriter's, which grows by half itself), else grows with the pairs."""
         need = self.n_slots + n_new
         cap = self.rec.size
         if need > cap:
-            new_cap = max(need, cap * 3 // 2)  # grows in place: by half wastes less
+            # grows in place: by half wastes less
+            new_cap = need if table_rows is not None else max(need, cap * 3 // 2)
             grow(self, "rec", new_cap, None)
             grow(self, "scratch", new_cap, None)
             grow(self, "_out", new_cap, None)
@@ -487,17 +489,19 @@ class PairIndex:
                            self.lhead, self.rhead, self.scratch, self._out)
 
     # -- updates -------------------------------------------------------------------------------
-    def update(self, s0, s1, k01, counts: np.ndarray, touched=()) -> None:
+    def update(self, s0, s1, k01, counts: np.ndarray, touched=(), most_new: int | None = None) -> None:
         """Record new joint counts for pairs (s0, s1) and rescore what changed.
 
-        ``counts`` are the current symbol counts; ``touched`` the symbols whose count changed.
+        ``counts`` are the current symbol counts; ``touched`` the symbols whose count changed;
+        ``most_new``: at most this many of the pairs are new to the index (None: all may be),
+        so that a large report of mostly known pairs reserves no room it will not use.
         """
         s0 = np.ascontiguousarray(s0, dtype=np.int64)
         s1 = np.ascontiguousarray(s1, dtype=np.int64)
         k01 = np.ascontiguousarray(k01, dtype=np.int64)
         touched = np.ascontiguousarray(touched, dtype=np.int64)
         max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
-        self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
+        self._reserve(len(s0) if most_new is None else min(len(s0), most_new), int(k01.max(initial=0)), max_sym)
         n, n_moved = ingest(
             s0, s1, k01, touched, self.rescore_parts, self.floor, self.arrays())
         if n == 0:

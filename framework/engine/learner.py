@@ -71,12 +71,15 @@ def fit(
     weights: np.ndarray | None = None,
     openings: Sequence[Opening] = (),
     deletion=None,
+    start: FitResult | None = None,
 ) -> FitResult:
     """Grow a dictionary on ``data`` (bytes or uint8 array) and return rules, string and trace.
     ``weights`` (rewriters with ``supports_weights``) counts each position that many times;
     ``openings``: boundaries of ``breaks`` that open at a step (a boundary policy's); ``deletion``:
     a deletion policy (None: nothing is deleted). ``limits.max_rules`` counts the rules whose
-    symbols stay in the vocabulary.
+    symbols stay in the vocabulary. ``start``: a run that stopped after its rules (none
+    deleted) to be continued, ``data`` then being its symbols (ids below 256 + its rules) and
+    ``openings`` counted in them; its rules and trace (less its last, rejected row) lead.
 
     The loop is the engine's for every scorer and rewriter: while the rewriter offers the
     engine's linked string, whole batches of merges run in :mod:`.fused`; the last step (the
@@ -85,7 +88,10 @@ def fit(
     if (openings or run.removes is not None) and not rewriter.supports_events:
         raise ConfigError(f"rewriter {type(rewriter).__name__} cannot open boundaries or delete symbols "
                           "(supports_events): use the linked rewriter")
-    run.load(data, breaks, weights)
+    if start is None:
+        run.load(data, breaks, weights)
+    else:
+        run.resume(start, data, breaks, weights)
     del data, breaks, weights  # the rewriter holds what it needs: the caller's copies may go
     run.pending = sorted(openings, key=lambda o: o.at)
     string = rewriter.linked_string()
@@ -129,6 +135,25 @@ class _Run:
             self.rewriter.load(as_symbols(data), breaks, weights)
         s0, s1, k01 = self.rewriter.pairs()
         self.index.update(s0, s1, k01, counts=self.rewriter.symbol_counts())
+
+    def resume(self, start: FitResult, symbols, breaks, weights) -> None:
+        """Go on from ``start``: its rules, its trace rows and the time it took, and its
+        ``symbols`` into the rewriter (the engine's linked string loads symbols past the bytes)."""
+        string = self.rewriter.linked_string()
+        if string is None or len(start.deletions):
+            raise ConfigError("a run goes on from learned rules only in the engine's linked string, with none deleted")
+        self.started -= start.seconds
+        self.rules = list(map(tuple, start.rules.tolist()))
+        if self.trace:
+            self.rows = [tuple(row) for row in start.trace[:-1].tolist()]
+        m = BYTE_SYMBOLS + len(self.rules)
+        string.load(np.asarray(symbols), breaks, weights, dictionary_size=m)
+        if self.index.lengths is not None:
+            self.index.lengths = np.asarray(self._bytes_of(), dtype=np.int64)
+        counts = self.rewriter.symbol_counts()
+        self.acc[0] = string_log_sum(counts, m)
+        s0, s1, k01 = self.rewriter.pairs()
+        self.index.update(s0, s1, k01, counts=counts)
 
     def limited(self) -> bool:
         return self.limits.max_rules is not None and len(self.rules) - len(self.deletions) >= self.limits.max_rules
@@ -188,7 +213,9 @@ class _Run:
         while self.pending and len(self.rules) >= self.pending[0].at:
             opening = self.pending.pop(0)
             report = self.rewriter.open(opening.positions)
-            self.index.update(report.s0, report.s1, report.k01, counts=self.rewriter.symbol_counts())
+            string = self.rewriter.linked_string()  # the index holds no pair the string has not
+            most_new = None if string is None else max(string.n_slots - self.index.n_slots, 0)
+            self.index.update(report.s0, report.s1, report.k01, counts=self.rewriter.symbol_counts(), most_new=most_new)
             self._event_row(-1, OPENED, report.sites)
 
     def delete_parts(self, a: int, b: int) -> None:

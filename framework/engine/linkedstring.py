@@ -50,7 +50,7 @@ from .linkednodes import (
     slot_of,
     unlink,
 )
-from .pairtable import EMPTY, HASH_USED, N_SLOTS, find_slot, grow, has_room, new_table, rehash
+from .pairtable import EMPTY, HASH_USED, N_SLOTS, find_slot, grow, has_room, home_row, new_table, rehash
 from .prefetch import prefetch_row
 
 
@@ -78,12 +78,13 @@ def load_nodes(data, breaks, node):
 
 
 @kernel
-def count_all(node, pool, table, pairs, changed, meta, weight, zcache, direct):
-    """Count every pair of a freshly loaded string (node order is string order): what
-    :func:`recount_region` does segment by segment, with byte pairs found in ``direct`` (a 64K table,
-    all -1) instead of the hash table."""
-    off = 0
-    for q in range(node.shape[0]):
+def count_all(begin, off, node, pool, table, pairs, changed, meta, weight, zcache, direct):
+    """Count every pair of a freshly loaded string (node order is string order) from node
+    ``begin``, at offset ``off`` in its run of equal symbols: what :func:`recount_region` does
+    segment by segment, with byte pairs found in ``direct`` (a 64K table, all -1) instead of
+    the hash table. Returns (node, offset) where it stopped: the end, or a pair that would
+    need a slot or hash-table room the string has not got (it goes on from there once grown)."""
+    for q in range(begin, node.shape[0]):
         r = node[q, NXT]
         if r == EMPTY:
             off = 0
@@ -91,13 +92,17 @@ def count_all(node, pool, table, pairs, changed, meta, weight, zcache, direct):
         x = node[q, SYM]
         y = node[r, SYM]
         if x != y or off % 2 == 0:
-            code = x * BYTE_SYMBOLS + y
-            slot = direct[code]
-            if slot == EMPTY:
+            if x < BYTE_SYMBOLS and y < BYTE_SYMBOLS and direct[x * BYTE_SYMBOLS + y] != EMPTY:
+                slot = direct[x * BYTE_SYMBOLS + y]
+            else:
+                if meta[N_SLOTS] >= pairs.shape[0] or not has_room(table, meta, 1):
+                    return q, off
                 slot = slot_of(x, y, table, meta, pairs)
-                direct[code] = slot
+                if x < BYTE_SYMBOLS and y < BYTE_SYMBOLS:
+                    direct[x * BYTE_SYMBOLS + y] = slot
             count_at(q, slot, node, pool, pairs, changed, meta, weight)
         off = off + 1 if x == y else 0
+    return node.shape[0], 0
 
 
 @numba.njit(cache=True, inline="always")
@@ -229,16 +234,40 @@ def split_symbol(t, pieces, offsets, node, pool, table, pairs, changed, meta, we
     return replaced
 
 
+#: pair slots an opened boundary may make: the pair across it, and one more where a run of
+#: equal symbols is counted again
+SLOTS_PER_OPENING = 2
+#: how many boundaries ahead an opening prefetches
+OPEN_AHEAD = 16
+
+
 @kernel
-def open_boundaries(positions, node, pool, table, pairs, changed, meta, weight, zcache):
-    """Join the string across the boundary after each byte of ``positions`` (ascending; cuts
-    the load made), counting the pairs across it: the right segment's first node is never
-    unlinked (a merge unlinks its right node), the left one's last symbol is the live node at
-    or before the byte. Where both sides' symbols are equal, the right run's pairs are counted
-    again with their new parity. The changed slots are in ``changed``."""
-    meta[META_TOUCH_EPOCH] += 1
-    meta[META_N_CHANGED] = 0
-    for k in range(positions.size):
+def open_boundaries(positions, begin, node, pool, table, pairs, changed, meta, weight, zcache):
+    """Join the string across the boundary after each byte of ``positions[begin:]``
+    (ascending; cuts the load made), counting the pairs across it: the right segment's first
+    node is never unlinked (a merge unlinks its right node), the left one's last symbol is the
+    live node at or before the byte. Where both sides' symbols are equal, the right run's pairs
+    are counted again with their new parity. The changed slots are in ``changed``, gathered
+    over the calls of one opening (``begin`` 0 starts one). Returns where it stopped: the end,
+    or the first boundary for which the slots or the hash table had no room."""
+    if begin == 0:
+        meta[META_TOUCH_EPOCH] += 1
+        meta[META_N_CHANGED] = 0
+    n = positions.size
+    for k in range(begin, n):
+        if meta[N_SLOTS] + SLOTS_PER_OPENING > pairs.shape[0] or not has_room(table, meta, SLOTS_PER_OPENING):
+            return k
+        # the pairs a few boundaries on: their hash rows, then (rows cached by now) their
+        # records, asked for ahead so that the misses overlap (hints: a merged node's stale
+        # symbol only makes one useless)
+        if k + OPEN_AHEAD < n:
+            p = positions[k + OPEN_AHEAD]
+            prefetch_row(table, home_row(table, node[p, SYM], node[p + 1, SYM]))
+        if k + OPEN_AHEAD // 2 < n:
+            p = positions[k + OPEN_AHEAD // 2]
+            ahead = find_slot(table, node[p, SYM], node[p + 1, SYM])
+            if ahead >= 0:
+                prefetch_row(pairs, ahead)
         f = positions[k] + 1
         last = positions[k]
         while node[last, SYM] == EMPTY:
@@ -257,6 +286,7 @@ def open_boundaries(positions, node, pool, table, pairs, changed, meta, weight, 
         node[f, PRV] = last
         recount_region(last, off, after if same else node[f, NXT], True, EMPTY, EMPTY, zcache, node, pool, table, pairs,
                 changed, meta, weight)
+    return positions.size
 
 
 @numba.njit(cache=True)
@@ -315,15 +345,20 @@ class LinkedString:
 
     #: pair records allocated at load (more as needed: growth is in place, by half)
     initial_slots = 1 << 17
+    #: boundaries an opening makes room for at a time
+    OPEN_ROOM = 1 << 16
     #: pool entries allocated at load beyond one per symbol, as a fraction of the length
     pool_headroom = 0.25
 
     def __init__(self):
         self.load(np.zeros(0, dtype=np.uint8))
 
-    def load(self, data, breaks=None, weights=None):
+    def load(self, data, breaks=None, weights=None, dictionary_size: int = BYTE_SYMBOLS):
         """Load a string; ``weights[i]`` (optional) counts position i that many times, so a list
-        of distinct words, each weighted by its count, trains like the whole text."""
+        of distinct words, each weighted by its count, trains like the whole text. With a
+        ``dictionary_size`` above the bytes', ``data`` holds symbols made by that many minus 256
+        merges already learned (an int array), and the next merge makes symbol
+        ``dictionary_size``: a run goes on from there."""
         n = len(data)
         node = np.empty((n, NODE_FIELDS), dtype=np.int32)
         cuts = np.zeros(0, dtype=np.bool_) if breaks is None else np.asarray(breaks, dtype=np.bool_)
@@ -333,14 +368,14 @@ class LinkedString:
         self.sites = np.empty((2, n // 2 + 1), dtype=np.int32)
         if weights is None:
             self.weight = np.zeros(0, dtype=np.int64)
-            self.counts = np.bincount(node[:, SYM], minlength=BYTE_SYMBOLS).astype(np.int64)
+            self.counts = np.bincount(node[:, SYM], minlength=dictionary_size).astype(np.int64)
         else:
             self.weight = np.ascontiguousarray(weights, dtype=np.int64)
-            self.counts = np.bincount(node[:, SYM], weights=self.weight, minlength=BYTE_SYMBOLS).astype(np.int64)
+            self.counts = np.bincount(node[:, SYM], weights=self.weight, minlength=dictionary_size).astype(np.int64)
         self.meta = np.zeros(META_FIELDS, dtype=np.int64)
         self.meta[META_LENGTH] = n if weights is None else int(self.weight.sum())
         cap = min(max(n, 16), self.initial_slots)
-        if cap < min(n, BYTE_SYMBOLS * BYTE_SYMBOLS):  # count_all needs a slot per byte pair
+        if dictionary_size == BYTE_SYMBOLS and cap < min(n, BYTE_SYMBOLS * BYTE_SYMBOLS):  # a slot a byte pair
             codes = node[:-1, SYM] * BYTE_SYMBOLS + node[1:, SYM]
             cap = max(cap, int(np.count_nonzero(np.bincount(codes))) + 16)
         self.pair_records = np.empty(cap, dtype=PAIR)  # a record is written when its slot is made
@@ -349,8 +384,12 @@ class LinkedString:
         self.table = new_table(cap)
         self.pool = np.empty((n + int(n * self.pool_headroom) + 16, 2), dtype=np.int32)  # count_all appends < n
         self.zcache = np.zeros((self.counts.size, 4), dtype=np.int64)
-        self.next_symbol = BYTE_SYMBOLS
-        count_all(*self.arrays()[:8], np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32))
+        self.next_symbol = dictionary_size
+        direct = np.full(BYTE_SYMBOLS * BYTE_SYMBOLS, EMPTY, dtype=np.int32)
+        q, off = count_all(0, 0, *self.arrays()[:8], direct)
+        while q < n:  # symbols past the bytes: room for their pairs as they come
+            self._reserve(max(self.pair_records.shape[0] // 2, 16))
+            q, off = count_all(q, off, *self.arrays()[:8], direct)
 
     def bind_index(self, index) -> None:
         """Pair records keep their slot in the fused loop's ``index`` (it saves a hash lookup
@@ -377,6 +416,11 @@ class LinkedString:
     def _reserve_merge(self, nsites: int, z: int) -> None:
         """Room for a merge with ``nsites`` sites making symbol ``z``."""
         self._reserve(room_for(nsites, z))
+
+    @property
+    def n_slots(self) -> int:
+        """The pairs seen so far (each has a slot for good)."""
+        return int(self.meta[N_SLOTS])
 
     @property
     def pool_rebuilds(self) -> int:
@@ -446,8 +490,12 @@ class LinkedString:
         """Open the boundaries after the bytes ``positions`` (ascending): pairs across them
         count from now on; the report's ``sites`` are the boundaries."""
         positions = np.ascontiguousarray(positions, dtype=np.int64)
-        self._reserve(2 * positions.size + 8)
-        open_boundaries(positions, *self.arrays()[:8])
+        done = 0
+        while True:  # room as the new pairs need it: most boundaries make pairs seen before
+            self._reserve(SLOTS_PER_OPENING * min(positions.size - done, self.OPEN_ROOM) + 8)
+            done = open_boundaries(positions, done, *self.arrays()[:8])
+            if done == positions.size:
+                break
         return self._report(-1, int(positions.size))
 
     def replay(self, rules: np.ndarray, record: bool = False, events=()):

@@ -25,6 +25,12 @@ def _hash(key, mask):
     return (h ^ (h >> 31)) & mask
 
 
+@numba.njit(cache=True, inline="always")
+def home_row(table, s0, s1):
+    """The row where the probe for (s0, s1) starts: what to prefetch before looking it up."""
+    return _hash((np.int64(s0) << 32) | np.int64(s1), table.shape[0] - 1)
+
+
 @numba.njit(cache=True, forceinline=True)
 def find_slot(table, s0, s1):
     """Slot of (s0, s1), or -1 when the pair was never inserted."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..arrays import distinct
 from .pretokenizers import NAMES, check_name
 from .unicodeclasses import OTHER as _OTHER
 from .unicodeclasses import SPACE as _SPACE
@@ -174,7 +175,7 @@ def _piece_ends(arr: np.ndarray, pieces, lines: bool) -> np.ndarray:
     cuts = [np.asarray(pieces, dtype=np.int64)] if pieces is not None else []
     if lines:
         cuts.append(np.flatnonzero(arr == 10).astype(np.int64) + 1)
-    ends = np.unique(np.concatenate([*cuts, np.array([arr.size], dtype=np.int64)]))
+    ends = distinct(np.concatenate([*cuts, np.array([arr.size], dtype=np.int64)]))
     return ends[(ends > 0) & (ends <= arr.size)]
 
 

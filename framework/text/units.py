@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import distinct
 from ..engine.events import Opening
 from .pretokenize import pretoken_breaks
 
@@ -25,7 +26,7 @@ def opening_steps(policy, data: np.ndarray, breaks: np.ndarray, piece_ends=None)
     if steps.shape != data.shape:
         raise ValueError(f"{type(policy).__name__}.opening_steps gave {steps.shape[0]:,} steps for "
                          f"{data.size:,} bytes")
-    steps = np.where(breaks, steps, -1)
+    steps[~breaks] = -1  # the policy's own array: only its entries at boundaries count
     if piece_ends is not None:
         ends = np.asarray(piece_ends, dtype=np.int64)
         steps[ends[(ends > 0) & (ends <= data.size)] - 1] = -1
@@ -43,7 +44,10 @@ def openings(steps: np.ndarray | None) -> list[Opening]:
     if steps is None:
         return []
     at = np.flatnonzero(steps >= 0)
-    return [Opening(at=int(step), positions=at[steps[at] == step]) for step in np.unique(steps[at]).tolist()]
+    when = steps[at]
+    if when.min() == when.max():  # one step for all, as SuperBPE's
+        return [Opening(at=int(when[0]), positions=at)]
+    return [Opening(at=int(step), positions=at[when == step]) for step in distinct(when).tolist()]
 
 
 def inside_units(policy, buf: np.ndarray, offsets: np.ndarray, pretokenizer: str) -> tuple[np.ndarray, list[Opening]]:

@@ -34,51 +34,49 @@ MERGE_EVERY = 8
 @numba.njit(cache=True)
 def _distinct_tokens(data, starts, ends):
     """Id of each token's distinct byte string (first-seen order) and the first token of each
-    id. Exact: a hash hit is confirmed by comparing the bytes."""
+    id. Exact: a hash hit is confirmed by comparing the bytes. A table row holds a token and
+    its hash side by side, so a probe that misses reads one row and nothing else."""
     n = starts.size
     size = 1 << 16
-    mask = size - 1
-    table = np.full(size, -1, dtype=np.int64)  # holds a representative token index
-    hashes = np.empty(n, dtype=np.int64)
+    table = np.full((size, 2), -1, dtype=np.int64)  # (a representative token, its hash)
     ids = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
     n_ids = 0
-    ident = np.full(n, -1, dtype=np.int64)
     for t in range(n):
         h = np.int64(-3750763034362895579)  # FNV-1a offset basis
         for p in range(starts[t], ends[t]):
             h = (h ^ np.int64(data[p])) * np.int64(1099511628211)
-        hashes[t] = h
         if 2 * (n_ids + 1) > size:  # keep the load under 1/2: double and re-insert
+            old = table
             size *= 2
-            mask = size - 1
-            table = np.full(size, -1, dtype=np.int64)
-            for u in range(n_ids):
-                rep = first[u]
-                j = (hashes[rep] ^ (hashes[rep] >> 29)) & mask
-                while table[j] != -1:
-                    j = (j + 1) & mask
-                table[j] = rep
-        i = (h ^ (h >> 29)) & mask
+            table = np.full((size, 2), -1, dtype=np.int64)
+            for j in range(old.shape[0]):
+                if old[j, 0] != -1:
+                    k = (old[j, 1] ^ (old[j, 1] >> 29)) & (size - 1)
+                    while table[k, 0] != -1:
+                        k = (k + 1) & (size - 1)
+                    table[k, 0] = old[j, 0]
+                    table[k, 1] = old[j, 1]
+        i = (h ^ (h >> 29)) & (size - 1)
         while True:
-            rep = table[i]
+            rep = table[i, 0]
             if rep == -1:
-                table[i] = t
-                ident[t] = n_ids
+                table[i, 0] = t
+                table[i, 1] = h
                 first[n_ids] = t
                 ids[t] = n_ids
                 n_ids += 1
                 break
-            if hashes[rep] == h and ends[rep] - starts[rep] == ends[t] - starts[t]:
+            if table[i, 1] == h and ends[rep] - starts[rep] == ends[t] - starts[t]:
                 same = True
                 for k in range(ends[t] - starts[t]):
                     if data[starts[rep] + k] != data[starts[t] + k]:
                         same = False
                         break
                 if same:
-                    ids[t] = ident[rep]
+                    ids[t] = ids[rep]
                     break
-            i = (i + 1) & mask
+            i = (i + 1) & (size - 1)
     return ids, first[:n_ids]
 
 
@@ -153,14 +151,20 @@ class WordCounts:
 
 class DistinctWords(WordCounts):
     """A text cut at pre-token boundaries, as its distinct words (a :class:`WordCounts`) plus
-    ``ids[t]``: which distinct word token t is, so the text can be assembled again."""
+    ``ids[t]``: which distinct word token t is, so the text can be assembled again.
+    ``within``: the word counts whose ``buf`` is ``arr``, each token then counted as often as
+    the word it lies in; None: each token once."""
 
-    def __init__(self, arr: np.ndarray, breaks: np.ndarray):
+    def __init__(self, arr: np.ndarray, breaks: np.ndarray, within: WordCounts | None = None):
         cuts = np.flatnonzero(breaks[:-1]) + 1
         starts = np.concatenate([[0], cuts]).astype(np.int64)
         ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
         self.ids, first = _distinct_tokens(arr, starts, ends)
-        counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
+        if within is None:
+            counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
+        else:  # exact: counts stay far below 2**53
+            weights = within.counts[np.searchsorted(within.offsets, starts, side="right") - 1]
+            counts = np.bincount(self.ids, weights=weights, minlength=first.size).astype(np.int64)
         super().__init__(*_gathered(arr, starts, ends, first), counts)
 
     def assemble(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray) -> np.ndarray:
