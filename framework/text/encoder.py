@@ -15,11 +15,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..arrays import distinct
 from ..contract import BYTE_SYMBOLS
 from ..engine.events import Deletion, Opening, deletion_steps, schedule
 from ..engine.linkedstring import LinkedString
+from ..format.expand import symbol_lengths
+from .wordcounts import DistinctWords
 
-#: Units up to this many bytes are merged in a small array; longer ones are replayed.
+#: Units up to this many symbols are merged in a small array; longer ones are replayed.
 SHORT_UNIT = 64
 #: a rank or step no rule reaches
 NEVER = np.int64(1) << 62
@@ -77,15 +80,17 @@ def _rank(keys, vals, ranks, a, b, least):
 
 
 @numba.njit(cache=True)
-def merge_short_units(buf, offsets, gaps, keys, vals, ranks, deleted, pieces, out, out_len):
-    """Encode each unit of at most SHORT_UNIT bytes (unit u is ``buf[offsets[u]:offsets[u+1]]``);
-    longer ones get out_len -1. ``gaps[p]``: the step from which a pair across the boundary
-    after byte p may merge (0 inside a pre-token). ``deleted[s]``: (rule after which, order,
+def merge_short_units(buf, offsets, gaps, below, keys, vals, ranks, deleted, pieces, out, out_at, out_len):
+    """Encode each unit of at most SHORT_UNIT symbols (unit u is ``buf[offsets[u]:offsets[u+1]]``,
+    bytes or symbols) by the rules below ``below``, into ``out`` from ``out_at[u]``; longer
+    ones get out_len -1. ``gaps[p]``: the step from which a pair across the boundary after
+    position p may merge (0 inside a pre-token). ``deleted[s]``: (rule after which, order,
     first piece, pieces) of a deleted symbol s, rule -1 if it is not deleted; its pieces are
     ``pieces[first:first + count]``."""
     width = 4 * SHORT_UNIT  # a deletion lengthens a unit back towards its bytes
     w = np.empty(width, dtype=np.int64)
     c = np.empty(width, dtype=np.int64)
+    r = np.empty(width, dtype=np.int64)
     for u in range(offsets.size - 1):
         length = offsets[u + 1] - offsets[u]
         if length > SHORT_UNIT:
@@ -95,17 +100,21 @@ def merge_short_units(buf, offsets, gaps, keys, vals, ranks, deleted, pieces, ou
             w[k] = buf[offsets[u] + k]
             c[k] = gaps[offsets[u] + k]
         least = 0  # ranks below it were applied (or came before the last deletion)
+        # r[p]: the rank of the pair at p, kept as merges go; each stays the first rule at or
+        # past ``least`` (the smallest of them is the next merge), so only the two pairs beside
+        # a merge are looked up again, and every one after a deletion
+        for p in range(length - 1):
+            r[p] = _rank(keys, vals, ranks, w[p], w[p + 1], max(least, c[p]))
         while True:
             best = -1
             at = -1
             for p in range(length - 1):
-                r = _rank(keys, vals, ranks, w[p], w[p + 1], max(least, c[p]))
-                if r >= 0 and (best < 0 or r < best):
-                    best = r
+                if r[p] >= 0 and (best < 0 or r[p] < best):
+                    best = r[p]
                     at = p
             # a deletion due before that rule: the present symbol deleted first
             due = -1
-            for p in range(length):
+            for p in range(length if pieces.size else 0):
                 s = w[p]
                 if s < deleted.shape[0] and deleted[s, 0] >= 0 and (best < 0 or deleted[s, 0] < best):
                     if due < 0 or deleted[s, 0] < deleted[due, 0] or (
@@ -129,18 +138,26 @@ def merge_short_units(buf, offsets, gaps, keys, vals, ranks, deleted, pieces, ou
                     length += count - 1
                     p += count
                 least = deleted[due, 0] + 1
+                for p in range(length - 1):
+                    r[p] = _rank(keys, vals, ranks, w[p], w[p + 1], max(least, c[p]))
                 continue
-            if best < 0:
+            if best < 0 or best >= below:
                 break
             w[at] = 256 + best
             for p in range(at + 1, length - 1):
                 w[p] = w[p + 1]
             for p in range(at, length - 1):
                 c[p] = c[p + 1]
+            for p in range(at + 1, length - 2):
+                r[p] = r[p + 1]
             length -= 1
             least = best
+            if at > 0:
+                r[at - 1] = _rank(keys, vals, ranks, w[at - 1], w[at], max(least, c[at - 1]))
+            if at < length - 1:
+                r[at] = _rank(keys, vals, ranks, w[at], w[at + 1], max(least, c[at]))
         for k in range(length):
-            out[offsets[u] + k] = w[k]
+            out[out_at[u] + k] = w[k]
         out_len[u] = length
 
 
@@ -159,20 +176,48 @@ class Encoder:
             self.deleted[step.symbol] = (step.after, order, first, step.pieces.size)
             first += step.pieces.size
         self.pieces = np.concatenate([np.zeros(0, dtype=np.int64), *(step.pieces for step in self.steps)])
+        self.lengths = symbol_lengths(rules)
 
     def encode_units(self, buf: np.ndarray, offsets: np.ndarray, gaps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(symbols, symbols per unit) of the units of ``buf`` (unit u's symbols start at
-        ``offsets[u]`` in the first array); ``gaps`` as in :func:`merge_short_units`."""
+        ``offsets[u]`` in the first array); ``gaps`` as in :func:`merge_short_units`.
+
+        Where boundaries open and nothing is deleted, the rules before the first opening
+        merge inside pre-tokens only: each distinct pre-token is merged by them once, and the
+        units go on from the symbols they made (fewer, so each merge scans less)."""
         symbols = np.empty(buf.size, dtype=np.int64)
         seg_len = np.empty(offsets.size - 1, dtype=np.int64)
-        merge_short_units(buf, offsets, gaps, self.keys, self.vals, self.ranks, self.deleted, self.pieces, symbols,
-                          seg_len)
+        opens = gaps[(gaps > 0) & (gaps < NEVER)]
+        first = int(opens.min()) if opens.size and not self.pieces.size else 0
+        units, at, unit_gaps = (buf, offsets, gaps) if first == 0 else self._inside_pretokens(buf, offsets, gaps, first)
+        merge_short_units(units, at, unit_gaps, NEVER, self.keys, self.vals, self.ranks, self.deleted, self.pieces,
+                          symbols, offsets, seg_len)
         for u in np.flatnonzero(seg_len < 0).tolist():  # long units: replayed with the linked string
             lo, hi = int(offsets[u]), int(offsets[u + 1])
             unit = self.replay(buf[lo:hi], gaps[lo:hi])
             symbols[lo:lo + unit.size] = unit
             seg_len[u] = unit.size
         return symbols, seg_len
+
+    def _inside_pretokens(self, buf: np.ndarray, offsets: np.ndarray, gaps: np.ndarray, first: int):
+        """(symbols, unit offsets in them, gaps after each) of the units of ``buf`` once each
+        distinct pre-token in them is merged by the rules before ``first``."""
+        words = DistinctWords(buf, gaps > 0)
+        merged = np.empty(words.buf.size, dtype=np.int64)
+        counts = np.empty(words.offsets.size - 1, dtype=np.int64)
+        merge_short_units(words.buf, words.offsets, np.zeros(words.buf.size, dtype=np.int64), first, self.keys,
+                          self.vals, self.ranks, self.deleted, self.pieces, merged, words.offsets, counts)
+        for w in np.flatnonzero(counts < 0).tolist():  # long pre-tokens: replayed
+            lo, hi = int(words.offsets[w]), int(words.offsets[w + 1])
+            string = LinkedString()
+            string.load(words.buf[lo:hi], None)
+            string.replay(self.rules[:first])
+            merged[lo:lo + string.symbols().size] = string.symbols()
+            counts[w] = string.symbols().size
+        symbols = words.assemble(merged, words.offsets[:-1], counts)
+        ends = np.cumsum(self.lengths[symbols]) - 1  # each symbol's last byte
+        at = np.concatenate([[0], np.searchsorted(ends, offsets[1:] - 1) + 1]).astype(np.int64)
+        return symbols, at, gaps[ends]
 
     def replay(self, data: np.ndarray, gaps: np.ndarray | None = None) -> np.ndarray:
         """The symbols of ``data`` replayed rule by rule with the events (``gaps`` > 0: a
@@ -183,7 +228,7 @@ class Encoder:
             string.replay(self.rules, events=self.steps)
         else:
             string.load(data, gaps > 0)
-            steps = np.unique(gaps[(gaps > 0) & (gaps < NEVER)])
+            steps = distinct(gaps[(gaps > 0) & (gaps < NEVER)])
             opened = [Opening(at=int(s), positions=np.flatnonzero(gaps == s)) for s in steps.tolist()]
             string.replay(self.rules, events=schedule(self.steps, opened))
         return string.symbols().astype(np.int64)
