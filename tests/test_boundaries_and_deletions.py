@@ -154,6 +154,34 @@ def test_superbpe_encodes_long_words_and_long_units_as_training_parsed_them():
     assert tokenizer.decode_bytes(tokenizer.encode(long_unit).ids) == long_unit
 
 
+def test_the_encoders_long_unit_kernel_merges_as_its_short_unit_kernel():
+    """The min tree over a linked list (any length) against the scan of a small array, on
+    slices of real text with boundaries that open at several steps or never."""
+    from chunkpress.text.encoder import NEVER, SHORT_UNIT, Encoder, merge_long_units, merge_short_units
+
+    fit = _fit(limits={"max_rules": 600}, superword_after=256 + 200)
+    encoder = Encoder(fit.rules, np.zeros((0, 2), dtype=np.int64))
+    rng = np.random.default_rng(3)
+    data = np.frombuffer(TEXT, dtype=np.uint8)
+    lengths = rng.integers(1, SHORT_UNIT + 1, 300)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    starts = rng.integers(0, data.size - SHORT_UNIT, lengths.size)
+    buf = np.concatenate([data[a:a + n] for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)])
+    gaps = rng.choice(np.array([0, 0, 0, 100, 200, 400, NEVER]), buf.size)
+    for below in (NEVER, 300):
+        outs = []
+        for kernel in (merge_short_units, merge_long_units):
+            out, out_len = np.zeros(buf.size, dtype=np.int64), np.zeros(lengths.size, dtype=np.int64)
+            args = (buf, offsets, gaps, below, encoder.keys, encoder.vals, encoder.ranks)
+            if kernel is merge_short_units:
+                kernel(*args, encoder.deleted, encoder.pieces, out, offsets, out_len)
+            else:
+                kernel(*args, np.arange(lengths.size), out, offsets, out_len)
+            outs.append([out[a:a + n].tolist() for a, n in zip(offsets[:-1].tolist(), out_len.tolist(), strict=True)])
+        assert outs[0] == outs[1]
+        assert sum(map(len, outs[0])) < buf.size  # merges happened
+
+
 def test_a_plain_rules_file_stays_version_2():
     fit = _fit(limits={"max_rules": 50})
     assert RulesFile.learned(fit.rules, {"pretokenizer": {"name": "gpt2"}}).to_bytes()[4] == 2

@@ -161,6 +161,81 @@ def merge_short_units(buf, offsets, gaps, below, keys, vals, ranks, deleted, pie
         out_len[u] = length
 
 
+@numba.njit(cache=True, forceinline=True)
+def _tree_set(tree, where, leaf, value):
+    """Set a leaf of the min tree (``tree``: values, ``where``: the leftmost leaf holding each
+    node's minimum) and fix its ancestors."""
+    size = tree.size // 2
+    i = size + leaf
+    tree[i] = value
+    where[i] = leaf
+    i //= 2
+    while i >= 1:
+        left, right = 2 * i, 2 * i + 1
+        if tree[left] <= tree[right]:  # ties to the left: the leftmost pair merges first
+            tree[i] = tree[left]
+            where[i] = where[left]
+        else:
+            tree[i] = tree[right]
+            where[i] = where[right]
+        i //= 2
+
+
+@numba.njit(cache=True)
+def merge_long_units(buf, offsets, gaps, below, keys, vals, ranks, todo, out, out_at, out_len):
+    """Encode the units ``todo`` as :func:`merge_short_units` does (no deletions), for any
+    length: the symbols in a linked list and each pair's rank in a min tree, so a merge costs
+    a few lookups and a logarithmic update, not a scan of the unit."""
+    longest = 1
+    for t in range(todo.size):
+        longest = max(longest, offsets[todo[t] + 1] - offsets[todo[t]])
+    size = 1
+    while size < longest:
+        size *= 2
+    w = np.empty(longest, dtype=np.int64)
+    c = np.empty(longest, dtype=np.int64)
+    nxt = np.empty(longest, dtype=np.int64)
+    prv = np.empty(longest, dtype=np.int64)
+    tree = np.empty(2 * size, dtype=np.int64)
+    where = np.empty(2 * size, dtype=np.int64)
+    for t in range(todo.size):
+        u = todo[t]
+        length = offsets[u + 1] - offsets[u]
+        tree[:] = NEVER
+        where[:] = 0
+        for k in range(length):
+            w[k] = buf[offsets[u] + k]
+            c[k] = gaps[offsets[u] + k]
+            nxt[k] = k + 1 if k + 1 < length else -1
+            prv[k] = k - 1
+        for k in range(length - 1):
+            r = _rank(keys, vals, ranks, w[k], w[k + 1], c[k])
+            if r >= 0:
+                _tree_set(tree, where, k, r)
+        while tree[1] < below:
+            best = tree[1]
+            at = where[1]
+            j = nxt[at]
+            w[at] = 256 + best
+            c[at] = c[j]
+            nxt[at] = nxt[j]
+            if nxt[j] >= 0:
+                prv[nxt[j]] = at
+            _tree_set(tree, where, j, NEVER)
+            # ranks stay the first rule at or past the last merged (see merge_short_units)
+            for k in (prv[at], at):
+                if k >= 0:
+                    r = -1 if nxt[k] < 0 else _rank(keys, vals, ranks, w[k], w[nxt[k]], max(best, c[k]))
+                    _tree_set(tree, where, k, r if r >= 0 else NEVER)
+        n = 0
+        k = 0
+        while k >= 0:
+            out[out_at[u] + n] = w[k]
+            n += 1
+            k = nxt[k]
+        out_len[u] = n
+
+
 class Encoder:
     """The rules, deletions and boundary policy of a dictionary, ready to encode units."""
 
@@ -190,14 +265,22 @@ class Encoder:
         opens = gaps[(gaps > 0) & (gaps < NEVER)]
         first = int(opens.min()) if opens.size and not self.pieces.size else 0
         units, at, unit_gaps = (buf, offsets, gaps) if first == 0 else self._inside_pretokens(buf, offsets, gaps, first)
-        merge_short_units(units, at, unit_gaps, NEVER, self.keys, self.vals, self.ranks, self.deleted, self.pieces,
-                          symbols, offsets, seg_len)
-        for u in np.flatnonzero(seg_len < 0).tolist():  # long units: replayed with the linked string
+        self._merge(units, at, unit_gaps, NEVER, symbols, offsets, seg_len)
+        for u in np.flatnonzero(seg_len < 0).tolist():  # long units through deletions: replayed
             lo, hi = int(offsets[u]), int(offsets[u + 1])
             unit = self.replay(buf[lo:hi], gaps[lo:hi])
             symbols[lo:lo + unit.size] = unit
             seg_len[u] = unit.size
         return symbols, seg_len
+
+    def _merge(self, units, at, gaps, below, out, out_at, out_len) -> None:
+        """The units merged by the rules below ``below`` (see :func:`merge_short_units`); a long
+        one is left at out_len -1 only where symbols are deleted."""
+        merge_short_units(units, at, gaps, below, self.keys, self.vals, self.ranks, self.deleted, self.pieces, out,
+                          out_at, out_len)
+        long = np.flatnonzero(out_len < 0)
+        if long.size and not self.pieces.size:
+            merge_long_units(units, at, gaps, below, self.keys, self.vals, self.ranks, long, out, out_at, out_len)
 
     def _inside_pretokens(self, buf: np.ndarray, offsets: np.ndarray, gaps: np.ndarray, first: int):
         """(symbols, unit offsets in them, gaps after each) of the units of ``buf`` once each
@@ -205,15 +288,8 @@ class Encoder:
         words = DistinctWords(buf, gaps > 0)
         merged = np.empty(words.buf.size, dtype=np.int64)
         counts = np.empty(words.offsets.size - 1, dtype=np.int64)
-        merge_short_units(words.buf, words.offsets, np.zeros(words.buf.size, dtype=np.int64), first, self.keys,
-                          self.vals, self.ranks, self.deleted, self.pieces, merged, words.offsets, counts)
-        for w in np.flatnonzero(counts < 0).tolist():  # long pre-tokens: replayed
-            lo, hi = int(words.offsets[w]), int(words.offsets[w + 1])
-            string = LinkedString()
-            string.load(words.buf[lo:hi], None)
-            string.replay(self.rules[:first])
-            merged[lo:lo + string.symbols().size] = string.symbols()
-            counts[w] = string.symbols().size
+        self._merge(words.buf, words.offsets, np.zeros(words.buf.size, dtype=np.int64), first, merged, words.offsets,
+                    counts)
         symbols = words.assemble(merged, words.offsets[:-1], counts)
         ends = np.cumsum(self.lengths[symbols]) - 1  # each symbol's last byte
         at = np.concatenate([[0], np.searchsorted(ends, offsets[1:] - 1) + 1]).astype(np.int64)

@@ -24,6 +24,7 @@ checked on all the corpora), ``none`` -> ByteLevel without regex (the whole text
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -44,16 +45,16 @@ _WHITESPACE_SPLIT = {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": 
 
 
 def byte_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible map from bytes to printable characters."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs), strict=False))
+    """GPT-2's reversible map from bytes to printable characters (a fresh dict each call)."""
+    return dict(_byte_chars())
+
+
+@functools.cache
+def _byte_chars() -> tuple[tuple[int, str], ...]:
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    kept = set(printable)
+    others = [b for b in range(256) if b not in kept]
+    return (*((b, chr(b)) for b in printable), *((b, chr(256 + n)) for n, b in enumerate(others)))
 
 
 def _is_int(value) -> bool:
