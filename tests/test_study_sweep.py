@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from chunkpress import ConfigError
 from chunkpress.pipeline import Pipeline
@@ -164,3 +165,59 @@ def test_results_from_before_show_their_overrides_as_words():
 
     assert display_name("wordpiece, limits.max_rules=1000, coder=cm") == "wordpiece, 1,000 rules, cm"
     assert display_name("repair, m = 3000") == "repair, m = 3000" and display_name("a=b") == "a=b"
+
+
+TOP_DOWN = f"""
+[study]
+name = "top-down"
+repeats = 1
+vocab_sizes = [400, 700]
+
+[datasets]
+alice = "{DATA / 'alice29.txt'}"
+
+[base]
+scorer = "repair"
+pretokenizer = "gpt2"
+coder = "varint-zstd"
+
+[[variants]]
+name = "Unigram"
+pretokenizer = "metaspace"
+"learner.name" = "unigram"
+
+[[variants]]
+name = "BPE, fewest-tokens"
+"segmenter.name" = "fewest-tokens"
+
+[[variants]]
+name = "BPE, likelihood"
+"segmenter.name" = "likelihood"
+"""
+
+
+def test_a_sweep_learns_a_top_down_vocabulary_at_each_size_and_cuts_by_the_named_segmenter(tmp_path):
+    """Each row is what `train` then `evaluate --segmenter` give at its size: a top-down
+    learner trained to that size, a merge vocabulary's prefix cut by the segmenter (by
+    likelihood with the counts that prefix's own training records)."""
+    from chunkpress.text.tokenizer import estimated_scores
+    from chunkpress.text.training import learn_top_down
+    from chunkpress.text.wordcounts import count_words
+
+    (tmp_path / "study.toml").write_text(TOP_DOWN)
+    rows = run_study(load_study(tmp_path / "study.toml"), tmp_path / "out", progress=None)
+    assert all(not r["error"] and r["verified"] for r in rows), [r["error"] for r in rows]
+    text = read("alice29.txt")
+    found = {(r["variant"], r["vocab_size"]): r for r in rows}
+    for size in (400, 700):
+        pipe = Pipeline.from_config(pretokenizer="metaspace", learner="unigram", limits={"max_rules": size - 256})
+        rules_file, _, _ = learn_top_down(pipe, count_words(text, "metaspace", lines=True), [("alice", 0, "")])
+        unigram = Tokenizer.from_rules_file(rules_file.to_bytes())
+        assert found["Unigram", size]["tokens"] == unigram.symbols(text).size
+        assert found["Unigram", size]["dictionary_size"] == size
+        bpe = _trained({}, size)
+        fewest = bpe.with_segmenter("fewest-tokens").symbols(text).size
+        assert found["BPE, fewest-tokens", size]["tokens"] == fewest <= bpe.symbols(text).size
+        counts = np.bincount(bpe.symbols(text), minlength=256 + len(bpe.rules))
+        likely = Tokenizer(bpe.rules, "gpt2", segmenter="likelihood", scores=estimated_scores(counts))
+        assert found["BPE, likelihood", size]["tokens"] == likely.symbols(text).size

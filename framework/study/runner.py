@@ -72,18 +72,41 @@ class Learned:
     deletions: np.ndarray
     symbols: np.ndarray  # the dataset in the learned dictionary's ids
     seconds: float
+    #: the tokenizer that cut the dataset where it is not the merges' replay (a segmenter, a
+    #: top-down vocabulary, a rules file); None: the rules as learned, cut by their merges
+    tokenizer: Tokenizer | None = None
 
 
 def _learn(pipe: Pipeline, rules_path, data: bytes) -> Learned:
+    """Learn (or load) the dictionary and cut ``data`` with it: by the config's segmenter
+    where one is named, else by the learner's (or the rules file's) own."""
+    from ..contract import LEARNS_BY_MERGES, REPLAYS_MERGES
+
     t = time.perf_counter()
+    config = pipe.config
+    named = None if config.segmenter.name == REPLAYS_MERGES else config.segmenter.name
     if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
-        tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes())
-        symbols = tokenizer.symbols(data)
-        return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
-                       seconds=time.perf_counter() - t)
-    result = pipe.fit(data, trace=False)
-    return Learned(rules=result.rules, deletions=result.deletions, symbols=result.symbols,
-                   seconds=time.perf_counter() - t)
+        tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes(), segmenter=named)
+    elif config.learner.name != LEARNS_BY_MERGES:
+        from ..text.training import learn_top_down
+        from ..text.wordcounts import count_words
+
+        words = count_words(data, config.pretokenizer, lines=True)
+        rules_file, _, _ = learn_top_down(pipe, words, [("dataset", len(data), checksum(data))])
+        tokenizer = Tokenizer.from_rules_file(rules_file.to_bytes(), segmenter=named)
+    else:
+        result = pipe.fit(data, trace=False)
+        if named is None:
+            return Learned(rules=result.rules, deletions=result.deletions, symbols=result.symbols,
+                           seconds=time.perf_counter() - t)
+        from ..text.tokenizer import estimated_scores
+
+        counts = np.bincount(result.symbols, minlength=BYTE_SYMBOLS + len(result.rules))
+        tokenizer = Tokenizer(result.rules, config.pretokenizer, deletions=result.deletions,
+                              boundary=pipe.policies()[0], segmenter=named, scores=estimated_scores(counts))
+    symbols = tokenizer.symbols(data)
+    return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
+                   seconds=time.perf_counter() - t, tokenizer=tokenizer)
 
 
 def trained_on(rules_path, dataset: str) -> str:
@@ -100,14 +123,30 @@ def trained_on(rules_path, dataset: str) -> str:
 
 
 def _tokenizer(pipe: Pipeline, rules_path, learned: Learned) -> Tokenizer:
-    if rules_path is not None:
-        return Tokenizer.from_rules_file(Path(rules_path).read_bytes())
+    if learned.tokenizer is not None:
+        return learned.tokenizer
     return Tokenizer(learned.rules, pipe.config.pretokenizer, deletions=learned.deletions,
                      boundary=pipe.policies()[0])
 
 
-def _token_metrics(symbols: np.ndarray, text: bytes, rules: np.ndarray) -> dict:
-    found = token_metrics(np.asarray(symbols, dtype=np.int64), text, BYTE_SYMBOLS + len(rules))
+def _prefix(tokenizer: Tokenizer, vocab_size: int, data: bytes) -> Tokenizer:
+    """The sweep's tokenizer at ``vocab_size``; one that cuts by likelihood gets the counts of
+    the text as that prefix's merges cut it (the counts the prefix's own training records),
+    not the largest run's, where a token's count is what later merges left of it."""
+    from ..contract import REPLAYS_MERGES
+    from ..text.tokenizer import estimated_scores
+
+    smaller = prefix(tokenizer, vocab_size)
+    if smaller.segmenter != "likelihood":
+        return smaller
+    counts = np.bincount(smaller.with_segmenter(REPLAYS_MERGES).symbols(data),
+                         minlength=BYTE_SYMBOLS + len(smaller.rules))
+    return Tokenizer(smaller.rules, smaller.pretokenizer, deletions=smaller.deletions, boundary=smaller.boundary,
+                     segmenter=smaller.segmenter, scores=estimated_scores(counts))
+
+
+def _token_metrics(symbols: np.ndarray, text: bytes, size: int) -> dict:
+    found = token_metrics(np.asarray(symbols, dtype=np.int64), text, size)
     return {column: found[column] for column in TOKEN_COLUMNS}
 
 
@@ -125,12 +164,15 @@ def measure(config, rules_path, data: bytes, registry: Registry, fitted: Learned
     tokenizer = None
     if vocab_size is not None or held_out:
         tokenizer = _tokenizer(pipe, rules_path, fitted)
-    if vocab_size is not None:
-        tokenizer = prefix(tokenizer, vocab_size)
+    if vocab_size is not None and tokenizer is not None and tokenizer.vocabulary is None:
+        tokenizer = _prefix(tokenizer, vocab_size, data)  # (a top-down one learned this size)
         if len(tokenizer.rules) < len(rules):  # the whole dictionary's symbols are the learned ones
             symbols = tokenizer.symbols(data)
         rules, deletions = tokenizer.rules, tokenizer.deletions
     t = time.perf_counter()
+    # the tokens: a top-down vocabulary's own (its rules also make the symbols that only spell them)
+    size = len(fitted.tokenizer.vocabulary) if fitted.tokenizer is not None and fitted.tokenizer.vocabulary is not None \
+        else BYTE_SYMBOLS + len(rules) - len(deletions)
     archive = pipe.encode(rules, symbols, data)
     encode_seconds = time.perf_counter() - t
     t = time.perf_counter()
@@ -148,12 +190,12 @@ def measure(config, rules_path, data: bytes, registry: Registry, fitted: Learned
         "string_bytes": round(info["payload_bytes"] - dictionary_bytes, 1),
         "bits_per_byte": 8 * len(archive) / len(data) if data else 0.0,
         "factor": len(data) / len(archive), "rules": len(rules), "deleted": len(deletions),
-        "dictionary_size": BYTE_SYMBOLS + len(rules) - len(deletions), "symbols": len(symbols),
+        "dictionary_size": size, "symbols": len(symbols),
     }
     if data:
-        row.update(_token_metrics(symbols, data, rules))
+        row.update(_token_metrics(symbols, data, size))
     if held_out and tokenizer is not None:
-        row["held_out"] = {name: _token_metrics(tokenizer.symbols(text), text, rules) for name, text in held_out.items()}
+        row["held_out"] = {name: _token_metrics(tokenizer.symbols(text), text, size) for name, text in held_out.items()}
     return row, shared
 
 
@@ -183,7 +225,7 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
     row = new_row(study=study.name, dataset=dataset, variant=variant.name, vocab_size=vocab_size, repeat=repeat,
                   original_bytes=len(data), input_blake2b=hashed or checksum(data), machine=machine())
     try:
-        config, rules_path = variant_config(sweep_config(variant, study.vocab_sizes), registry,
+        config, rules_path = variant_config(sweep_config(variant, study.vocab_sizes, vocab_size), registry,
                                             where=f"variant {variant.name!r}")
         row.update(trained_on=trained_on(rules_path, dataset), scorer=config.scorer.name,
                    rewriter=config.rewriter.name, coder=config.coder.name,
@@ -379,7 +421,8 @@ def _reused(done: dict, dataset: str, variant: Variant, repeat: int, hashed: str
             size: int | None):
     if not done:
         return None
-    config, _ = variant_config(sweep_config(variant, study.vocab_sizes), registry, where=f"variant {variant.name!r}")
+    config, _ = variant_config(sweep_config(variant, study.vocab_sizes, size), registry,
+                               where=f"variant {variant.name!r}")
     return done.get(row_key({"dataset": dataset, "variant": variant.name, "vocab_size": size, "repeat": repeat,
                              "config_hash": config_hash(config), "input_blake2b": hashed,
                              "versions": {"chunkpress": __version__}}))

@@ -8,6 +8,8 @@ A study is a TOML file::
                                        # the median and the spread)
     vocab_sizes = [4096, 8192]         # optional: a sweep, one learning run per dataset x
                                        # variant x repeat to the largest size, a row per size
+                                       # (a top-down learner, "learner.name" = "unigram",
+                                       # learns each size: its prefixes are not its vocabularies)
     data_root = "../../../shared/corpus"   # where datasets live (relative to this file);
                                        # --data-root DIR or CHUNKPRESS_DATA_ROOT overrides it
 
@@ -20,6 +22,10 @@ A study is a TOML file::
     [grid]                             # cartesian product over dotted config keys
     "scorer.name" = ["mdl", "repair"]
     "coder.name" = ["combinatorial", "varint-zstd"]
+
+    [[variants]]                       # a segmenter cuts the text (and the held-out texts)
+    name = "BPE, fewest tokens"        # instead of the merges: a vocabulary's inference
+    "segmenter.name" = "fewest-tokens"
 
     [[variants]]                       # hand-picked extra variants (dotted keys)
     name = "zstd-19 alone"
@@ -266,16 +272,25 @@ def _vocab_sizes(path: Path, sizes) -> tuple:
     return tuple(sorted(set(sizes)))
 
 
-def sweep_config(variant: Variant, sizes: tuple) -> Variant:
+def sweep_config(variant: Variant, sizes: tuple, size: int | None = None) -> Variant:
     """The variant a sweep learns once: its dictionary grown to the largest of ``sizes``
-    (max_rules counts the rules alive, so the vocabulary reaches it with deletions too)."""
+    (max_rules counts the rules alive, so the vocabulary reaches it with deletions too). A
+    top-down learner's smaller vocabularies are not its prefixes: it learns each ``size``."""
     if not sizes:
         return variant
     limits = variant.config.get("limits") or {}
     if "max_rules" in limits:
         raise ConfigError(f"variant {variant.name!r} sets limits.max_rules, which study.vocab_sizes sets; "
                           "drop one")
-    return Variant(name=variant.name, config=_merge(variant.config, {"limits.max_rules": sizes[-1] - 256}))
+    target = size if size is not None and learns_top_down(variant) else sizes[-1]
+    return Variant(name=variant.name, config=_merge(variant.config, {"limits.max_rules": target - 256}))
+
+
+def learns_top_down(variant: Variant) -> bool:
+    """Whether the variant's learner is a top-down one (not the merge engine)."""
+    learner = variant.config.get("learner")
+    name = learner.get("name") if isinstance(learner, dict) else learner
+    return name not in (None, "merges")
 
 
 def variant_config(variant: Variant, registry: Registry, where: str):

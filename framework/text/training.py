@@ -135,19 +135,24 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
 
 def _learn_top_down(pipeline, inputs, tokens, workers, scheduler, meter) -> Training:
     """A top-down learner's vocabulary from the inputs' word counts, as a rules file."""
-    config = pipeline.config
-    name = config.learner.name
-    if config.pretokenizer == "none":
-        raise ConfigError(f"learner {name!r} learns from word counts: give a pre-tokenizer (--pretokenizer "
-                          "metaspace, as sentencepiece splits, or gpt2)")
-    if config.boundary.name != OPENS_NOTHING or config.deletion.name != "none":
-        raise ConfigError(f"learner {name!r} learns top-down: boundary and deletion policies steer merges")
-    if config.limits.max_rules is None:
-        raise ConfigError(f"learner {name!r}: give the vocabulary's size (--vocab-size)")
-    vocab_size = config.limits.max_rules + BYTE_SYMBOLS
+    _check_top_down(pipeline.config)  # before the counting, not after
+    name = pipeline.config.learner.name
     counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
     words = WordCounts.merge([w for *_, w in counted])
     sources = [c[:3] for c in counted]
+    rules_file, tokens_learned, seconds = learn_top_down(pipeline, words, sources, tokens, meter)
+    return Training(rules_file=rules_file, result=None, trace=None, special=tokens, scorer=name,
+                    learned=(tokens_learned, seconds))
+
+
+def learn_top_down(pipeline, words: WordCounts, sources, tokens: tuple[bytes, ...] = (),
+                   meter: Meter = _silent) -> tuple[RulesFile, int, float]:
+    """(rules file, tokens, seconds) of ``pipeline``'s top-down learner on word counts;
+    ``sources``: (name, length, checksum) of each input the words were counted from."""
+    config = pipeline.config
+    _check_top_down(config)
+    name = config.learner.name
+    vocab_size = config.limits.max_rules + BYTE_SYMBOLS
     learner = pipeline.registry.get("learner", name).build(config.learner.params)
 
     def bottom_up(size: int) -> list[bytes]:
@@ -171,8 +176,19 @@ def _learn_top_down(pipeline, inputs, tokens, workers, scheduler, meter) -> Trai
         learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
         hf=_numbered(rules, ids[order], tokens), segmenter=segmenter, vocabulary=ids[order].tolist(),
         scores=None if log_probs is None else log_probs[order].tolist())
-    return Training(rules_file=rules_file, result=None, trace=None, special=tokens, scorer=name,
-                    learned=(len(vocabulary), seconds))
+    return rules_file, len(vocabulary), seconds
+
+
+def _check_top_down(config) -> None:
+    """ConfigError unless a top-down learner can run with ``config``."""
+    name = config.learner.name
+    if config.pretokenizer == "none":
+        raise ConfigError(f"learner {name!r} learns from word counts: give a pre-tokenizer (--pretokenizer "
+                          "metaspace, as sentencepiece splits, or gpt2)")
+    if config.boundary.name != OPENS_NOTHING or config.deletion.name != "none":
+        raise ConfigError(f"learner {name!r} learns top-down: boundary and deletion policies steer merges")
+    if config.limits.max_rules is None:
+        raise ConfigError(f"learner {name!r}: give the vocabulary's size (--vocab-size)")
 
 
 def vocabulary_of(pieces: list[bytes], scores, vocab_size: int, learner: str):
