@@ -150,7 +150,8 @@ class Pipeline:
         pair crosses a pre-token before the first opening, so the first stage's counts are the
         units'; it costs the distinct pre-tokens only, and the second a string those rules have
         shortened."""
-        from .engine.events import Opening  # numba: see the module's imports
+        # numba kernels, all of them: see the module's imports
+        from .engine.events import Opening
         from .engine.learner import fit
         from .format.expand import symbol_lengths
         from .text.units import inside_units

@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from ..contract import BYTE_SYMBOLS
+from ..contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, REPLAYS_MERGES
 from ..errors import ChunkpressWarning, FormatError, InputError
 from ..format.container import checksum
 from ..parallel import dask_client
@@ -32,7 +32,7 @@ from ..plugin.registry import Registry, default_registry
 from ..progress import Progress
 from ..text.metrics import measure as token_metrics
 from ..text.metrics import prefix
-from ..text.tokenizer import Tokenizer
+from ..text.tokenizer import Tokenizer, estimated_scores
 from ..version import __version__
 from .isolation import run_isolated
 from .machine import machine, versions
@@ -80,14 +80,13 @@ class Learned:
 def _learn(pipe: Pipeline, rules_path, data: bytes) -> Learned:
     """Learn (or load) the dictionary and cut ``data`` with it: by the config's segmenter
     where one is named, else by the learner's (or the rules file's) own."""
-    from ..contract import LEARNS_BY_MERGES, REPLAYS_MERGES
-
     t = time.perf_counter()
     config = pipe.config
     named = None if config.segmenter.name == REPLAYS_MERGES else config.segmenter.name
     if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
         tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes(), segmenter=named)
     elif config.learner.name != LEARNS_BY_MERGES:
+        # numba (word counting, the learners' kernels): top-down rows only
         from ..text.training import learn_top_down
         from ..text.wordcounts import count_words
 
@@ -99,8 +98,6 @@ def _learn(pipe: Pipeline, rules_path, data: bytes) -> Learned:
         if named is None:
             return Learned(rules=result.rules, deletions=result.deletions, symbols=result.symbols,
                            seconds=time.perf_counter() - t)
-        from ..text.tokenizer import estimated_scores
-
         counts = np.bincount(result.symbols, minlength=BYTE_SYMBOLS + len(result.rules))
         tokenizer = Tokenizer(result.rules, config.pretokenizer, deletions=result.deletions,
                               boundary=pipe.policies()[0], segmenter=named, scores=estimated_scores(counts))
@@ -133,9 +130,6 @@ def _prefix(tokenizer: Tokenizer, vocab_size: int, data: bytes) -> Tokenizer:
     """The sweep's tokenizer at ``vocab_size``; one that cuts by likelihood gets the counts of
     the text as that prefix's merges cut it (the counts the prefix's own training records),
     not the largest run's, where a token's count is what later merges left of it."""
-    from ..contract import REPLAYS_MERGES
-    from ..text.tokenizer import estimated_scores
-
     smaller = prefix(tokenizer, vocab_size)
     if smaller.segmenter != "likelihood":
         return smaller
@@ -170,9 +164,11 @@ def measure(config, rules_path, data: bytes, registry: Registry, fitted: Learned
             symbols = tokenizer.symbols(data)
         rules, deletions = tokenizer.rules, tokenizer.deletions
     t = time.perf_counter()
-    # the tokens: a top-down vocabulary's own (its rules also make the symbols that only spell them)
-    size = len(fitted.tokenizer.vocabulary) if fitted.tokenizer is not None and fitted.tokenizer.vocabulary is not None \
-        else BYTE_SYMBOLS + len(rules) - len(deletions)
+    # the tokens: a top-down vocabulary's own (its rules also make the symbols that only spell
+    # them); a merge vocabulary's metrics count every rule's id, as evaluate's do
+    vocabulary = fitted.tokenizer.vocabulary if fitted.tokenizer is not None else None
+    size = len(vocabulary) if vocabulary is not None else BYTE_SYMBOLS + len(rules) - len(deletions)
+    ids = size if vocabulary is not None else BYTE_SYMBOLS + len(rules)
     archive = pipe.encode(rules, symbols, data)
     encode_seconds = time.perf_counter() - t
     t = time.perf_counter()
@@ -193,9 +189,9 @@ def measure(config, rules_path, data: bytes, registry: Registry, fitted: Learned
         "dictionary_size": size, "symbols": len(symbols),
     }
     if data:
-        row.update(_token_metrics(symbols, data, size))
+        row.update(_token_metrics(symbols, data, ids))
     if held_out and tokenizer is not None:
-        row["held_out"] = {name: _token_metrics(tokenizer.symbols(text), text, size) for name, text in held_out.items()}
+        row["held_out"] = {name: _token_metrics(tokenizer.symbols(text), text, ids) for name, text in held_out.items()}
     return row, shared
 
 
