@@ -40,15 +40,17 @@ def trie_child(keys, children, node, byte):
 
 @numba.njit(cache=True)
 def _build(spell, starts, ids, scores):
-    """(keys, children, token, logp) of the trie of the tokens (bytes ``spell[starts[t]:starts[t
-    + 1]]``, id ``ids[t]``, score ``scores[t]``), its tables grown as nodes are added (a
-    vocabulary of long tokens that share prefixes holds far fewer nodes than bytes)."""
+    """(keys, children, token, logp, ends) of the trie of the tokens (bytes
+    ``spell[starts[t]:starts[t + 1]]``, id ``ids[t]``, score ``scores[t]``; ``ends[t]``: its
+    node), its tables grown as nodes are added (a vocabulary of long tokens that share
+    prefixes holds far fewer nodes than bytes)."""
     size = 1 << 12
     keys = np.full(size, -1, dtype=np.int64)
     children = np.zeros(size, dtype=np.int64)
     token = np.full(size, -1, dtype=np.int64)
     logp = np.full(size, np.nan)
     nodes = 1
+    ends = np.empty(ids.size, dtype=np.int64)
     for t in range(ids.size):
         node = 0
         for k in range(starts[t], starts[t + 1]):
@@ -81,7 +83,8 @@ def _build(spell, starts, ids, scores):
                 token, logp = more_token, more_logp
         token[node] = ids[t]
         logp[node] = scores[t]
-    return keys, children, token[:nodes], logp[:nodes]
+        ends[t] = node
+    return keys, children, token[:nodes].copy(), logp[:nodes].copy(), ends
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -96,6 +99,8 @@ class Vocabulary:
     logp: np.ndarray
     symbols: np.ndarray
     has_scores: bool
+    #: each listed token's node, in the order the tokens were given
+    ends: np.ndarray
 
     @classmethod
     def of(cls, rules: np.ndarray, symbols: np.ndarray | None = None, scores: np.ndarray | None = None) -> Vocabulary:
@@ -128,9 +133,10 @@ class Vocabulary:
                      has_scores: bool = True) -> Vocabulary:
         """The vocabulary of tokens spelled ``spell[starts[t]:starts[t + 1]]``, token t with id
         ``ids[t]`` and log-probability ``scores[t]`` (the caller sees to the bytes)."""
-        keys, children, token, logp = _build(spell, np.asarray(starts, dtype=np.int64), np.asarray(ids, dtype=np.int64),
-                                             np.asarray(scores, dtype=np.float64))
-        return cls(keys=keys, children=children, token=token, logp=logp, symbols=np.sort(ids), has_scores=has_scores)
+        keys, children, token, logp, ends = _build(spell, np.asarray(starts, dtype=np.int64),
+                                                   np.asarray(ids, dtype=np.int64), np.asarray(scores, dtype=np.float64))
+        return cls(keys=keys, children=children, token=token, logp=logp, symbols=np.sort(ids), has_scores=has_scores,
+                   ends=ends)
 
 
 def spellings(rules) -> list[bytes]:

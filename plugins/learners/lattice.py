@@ -37,10 +37,10 @@ def trie_of(spell: np.ndarray, starts: np.ndarray, ids: np.ndarray, scores: np.n
 
 
 @numba.njit(cache=True)
-def _lattice_size(buf, offsets, keys, children, token):
-    """How many (position, piece) edges the words' lattices have."""
+def _lattice_size(buf, offsets, keys, children, token, stride):
+    """How many (position, piece) edges every ``stride``-th word's lattice has."""
     edges = 0
-    for w in range(offsets.size - 1):
+    for w in range(0, offsets.size - 1, stride):
         hi = offsets[w + 1]
         for i in range(offsets[w], hi):
             node = np.int64(0)
@@ -56,7 +56,8 @@ def _lattice_size(buf, offsets, keys, children, token):
 @numba.njit(cache=True)
 def _fill_lattice(buf, offsets, keys, children, token, first, span, piece):
     """The edges of every position ``p`` of ``buf``: ``span[e]`` bytes of piece ``piece[e]``
-    for e in ``first[p]:first[p + 1]``, shortest first; returns how many."""
+    for e in ``first[p]:first[p + 1]``, shortest first. Returns (edges, span, piece): the
+    arrays given, or larger ones (by half) where they were too small."""
     edges = 0
     for w in range(offsets.size - 1):
         hi = offsets[w + 1]
@@ -68,11 +69,22 @@ def _fill_lattice(buf, offsets, keys, children, token, first, span, piece):
                 if node < 0:
                     break
                 if token[node] >= 0:
+                    if edges == span.size:
+                        size = span.size + span.size // 2 + 1024
+                        grown_span = np.empty(size, dtype=span.dtype)
+                        grown_piece = np.empty(size, dtype=piece.dtype)
+                        grown_span[:edges] = span[:edges]
+                        grown_piece[:edges] = piece[:edges]
+                        span, piece = grown_span, grown_piece
                     span[edges] = k - i + 1
                     piece[edges] = token[node]
                     edges += 1
     first[buf.size] = edges
-    return edges
+    return edges, span, piece
+
+
+#: every how many words the edges are counted to size the lattice before it is filled
+SAMPLE_STRIDE = 16
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -85,14 +97,14 @@ class Lattice:
     piece: np.ndarray  # int32, an edge's piece
 
     @classmethod
-    def of(cls, buf, offsets, vocabulary: Vocabulary, capacity: int | None = None) -> Lattice:
-        """The lattice of the words under ``vocabulary``; ``capacity``: at least its edges,
-        else counted first."""
-        if capacity is None:
-            capacity = _lattice_size(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token)
+    def of(cls, buf, offsets, vocabulary: Vocabulary) -> Lattice:
+        """The lattice of the words under ``vocabulary``, sized from a sample of the words
+        (one walk of the trie a position, not two) and grown if the sample fell short."""
+        sampled = _lattice_size(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, SAMPLE_STRIDE)
+        capacity = sampled * SAMPLE_STRIDE * 9 // 8 + 1024
         first = np.zeros(buf.size + 1, dtype=np.int64)
-        span, piece = np.zeros(capacity, dtype=np.uint8), np.zeros(capacity, dtype=np.int32)
-        edges = _fill_lattice(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, first, span, piece)
+        edges, span, piece = _fill_lattice(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, first,
+                                           np.empty(capacity, dtype=np.uint8), np.empty(capacity, dtype=np.int32))
         return cls(first=first, span=span[:edges], piece=piece[:edges])
 
     def keep(self, alive: np.ndarray) -> Lattice:
@@ -193,15 +205,3 @@ def second_best(spell, starts, alive, keys, children, token, logp, node_of, own,
             used += 1
             j -= back_len[j]
     alt_first[starts.size - 1] = used
-
-
-@numba.njit(cache=True)
-def nodes_of(spell, starts, keys, children):
-    """Each piece's node in the trie."""
-    out = np.zeros(starts.size - 1, dtype=np.int64)
-    for t in range(starts.size - 1):
-        node = np.int64(0)
-        for k in range(starts[t], starts[t + 1]):
-            node = trie_child(keys, children, node, spell[k])
-        out[t] = node
-    return out

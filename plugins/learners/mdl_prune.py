@@ -21,7 +21,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner
 
-from .lattice import NEG, Lattice, nodes_of, second_best, spelled, trie_of, viterbi_counts
+from .lattice import NEG, Lattice, second_best, spelled, trie_of, viterbi_counts
 
 _LN2 = math.log(2.0)
 
@@ -106,7 +106,7 @@ def train_mdl_prune(buf, offsets, counts, vocab_size: int, params: MdlPruneParam
         if int((alive & beyond).sum()) <= target:
             break
         node_of = np.zeros(size, dtype=np.int64)
-        node_of[ids] = nodes_of(sub_spell, sub_starts, trie.keys, trie.children)
+        node_of[ids] = trie.ends
         own, alt_first = np.zeros(size, dtype=bool), np.zeros(size + 1, dtype=np.int64)
         alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int64)
         second_best(spell, starts, alive, trie.keys, trie.children, trie.token, trie.logp, node_of, own, alt_first,

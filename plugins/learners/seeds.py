@@ -48,11 +48,13 @@ def _table_find(keys, key):
 
 
 @numba.njit(cache=True)
-def _count_level(buf, offsets, counts, next_char, h, powers, prev_keys, k, max_bytes, cap):
+def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k, max_bytes, cap):
     """Count every substring of ``k`` whole characters and at most ``max_bytes`` bytes whose
     (k - 1)-character prefix and suffix are in ``prev_keys`` (a table of the frequent ones; none
-    for k = 1). Returns (keys, counts, an example start, its byte length) of those seen twice or
-    more, and whether the table grew past ``cap`` entries (the caller then stops)."""
+    for k = 1). ``ends[i]``: where the (k - 1)-character substring at i ends (-1: past its
+    word), moved on by one character here, so no level walks its k characters again. Returns
+    (keys, counts, an example start, its byte length) of those seen twice or more, and whether
+    the table grew past ``cap`` entries (the caller then stops)."""
     size = 1 << 16
     keys = np.zeros(size, dtype=np.uint64)
     found = np.zeros(size, dtype=np.int64)
@@ -64,17 +66,13 @@ def _count_level(buf, offsets, counts, next_char, h, powers, prev_keys, k, max_b
         for i in range(lo_w, hi_w):
             if next_char[i] < 0:  # not a character's first byte
                 continue
-            j = i
-            mid = i
-            whole = True
-            for c in range(k):
-                if j >= hi_w:
-                    whole = False
-                    break
-                if c == k - 1:
-                    mid = j
-                j = next_char[j]
-            if not whole or j - i > max_bytes:
+            mid = ends[i]
+            if mid < 0 or mid >= hi_w:
+                ends[i] = -1
+                continue
+            j = next_char[mid]
+            ends[i] = j
+            if j - i > max_bytes:
                 continue
             if k > 1:
                 prefix = _substring_key(h, powers, i, mid)
@@ -135,13 +133,14 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
     h = _prefix_hashes(buf)
     powers = np.array([pow(int(_BASE), k, 1 << 64) for k in range(max_piece_bytes + 2)], dtype=np.uint64)
     prev = np.zeros(16, dtype=np.uint64)
+    ends = np.arange(buf.size, dtype=np.int64)  # the empty substring at each position
     cap = max(4 * seed_size, 1 << 20)
     # the characters, and the best seed_size longer substrings so far, in the order they were
     # found (so that ties fall as one stable sort of them all would let them fall)
     chars_where = chars_len = chars_count = None
     best_where, best_len, best_count = (np.zeros(0, dtype=np.int64) for _ in range(3))
     for k in range(1, max_piece_bytes + 1):
-        keys, count, where, length, full = _count_level(buf, offsets, counts, next_char, h, powers, prev, k,
+        keys, count, where, length, full = _count_level(buf, offsets, counts, next_char, ends, h, powers, prev, k,
                                                         max_piece_bytes, cap)
         if full or keys.size == 0:
             break

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary
 
-from .lattice import NEG, Lattice, nodes_of, second_best, viterbi_counts
+from .lattice import NEG, Lattice, second_best, viterbi_counts
 from .seeds import seed_pieces
 
 #: sentencepiece's: an expected count under this drops a piece in the M step
@@ -65,6 +65,8 @@ def _logadd(a, b):
 #: a word up to this many bytes is summed in probabilities, not their logs: its best path is
 #: at least e^-700 likely (pieces of a byte or more, each at least e^-40), which a double holds
 LINEAR_BYTES = 256
+#: below this a word's total probability is not inverted (its inverse would near the largest double)
+SMALLEST_INVERTED = 1e-290
 
 
 @numba.njit(cache=True)
@@ -106,15 +108,20 @@ def _e_step(offsets, counts, first, span, piece, logp, prob, expected, alpha, be
         c = counts[w]
         z = alpha[n]
         objective += c * (math.log(z) if linear else z)
+        # times 1 / z, not over z, where 1 / z is finite: a multiplication an edge, not a division
+        inv_z = 1.0 / z if linear and z > SMALLEST_INVERTED else 0.0
         for i in range(n):
             a = alpha[i]
             if (a == 0.0) if linear else (a <= NEG):
                 continue
+            ca = c * a
             for e in range(first[lo + i], first[lo + i + 1]):
                 t = piece[e]
                 j = i + span[e]
-                if linear:
-                    expected[t] += c * a * prob[t] * beta[j] / z
+                if inv_z > 0.0:
+                    expected[t] += ca * prob[t] * beta[j] * inv_z
+                elif linear:
+                    expected[t] += ca * prob[t] * beta[j] / z
                 else:
                     expected[t] += c * math.exp(a + logp[t] + beta[j] - z)
     return objective
@@ -208,7 +215,7 @@ def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, voca
     # the seeds' trie and lattice are built once: a pruned piece stops ending a token in the
     # trie and loses its edges in the lattice
     trie = Vocabulary.of_spellings(spell, starts, np.arange(n), scores)
-    node_of = nodes_of(spell, starts, trie.keys, trie.children)
+    node_of = trie.ends
     lattice = Lattice.of(buf, offsets, trie)
     every = np.arange(n)
     while True:
