@@ -56,13 +56,14 @@ def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k,
     (keys, counts, an example start, its byte length) of those seen twice or more, and whether
     the table grew past ``cap`` entries (the caller then stops)."""
     size = 1 << 16
-    keys = np.zeros(size, dtype=np.uint64)
-    found = np.zeros(size, dtype=np.int64)
+    # a slot's key and count side by side (one cache line a count), its example apart (written once)
+    table = np.zeros((size, 2), dtype=np.uint64)
     where = np.zeros(size, dtype=np.int64)
     length = np.zeros(size, dtype=np.int64)
     used = 0
     for w in range(offsets.size - 1):
         lo_w, hi_w = offsets[w], offsets[w + 1]
+        weight = np.uint64(counts[w])
         for i in range(lo_w, hi_w):
             if next_char[i] < 0:  # not a character's first byte
                 continue
@@ -82,30 +83,37 @@ def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k,
                 if prev_keys[_table_find(prev_keys, suffix)] != suffix:
                     continue
             key = _substring_key(h, powers, i, j)
-            s = _table_find(keys, key)
-            if keys[s] == 0:
-                keys[s] = key
+            mask = size - 1
+            s = np.int64(key & np.uint64(mask))
+            while table[s, 0] != 0 and table[s, 0] != key:
+                s = (s + 1) & mask
+            if table[s, 0] == 0:
+                table[s, 0] = key
                 where[s] = i
                 length[s] = j - i
                 used += 1
-            found[s] += counts[w]
+            table[s, 1] += weight
             if 2 * used > size:  # grow
                 size *= 2
-                old_keys, old_found, old_where, old_len = keys, found, where, length
-                keys = np.zeros(size, dtype=np.uint64)
-                found = np.zeros(size, dtype=np.int64)
+                old_table, old_where, old_len = table, where, length
+                table = np.zeros((size, 2), dtype=np.uint64)
                 where = np.zeros(size, dtype=np.int64)
                 length = np.zeros(size, dtype=np.int64)
-                for t in range(old_keys.size):
-                    if old_keys[t] != 0:
-                        u = _table_find(keys, old_keys[t])
-                        keys[u], found[u], where[u], length[u] = old_keys[t], old_found[t], old_where[t], old_len[t]
+                for t in range(old_table.shape[0]):
+                    if old_table[t, 0] != 0:
+                        u = np.int64(old_table[t, 0] & np.uint64(size - 1))
+                        while table[u, 0] != 0:
+                            u = (u + 1) & (size - 1)
+                        table[u, 0], table[u, 1] = old_table[t, 0], old_table[t, 1]
+                        where[u], length[u] = old_where[t], old_len[t]
                 if used > cap:
-                    return keys[:0], found[:0], where[:0], length[:0], True
+                    return table[:0, 0].copy(), where[:0], where[:0], length[:0], True
     kept = 0
-    for t in range(keys.size):
-        if keys[t] != 0 and (found[t] >= 2 or k == 1):
-            keys[kept], found[kept], where[kept], length[kept] = keys[t], found[t], where[t], length[t]
+    keys = np.empty(used, dtype=np.uint64)
+    found = np.empty(used, dtype=np.int64)
+    for t in range(table.shape[0]):
+        if table[t, 0] != 0 and (table[t, 1] >= 2 or k == 1):
+            keys[kept], found[kept], where[kept], length[kept] = table[t, 0], np.int64(table[t, 1]), where[t], length[t]
             kept += 1
     return keys[:kept], found[:kept], where[:kept], length[:kept], False
 
