@@ -83,10 +83,7 @@ def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k,
                 if prev_keys[_table_find(prev_keys, suffix)] != suffix:
                     continue
             key = _substring_key(h, powers, i, j)
-            mask = size - 1
-            s = np.int64(key & np.uint64(mask))
-            while table[s, 0] != 0 and table[s, 0] != key:
-                s = (s + 1) & mask
+            s = _table_find(table[:, 0], key)
             if table[s, 0] == 0:
                 table[s, 0] = key
                 where[s] = i
@@ -101,9 +98,7 @@ def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k,
                 length = np.zeros(size, dtype=np.int64)
                 for t in range(old_table.shape[0]):
                     if old_table[t, 0] != 0:
-                        u = np.int64(old_table[t, 0] & np.uint64(size - 1))
-                        while table[u, 0] != 0:
-                            u = (u + 1) & (size - 1)
+                        u = _table_find(table[:, 0], old_table[t, 0])
                         table[u, 0], table[u, 1] = old_table[t, 0], old_table[t, 1]
                         where[u], length[u] = old_where[t], old_len[t]
                 if used > cap:
