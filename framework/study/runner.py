@@ -98,9 +98,8 @@ def _learn(pipe: Pipeline, rules_path, data: bytes) -> Learned:
         if named is None:
             return Learned(rules=result.rules, deletions=result.deletions, symbols=result.symbols,
                            seconds=time.perf_counter() - t)
-        counts = np.bincount(result.symbols, minlength=BYTE_SYMBOLS + len(result.rules))
-        tokenizer = Tokenizer(result.rules, config.pretokenizer, deletions=result.deletions,
-                              boundary=pipe.policies()[0], segmenter=named, scores=estimated_scores(counts))
+        learned = Tokenizer(result.rules, config.pretokenizer, deletions=result.deletions, boundary=pipe.policies()[0])
+        tokenizer = _cut_by(learned, named, result.symbols)
     symbols = tokenizer.symbols(data)
     return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
                    seconds=time.perf_counter() - t, tokenizer=tokenizer)
@@ -126,6 +125,14 @@ def _tokenizer(pipe: Pipeline, rules_path, learned: Learned) -> Tokenizer:
                      boundary=pipe.policies()[0])
 
 
+def _cut_by(tokenizer: Tokenizer, segmenter: str, symbols: np.ndarray) -> Tokenizer:
+    """A merge vocabulary cut by ``segmenter``, its likelihoods the counts of ``symbols`` (its
+    training text as its merges cut it), as a rules file from ``train`` records them."""
+    counts = np.bincount(symbols, minlength=BYTE_SYMBOLS + len(tokenizer.rules))
+    return Tokenizer(tokenizer.rules, tokenizer.pretokenizer, deletions=tokenizer.deletions,
+                     boundary=tokenizer.boundary, segmenter=segmenter, scores=estimated_scores(counts))
+
+
 def _prefix(tokenizer: Tokenizer, vocab_size: int, data: bytes) -> Tokenizer:
     """The sweep's tokenizer at ``vocab_size``; one that cuts by likelihood gets the counts of
     the text as that prefix's merges cut it (the counts the prefix's own training records),
@@ -133,10 +140,7 @@ def _prefix(tokenizer: Tokenizer, vocab_size: int, data: bytes) -> Tokenizer:
     smaller = prefix(tokenizer, vocab_size)
     if smaller.segmenter != "likelihood":
         return smaller
-    counts = np.bincount(smaller.with_segmenter(REPLAYS_MERGES).symbols(data),
-                         minlength=BYTE_SYMBOLS + len(smaller.rules))
-    return Tokenizer(smaller.rules, smaller.pretokenizer, deletions=smaller.deletions, boundary=smaller.boundary,
-                     segmenter=smaller.segmenter, scores=estimated_scores(counts))
+    return _cut_by(smaller, smaller.segmenter, smaller.with_segmenter(REPLAYS_MERGES).symbols(data))
 
 
 def _token_metrics(symbols: np.ndarray, text: bytes, size: int) -> dict:
