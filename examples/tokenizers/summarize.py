@@ -16,7 +16,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _rows(path: Path) -> list[dict]:
+def read_rows(path: Path) -> list[dict]:
+    """The study's rows that ran without an error."""
     return [r for r in map(json.loads, path.read_text().splitlines()) if not r.get("error")]
 
 
@@ -25,8 +26,10 @@ def _method(variant: str) -> tuple[str, str]:
     return name, coder
 
 
-def _table(title: str, methods: list[str], sizes: list[int], cell) -> list[str]:
-    out = [f"\n{title}\n", "| method | " + " | ".join(f"{s // 1024}k" for s in sizes) + " |",
+def size_table(title: str, methods: list[str], sizes: list[int], cell, label: str = "method") -> list[str]:
+    """A Markdown table, a row a method and a column a vocabulary size, ``cell(method, size)``
+    in each."""
+    out = [f"\n{title}\n", f"| {label} | " + " | ".join(f"{s // 1024}k" for s in sizes) + " |",
            "|---|" + "---|" * len(sizes)]
     for method in methods:
         out.append(f"| {method} | " + " | ".join(cell(method, s) for s in sizes) + " |")
@@ -35,7 +38,7 @@ def _table(title: str, methods: list[str], sizes: list[int], cell) -> list[str]:
 
 def main() -> int:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results" / "results.jsonl"
-    rows = _rows(path)
+    rows = read_rows(path)
     by = {(*_method(r["variant"]), r["vocab_size"]): r for r in rows}
     methods = list(dict.fromkeys(_method(r["variant"])[0] for r in rows))
     sizes = sorted({r["vocab_size"] for r in rows})
@@ -61,15 +64,15 @@ def main() -> int:
             value = metric(method, size, text, "renyi_efficiency")
             return f"{value:.3f}" if value is not None else ""
 
-        lines += _table(f"Tokens on {name}, as a fraction of BPE's:", methods, sizes, tokens)
-        lines += _table(f"Rényi efficiency (α = 2.5) on {name}:", methods, sizes, renyi)
+        lines += size_table(f"Tokens on {name}, as a fraction of BPE's:", methods, sizes, tokens)
+        lines += size_table(f"Rényi efficiency (α = 2.5) on {name}:", methods, sizes, renyi)
     for coder in coders:
         def archive(method, size, coder=coder):
             mine, bpe = by.get((method, coder, size)), by.get(("BPE", coder, size))
             return f"{mine['archive_bytes'] / bpe['archive_bytes']:.3f}" if mine and bpe else ""
 
         bpe_sizes = ", ".join(f"{by[('BPE', coder, s)]['archive_bytes']:,}" for s in sizes if ("BPE", coder, s) in by)
-        lines += _table(f"Archive of {rows[0]['dataset']} with the {coder} and each dictionary, as a fraction of "
+        lines += size_table(f"Archive of {rows[0]['dataset']} with the {coder} and each dictionary, as a fraction of "
                         f"BPE's ({bpe_sizes} B):", methods, sizes, archive)
     text = "\n".join(lines) + "\n"
     (HERE / "summary.md").write_text(text)

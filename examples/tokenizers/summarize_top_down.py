@@ -10,30 +10,20 @@ archive of the training text with the -6 and -9 coders as a fraction of BPE's.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+
+from summarize import read_rows, size_table  # beside this script (its folder is on the path)
 
 HERE = Path(__file__).resolve().parent
 BASELINE = "BPE, merges"
 NINE = ", -9 coder"
-
-
-def _rows(path: Path) -> list[dict]:
-    return [r for r in map(json.loads, path.read_text().splitlines()) if not r.get("error")]
-
-
-def _table(title: str, methods: list[str], sizes: list[int], cell) -> list[str]:
-    out = [f"\n{title}\n", "| vocabulary, segmenter | " + " | ".join(f"{s // 1024}k" for s in sizes) + " |",
-           "|---|" + "---|" * len(sizes)]
-    for method in methods:
-        out.append(f"| {method} | " + " | ".join(cell(method, s) for s in sizes) + " |")
-    return out
+LABEL = "vocabulary, segmenter"
 
 
 def main() -> int:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results_top_down" / "results.jsonl"
-    rows = _rows(path)
+    rows = read_rows(path)
     six = {(r["variant"], r["vocab_size"]): r for r in rows if not r["variant"].endswith(NINE)}
     nine = {(r["variant"][: -len(NINE)], r["vocab_size"]): r for r in rows if r["variant"].endswith(NINE)}
     methods = list(dict.fromkeys(v for v, _ in six))
@@ -59,8 +49,8 @@ def main() -> int:
             value = metric(method, size, text, "renyi_efficiency")
             return f"{value:.3f}" if value is not None else ""
 
-        lines += _table(f"Tokens on {name}, as a fraction of BPE's (merges):", methods, sizes, tokens)
-        lines += _table(f"Rényi efficiency (α = 2.5, over the types used) on {name}:", methods, sizes, renyi)
+        lines += size_table(f"Tokens on {name}, as a fraction of BPE's (merges):", methods, sizes, tokens, LABEL)
+        lines += size_table(f"Rényi efficiency (α = 2.5, over the types used) on {name}:", methods, sizes, renyi, LABEL)
 
     def archive(table, base_name):
         def cell(method, size):
@@ -69,11 +59,11 @@ def main() -> int:
         return cell
 
     for label, table, base_name in (("-6", six, BASELINE), ("-9", nine, "BPE")):
-        present = [m for m in list(dict.fromkeys(v for v, _ in table))]
+        present = list(dict.fromkeys(v for v, _ in table))
         base = ", ".join(f"{table[(base_name, s)]['archive_bytes']:,}" for s in sizes if (base_name, s) in table)
-        lines += _table(f"Archive of {rows[0]['dataset']} with the {label} coder and each vocabulary, as a fraction "
+        lines += size_table(f"Archive of {rows[0]['dataset']} with the {label} coder and each vocabulary, as a fraction "
                         f"of BPE's ({base} B; the coder parses the text itself, so a segmenter leaves it as it is):",
-                        present, sizes, archive(table, base_name))
+                        present, sizes, archive(table, base_name), LABEL)
     text = "\n".join(lines) + "\n"
     (HERE / "summary_top_down.md").write_text(text)
     print(text)
