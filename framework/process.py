@@ -19,22 +19,36 @@ class Terminated(KeyboardInterrupt):
     Ctrl-C."""
 
 
-def _on_sigterm(signum, frame):
-    raise Terminated()
-
-
 @contextlib.contextmanager
 def sigterm_as_interrupt():
-    """SIGTERM handled like SIGINT within the block (main thread only; restored after)."""
+    """SIGTERM handled like SIGINT within the block (main thread only; restored after).
+
+    The signal's exception is raised wherever the program is, which may be inside a library
+    that turns it into an error of its own (numba's compiled argument unboxing answers a
+    TypeError when its call back into Python is cut short). So whatever leaves the block once a
+    SIGTERM or SIGINT has arrived leaves it as that signal, raised from the error it became."""
+    arrived: list[int] = []
+
+    def on_signal(signum, frame):
+        arrived.append(signum)
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
     try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, on_signal)}
     except ValueError:  # not the main thread: leave signals to the host
         yield
         return
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, on_signal)
     try:
         yield
+    except BaseException as exc:
+        if not arrived or isinstance(exc, KeyboardInterrupt):
+            raise
+        raise (Terminated() if arrived[0] == signal.SIGTERM else KeyboardInterrupt()) from exc
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def hold_closed_standard_streams() -> None:

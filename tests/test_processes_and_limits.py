@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from chunkpress import FormatError
 from chunkpress.cli import main
+from chunkpress.process import Terminated, sigterm_as_interrupt
 from support import DATA, read
 
 CLI = [sys.executable, "-m", "chunkpress.cli"]
@@ -113,6 +114,29 @@ def test_sigterm_cleans_up_like_ctrl_c(tmp_path):
         proc.kill()
     assert proc.returncode == 143 and b"terminated" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
+
+
+@pytest.mark.parametrize("signum, ending", [(signal.SIGTERM, Terminated), (signal.SIGINT, KeyboardInterrupt)])
+def test_a_signal_a_library_turned_into_another_error_still_ends_the_program_as_that_signal(signum, ending):
+    """numba's compiled unboxing answers a TypeError when the signal's exception cuts its call
+    back into Python short: the program still ends as terminated or interrupted, with cleanup."""
+    with pytest.raises(ending) as raised:
+        with sigterm_as_interrupt():
+            try:
+                os.kill(os.getpid(), signum)
+                for _ in range(500):
+                    time.sleep(0.01)  # the handler raises at the next bytecode
+            except KeyboardInterrupt:
+                raise TypeError("_get_jit_address() missing 1 required positional argument: 'sig'") from None
+    assert type(raised.value) is ending and isinstance(raised.value.__cause__, TypeError)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_error_with_no_signal_behind_it_stays_that_error():
+    with pytest.raises(TypeError):
+        with sigterm_as_interrupt():
+            raise TypeError("a bug")
 
 
 @pytest.mark.slow
