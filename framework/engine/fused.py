@@ -21,7 +21,7 @@ from .codelength import merge_sum_delta
 from .kernels import kernel
 from .linkedstring import META_LENGTH, META_N_CHANGED, META_ROOM, LinkedString, merge, room_for
 from .losses import CompiledScorer, Strategy
-from .pairtable import EMPTY, N_SLOTS, find_slot, has_room
+from .pairtable import N_SLOTS, find_slot, has_room
 from .prefetch import prefetch_row
 from .trace import fill_trace_row
 
@@ -53,7 +53,7 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
     is written), else None (compiled out, as the trace)."""
     batch, rules_done, max_rules, floor = bounds
     node, pool, table, pairs, changed, meta, weight, zcache, counts, sites = string
-    x_table, x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out = index
+    _, x_meta, x_rec, groot, gsize, gactive, gpos, lhead, rhead, scratch, out = index
     work, scores, small = held
     full = strategy == FULL
     by_count = strategy == BY_COUNT
@@ -87,9 +87,8 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
         slot_ab = find_slot(table, a, b)
         nsites = pairs[slot_ab].nsites  # sites, not the (weighted) count
         room = room_for(nsites, m)
-        if (meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room)
-                or meta[N_SLOTS] + room > x_rec.size or not has_room(x_table, x_meta, room)
-                or m + 1 > counts.size):
+        # the index's records are at the string's slots, sized like them (PairIndex.keep_up)
+        if meta[N_SLOTS] + room > pairs.shape[0] or not has_room(table, meta, room) or m + 1 > counts.size:
             meta[META_ROOM] = nsites
             return done, NEED_ROOM
         if trace_out is not None:  # None: pruned at compile time (compress compiles no trace code)
@@ -101,7 +100,7 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
             lengths[m] = lengths[a] + lengths[b]
         if trace_out is not None:
             acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
-        keep = _changed_slots(changed, meta[META_N_CHANGED], pairs, x_table, x_meta, x_rec, cslots, ck)
+        keep = _changed_slots(changed, meta[META_N_CHANGED], pairs, x_meta, x_rec, cslots, ck)
         touched[0] = a
         touched[1] = b
         n_out, n_moved = ix.ingest_slots(
@@ -127,20 +126,17 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
 
 
 @numba.njit(cache=True, forceinline=True)
-def _changed_slots(changed, n_changed, pairs, x_table, x_meta, x_rec, cslots, ck):
-    """The pairs whose count a merge changed (the first ``n_changed`` of ``changed``), as index
-    slots (found once per pair, then kept in its record) in ``cslots`` and their counts in
+def _changed_slots(changed, n_changed, pairs, x_meta, x_rec, cslots, ck):
+    """The pairs whose count a merge changed (the first ``n_changed`` of ``changed``): their
+    slots (the index's records are at the string's slots) in ``cslots`` and their counts in
     ``ck``: how many."""
     keep = 0
     for t in range(n_changed):
         rs = changed[t]
         if pairs[rs].cnt != pairs[rs].oldcnt:
-            x = pairs[rs].xslot
-            if x == EMPTY:
-                x = ix.record_slot(pairs[rs].ps0, pairs[rs].ps1, x_table, x_meta, x_rec)
-                pairs[rs].xslot = x
-            prefetch_row(x_rec, x)  # ingest_slots reads it next
-            cslots[keep] = x
+            ix.claim_slot(rs, pairs, x_meta, x_rec)  # its record, from the pair's first change on
+            prefetch_row(x_rec, rs)  # ingest_slots reads it next
+            cslots[keep] = rs
             ck[keep] = pairs[rs].cnt
             keep += 1
     return keep
@@ -176,12 +172,12 @@ def run(string: LinkedString, scorer: CompiledScorer, index: ix.PairIndex, rules
     trace rows as an (n, 12) array or None, seconds, status) per batch, the last with
     STOP_FOUND or DELETE. A scorer that reads lengths finds them in ``index.lengths``, grown
     here with the symbols."""
-    string.bind_index(index)
+    assert index.string is string, "the fused loop's index follows its string"
     scratch = _HeldScratch()
     while True:
         rules = np.zeros((batch, 2), dtype=np.int64)
         trace_out = np.zeros((batch, 12)) if trace else None
-        index.reserve_like(*string.capacities())
+        index.keep_up()
         if index.lengths is not None and index.lengths.size < string.counts.size:
             index.lengths = np.concatenate([index.lengths, np.zeros(string.counts.size - index.lengths.size, np.int64)])
         started = time.perf_counter()

@@ -3,6 +3,8 @@
 Built on the scorers' split loss ``loss_a(N, m, k01) + loss_b(k01, k0, k1)``: pairs are grouped
 by joint count k01, each group is a pairing heap ordered by (loss_b, s0, s1), and the best pair
 is the minimum over the (few: at most sqrt(2N)) non-empty groups of ``loss_a(k01) + min loss_b``.
+A pair's record is found by the index's own hash table, or, over the engine's linked string
+(:meth:`PairIndex.follow`), is at the slot the string gave the pair: one table of pairs, not two.
 After a merge only the pairs whose k01 changed, and (for scorers that use k0/k1) the pairs that
 contain one of the two merged symbols, are rescored: one compiled loop over them per step.
 
@@ -19,6 +21,7 @@ import numba
 import numpy as np
 
 from .kernels import kernel
+from .linkedstring import LinkedString
 from .losses import CompiledScorer, Strategy
 from .pairtable import EMPTY as _EMPTY
 from .pairtable import HASH_USED as _HASH_USED
@@ -63,25 +66,42 @@ def new_records(size: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, forceinline=True)
+def _fresh(slot, s0, s1, rec):
+    """The record at ``slot`` made new: the pair (s0, s1), no count, in no heap or list."""
+    r = rec[slot]
+    r.bval = 0.0
+    r.k01 = 0
+    r.mark = 0
+    r.ps0 = s0
+    r.ps1 = s1
+    r.child = _EMPTY
+    r.sib = _EMPTY
+    r.prev = _EMPTY
+    r.lnext = _EMPTY
+    r.lprev = _EMPTY
+    r.rnext = _EMPTY
+    r.rprev = _EMPTY
+
+
+@numba.njit(cache=True, forceinline=True)
 def record_slot(s0, s1, table, meta, rec):
     """Slot of the pair (s0, s1), with a fresh record (no count, in no heap or list) if new."""
     made = meta[_N_SLOTS]
     slot = find_or_insert(table, meta, s0, s1)
     if slot == made:
-        r = rec[slot]
-        r.bval = 0.0
-        r.k01 = 0
-        r.mark = 0
-        r.ps0 = s0
-        r.ps1 = s1
-        r.child = _EMPTY
-        r.sib = _EMPTY
-        r.prev = _EMPTY
-        r.lnext = _EMPTY
-        r.lprev = _EMPTY
-        r.rnext = _EMPTY
-        r.rprev = _EMPTY
+        _fresh(slot, s0, s1, rec)
     return slot
+
+
+@numba.njit(cache=True, forceinline=True)
+def claim_slot(slot, pairs, meta, rec):
+    """Make the records up to ``slot``, a pair slot of a linked string (whose ``pairs`` records
+    hold each slot's pair): fresh, for the pair at the same slot. The string hands out slots in
+    order, so ``meta``'s slot count stays the number of records made."""
+    while meta[_N_SLOTS] <= slot:
+        made = meta[_N_SLOTS]
+        _fresh(made, pairs[made].ps0, pairs[made].ps1, rec)
+        meta[_N_SLOTS] += 1
 
 
 # ---- pairing heaps, one per k01 group, over the records ----------------------------------------
@@ -244,6 +264,16 @@ def ingest(cs0, cs1, ck01, touched, rescore_parts, floor, x):
     slots = np.empty(cs0.size, dtype=np.int64)
     for i in range(cs0.size):
         slots[i] = record_slot(cs0[i], cs1[i], x.table, x.meta, x.rec)
+    return ingest_slots(slots, ck01, touched, rescore_parts, floor, x.meta, x.rec,
+                        x.groot, x.gsize, x.gactive, x.gpos, x.lhead, x.rhead, x.scratch, x.out)
+
+
+@numba.njit(cache=True)
+def ingest_claimed(slots, ck01, touched, rescore_parts, floor, pairs, x):
+    """:func:`ingest_slots` for pairs at the ``slots`` a linked string gave them (its pair
+    records: ``pairs``)."""
+    for i in range(slots.size):
+        claim_slot(slots[i], pairs, x.meta, x.rec)
     return ingest_slots(slots, ck01, touched, rescore_parts, floor, x.meta, x.rec,
                         x.groot, x.gsize, x.gactive, x.gpos, x.lhead, x.rhead, x.scratch, x.out)
 
@@ -431,6 +461,8 @@ class PairIndex:
         self.lhead = np.full(512, _EMPTY, dtype=np.int32)
         self.rhead = np.full(512, _EMPTY, dtype=np.int32)
         self._out = np.zeros(cap, dtype=np.int64)
+        #: the linked string whose pair slots number the records (None: the index's own table does)
+        self.string: LinkedString | None = None
         #: bytes per symbol, for a scorer that reads them (its learner keeps them up to date)
         self.lengths: np.ndarray | None = None
 
@@ -440,31 +472,33 @@ class PairIndex:
         assert self.lengths is not None, "a scorer that reads lengths needs the learner's lengths"
         return self.lengths[a], self.lengths[b]
 
+    def follow(self, string: LinkedString) -> None:
+        """Number the records by the pair slots of the engine's linked ``string`` (before any
+        pair is in the index): every report and the fused loop then name a pair by its slot,
+        and the index keeps no hash table of its own."""
+        assert self.n_slots == 0, "an index follows a string from the start"
+        self.string = string
+
     @property
     def n_slots(self) -> int:
+        """The records made (each has a slot for good)."""
         return int(self.meta[_N_SLOTS])
 
     # -- capacity ------------------------------------------------------------------------------
-    def _reserve(self, n_new: int, max_k: int, max_sym: int, table_rows: int | None = None) -> None:
-        """Room for ``n_new`` more pairs, k01 up to ``max_k`` and symbols up to ``max_sym``; the
-        hash table gets ``table_rows`` rows if given (the slots then grow to exactly the need:
-        the rewriter's, which grows by half itself), else grows with the pairs."""
-        need = self.n_slots + n_new
+    def _reserve(self, n_new: int, max_k: int, max_sym: int) -> None:
+        """Room for ``n_new`` more pairs (following a string: for every slot it has room for),
+        k01 up to ``max_k`` and symbols up to ``max_sym``."""
+        need = self.string.capacities()[0] if self.string is not None else self.n_slots + n_new
         cap = self.rec.size
         if need > cap:
-            # grows in place: by half wastes less
-            new_cap = need if table_rows is not None else max(need, cap * 3 // 2)
+            # grows in place: by half wastes less (a followed string grows by half itself)
+            new_cap = need if self.string is not None else max(need, cap * 3 // 2)
             grow(self, "rec", new_cap, None)
             grow(self, "scratch", new_cap, None)
             grow(self, "_out", new_cap, None)
             grow(self, "gactive", new_cap, None)  # a group has a pair: never more groups than slots
-        table = None
-        if table_rows is not None:
-            if table_rows > self.table.shape[0]:
-                table = new_table(0, minimum=table_rows)
-        elif not has_room(self.table, self.meta, n_new):
+        if self.string is None and not has_room(self.table, self.meta, n_new):
             table = new_table(int(self.meta[_HASH_USED]) + n_new, minimum=2 * self.table.shape[0])
-        if table is not None:
             rehash(table, self.rec["ps0"], self.rec["ps1"], self.n_slots)
             self.table = table
         if max_k >= self.groot.size:
@@ -477,11 +511,11 @@ class PairIndex:
             grow(self, "lhead", size, _EMPTY)
             grow(self, "rhead", size, _EMPTY)
 
-    def reserve_like(self, n_slots: int, n_symbols: int, table_rows: int) -> None:
-        """Room for as many pairs as the rewriter has slots, a hash table as large as its, and
-        ``n_symbols`` symbol ids: the index never holds more pairs than the rewriter has seen,
-        so the compiled loop's capacity checks on the rewriter cover it."""
-        self._reserve(max(n_slots - self.n_slots, 0), 0, n_symbols - 1, table_rows)
+    def keep_up(self) -> None:
+        """Room for every slot and symbol id of the followed string: the compiled loop's
+        capacity checks on the string then cover the index."""
+        assert self.string is not None
+        self._reserve(0, 0, self.string.capacities()[1] - 1)
 
     def arrays(self) -> IndexArrays:
         """The index's arrays, named, as the compiled loops take them."""
@@ -489,21 +523,22 @@ class PairIndex:
                            self.lhead, self.rhead, self.scratch, self._out)
 
     # -- updates -------------------------------------------------------------------------------
-    def update(self, s0, s1, k01, counts: np.ndarray, touched=(), most_new: int | None = None) -> None:
+    def update(self, s0, s1, k01, counts: np.ndarray, touched=()) -> None:
         """Record new joint counts for pairs (s0, s1) and rescore what changed.
 
-        ``counts`` are the current symbol counts; ``touched`` the symbols whose count changed;
-        ``most_new``: at most this many of the pairs are new to the index (None: all may be),
-        so that a large report of mostly known pairs reserves no room it will not use.
+        ``counts`` are the current symbol counts; ``touched`` the symbols whose count changed.
         """
         s0 = np.ascontiguousarray(s0, dtype=np.int64)
         s1 = np.ascontiguousarray(s1, dtype=np.int64)
         k01 = np.ascontiguousarray(k01, dtype=np.int64)
         touched = np.ascontiguousarray(touched, dtype=np.int64)
         max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
-        self._reserve(len(s0) if most_new is None else min(len(s0), most_new), int(k01.max(initial=0)), max_sym)
-        n, n_moved = ingest(
-            s0, s1, k01, touched, self.rescore_parts, self.floor, self.arrays())
+        self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
+        if self.string is None:
+            n, n_moved = ingest(s0, s1, k01, touched, self.rescore_parts, self.floor, self.arrays())
+        else:
+            n, n_moved = ingest_claimed(self.string.slots_of(s0, s1), k01, touched, self.rescore_parts, self.floor,
+                                        self.string.pair_records, self.arrays())
         if n == 0:
             return
         slots = self._out[:n].copy()

@@ -133,6 +133,7 @@ class _Run:
             raise TypeError(f"{type(self.rewriter).__name__} does not support weights")
         else:
             self.rewriter.load(as_symbols(data), breaks, weights)
+        self._follow_the_string()
         s0, s1, k01 = self.rewriter.pairs()
         self.index.update(s0, s1, k01, counts=self.rewriter.symbol_counts())
 
@@ -148,12 +149,19 @@ class _Run:
             self.rows = [tuple(row) for row in start.trace[:-1].tolist()]
         m = BYTE_SYMBOLS + len(self.rules)
         string.load(np.asarray(symbols), breaks, weights, dictionary_size=m)
+        self._follow_the_string()
         if self.index.lengths is not None:
             self.index.lengths = np.asarray(self._bytes_of(), dtype=np.int64)
         counts = self.rewriter.symbol_counts()
         self.acc[0] = string_log_sum(counts, m)
         s0, s1, k01 = self.rewriter.pairs()
         self.index.update(s0, s1, k01, counts=counts)
+
+    def _follow_the_string(self) -> None:
+        """Over the engine's linked string, the index keeps its records at the string's slots."""
+        string = self.rewriter.linked_string()
+        if string is not None:
+            self.index.follow(string)
 
     def limited(self) -> bool:
         return self.limits.max_rules is not None and len(self.rules) - len(self.deletions) >= self.limits.max_rules
@@ -213,9 +221,7 @@ class _Run:
         while self.pending and len(self.rules) >= self.pending[0].at:
             opening = self.pending.pop(0)
             report = self.rewriter.open(opening.positions)
-            string = self.rewriter.linked_string()  # the index holds no pair the string has not
-            most_new = None if string is None else max(string.n_slots - self.index.n_slots, 0)
-            self.index.update(report.s0, report.s1, report.k01, counts=self.rewriter.symbol_counts(), most_new=most_new)
+            self.index.update(report.s0, report.s1, report.k01, counts=self.rewriter.symbol_counts())
             self._event_row(-1, OPENED, report.sites)
 
     def delete_parts(self, a: int, b: int) -> None:

@@ -27,12 +27,12 @@ SYM, NXT, PRV, OSLOT = range(4)
 NODE_FIELDS = 4
 #: fields of a pool entry (int32): the node, the next entry of the same pair's list
 POS, LINK = 0, 1
-#: a pair record (40 bytes): count, count before this merge, epoch of the last touch,
-#: occurrence-list head (a pool entry), sites (unweighted count), the pair itself, and its slot in the
-#: candidate index of the fused loop (saves the index a hash lookup per changed pair)
+#: a pair record (36 bytes): count, count before this merge, epoch of the last touch,
+#: occurrence-list head (a pool entry), sites (unweighted count), and the pair itself; the
+#: candidate index keeps its record of the pair at the same slot
 PAIR = np.dtype([
     ("cnt", np.int64), ("oldcnt", np.int64), ("cmark", np.int32), ("head", np.int32),
-    ("nsites", np.int32), ("ps0", np.int32), ("ps1", np.int32), ("xslot", np.int32),
+    ("nsites", np.int32), ("ps0", np.int32), ("ps1", np.int32),
 ])
 
 #: how many sites ahead the merge kernel asks for a node
@@ -95,7 +95,6 @@ def slot_of(x, y, table, meta, pairs):
         pairs[slot].nsites = 0
         pairs[slot].ps0 = x
         pairs[slot].ps1 = y
-        pairs[slot].xslot = EMPTY
     return slot
 
 

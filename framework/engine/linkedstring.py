@@ -50,7 +50,7 @@ from .linkednodes import (
     slot_of,
     unlink,
 )
-from .pairtable import EMPTY, HASH_USED, N_SLOTS, find_slot, grow, has_room, home_row, new_table, rehash
+from .pairtable import EMPTY, HASH_USED, N_SLOTS, find_slot, find_slots, grow, has_room, home_row, new_table, rehash
 from .prefetch import prefetch_row
 
 
@@ -379,7 +379,6 @@ class LinkedString:
             codes = node[:-1, SYM] * BYTE_SYMBOLS + node[1:, SYM]
             cap = max(cap, int(np.count_nonzero(np.bincount(codes))) + 16)
         self.pair_records = np.empty(cap, dtype=PAIR)  # a record is written when its slot is made
-        self._index_bound = None  # the index whose slots the xslot fields name
         self.changed = np.empty(cap, dtype=np.int32)
         self.table = new_table(cap)
         self.pool = np.empty((n + int(n * self.pool_headroom) + 16, 2), dtype=np.int32)  # count_all appends < n
@@ -391,16 +390,16 @@ class LinkedString:
             self._reserve(max(self.pair_records.shape[0] // 2, 16))
             q, off = count_all(q, off, *self.arrays()[:8], direct)
 
-    def bind_index(self, index) -> None:
-        """Pair records keep their slot in the fused loop's ``index`` (it saves a hash lookup
-        per changed pair); binding another index forgets them."""
-        if self._index_bound is not index:
-            self.pair_records["xslot"] = EMPTY
-            self._index_bound = index
+    def capacities(self) -> tuple[int, int]:
+        """(pair slots, symbols): what an index numbered by this string's slots needs."""
+        return self.pair_records.shape[0], self.counts.size
 
-    def capacities(self) -> tuple[int, int, int]:
-        """(pair slots, symbols, hash table size): what an index sized like this string needs."""
-        return self.pair_records.shape[0], self.counts.size, self.table.shape[0]
+    def slots_of(self, s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
+        """The slot of each pair (s0[i], s1[i]), every one a pair this string has seen."""
+        slots = find_slots(self.table, s0, s1)
+        if slots.size and int(slots.min()) < 0:
+            raise AssertionError("a reported pair has no slot in the linked string")
+        return slots
 
     def grow_for_pending_merge(self) -> None:
         """Room for the merge the fused loop stopped before (it returned NEED_ROOM) and for the

@@ -67,6 +67,15 @@ def find_or_insert(table, meta, s0, s1):
         i = (i + 1) & mask
 
 
+@numba.njit(cache=True)
+def find_slots(table, s0, s1):
+    """:func:`find_slot` of each pair (s0[i], s1[i])."""
+    slots = np.empty(s0.size, dtype=np.int64)
+    for i in range(s0.size):
+        slots[i] = find_slot(table, s0[i], s1[i])
+    return slots
+
+
 @kernel
 def rehash(table, ps0, ps1, n_slots):
     """Fill an empty table (see :func:`new_table`) with every slot's key."""
