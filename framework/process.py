@@ -6,6 +6,7 @@ about. A library call never does any of this: only a program's ``main`` asks for
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import sys
@@ -49,6 +50,25 @@ def sigterm_as_interrupt():
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+#: glibc's mallopt parameter for the size from which a block is mapped on its own
+_M_MMAP_THRESHOLD = -3
+#: blocks from this size up are mapped on their own, so that freeing one returns it at once
+MAPPED_FROM = 1 << 20
+
+
+def return_large_blocks_when_freed() -> None:
+    """Blocks of MAPPED_FROM bytes or more are mapped on their own and go back to the system
+    when freed. glibc's default raises that size to the largest block freed so far (up to 32 MB),
+    so a program whose stages free large arrays and then make others (training: word counts,
+    then a first learning stage, then a second) keeps the freed ones resident beside the new.
+    No effect where the C library has no ``mallopt``."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, MAPPED_FROM)
 
 
 def hold_closed_standard_streams() -> None:

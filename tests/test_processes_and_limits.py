@@ -139,6 +139,33 @@ def test_an_error_with_no_signal_behind_it_stays_that_error():
             raise TypeError("a bug")
 
 
+_FREED_BLOCK = """
+import sys
+import numpy as np
+from chunkpress.process import return_large_blocks_when_freed
+if sys.argv[1] == "returned":
+    return_large_blocks_when_freed()
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096
+a = np.ones(30 << 20, np.uint8)  # glibc's default: blocks up to this size now come from the heap
+del a
+before = resident()
+b = np.ones(20 << 20, np.uint8)
+c = np.ones(1 << 16, np.uint8)  # above b in the heap, so that b's memory is not the heap's top
+del b
+print(resident() - before)
+"""
+
+
+@pytest.mark.skipif(not (sys.platform == "linux" and os.confstr("CS_GNU_LIBC_VERSION")), reason="glibc's mallopt")
+def test_a_freed_large_array_goes_back_to_the_system_at_once():
+    """train's stages free large arrays and make others: each is mapped on its own, so that
+    freeing one lowers the process's resident memory at once (what its peak is made of)."""
+    kept = int(subprocess.run([sys.executable, "-c", _FREED_BLOCK, "returned"], capture_output=True, text=True,
+                              check=True).stdout)
+    assert kept < 4 << 20
+
+
 @pytest.mark.slow
 def test_a_staging_file_of_a_killed_block_compress_is_removed_by_the_next_run(tmp_path):
     source = tmp_path / "in.txt"

@@ -10,7 +10,7 @@ from ..errors import ChunkpressError, InputError, PluginError
 from ..fileio import StreamingOutput, check_writable, opened, read_input, write_output
 from ..format.idfile import FORMATS
 from ..format.limits import READ_BYTES_PER_BYTE, memory_limit, work_limit
-from ..process import naming
+from ..process import naming, return_large_blocks_when_freed
 from ..progress import Progress
 from .options import Common, overrides, pipeline_options, sizes, workers
 
@@ -33,6 +33,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ..text.training import train
 
     common = Common.of(args)
+    return_large_blocks_when_freed()
     if args.learner is not None and args.trace:
         raise InputError("--trace records every merge: a top-down --learner has none")
     if args.vocab_size is not None and args.scorer is None and args.config is None:
