@@ -172,13 +172,14 @@ class Pipeline:
         if len(head.rules) < first or limits.max_rules == first:
             return attrs.evolve(head, symbols=symbols)  # stopped before any boundary opens
         ends = np.cumsum(symbol_lengths(head.rules)[symbols]) - 1  # each symbol's last byte
-        symbols = symbols.astype(np.int32)  # held while the string holds its own copy
         weights = units.counts[np.searchsorted(units.offsets, ends, side="right") - 1] if _weighted(units) else None
-        symbol_breaks = breaks[ends]
-        at = [Opening(at=o.at, positions=np.searchsorted(ends, o.positions)) for o in opened]
-        del ends, breaks, opened
-        return fit(symbols, self._scorer(), rewriter, limits, breaks=symbol_breaks, trace=trace, progress=progress,
-                   weights=weights, openings=at, start=head)
+        # handed over, not kept here: fit lets go of the symbols and breaks once the string holds
+        # its own copies, and of each opening once it has opened
+        handed = {"symbols": symbols.astype(np.int32), "breaks": breaks[ends],
+                  "openings": [Opening(at=o.at, positions=np.searchsorted(ends, o.positions)) for o in opened]}
+        del symbols, ends, breaks, opened
+        return fit(handed.pop("symbols"), self._scorer(), rewriter, limits, breaks=handed.pop("breaks"), trace=trace,
+                   progress=progress, weights=weights, openings=handed.pop("openings"), start=head)
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""

@@ -94,6 +94,7 @@ def fit(
         run.resume(start, data, breaks, weights)
     del data, breaks, weights  # the rewriter holds what it needs: the caller's copies may go
     run.pending = sorted(openings, key=lambda o: o.at)
+    del openings  # an opening goes once it has opened
     string = rewriter.linked_string()
     while True:
         run.open_due()
