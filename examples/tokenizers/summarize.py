@@ -36,6 +36,36 @@ def size_table(title: str, methods: list[str], sizes: list[int], cell, label: st
     return out
 
 
+def text_tables(rows: list[dict], row_of, methods: list[str], sizes: list[int], baseline: str, tokens_title: str,
+                renyi_title: str, label: str = "method") -> list[str]:
+    """For the training text and each held-out text, two tables: the tokens as a fraction of
+    ``baseline``'s at the same size, and the Rényi efficiency. ``row_of(method, size)``: the
+    row, or None; the titles name the text as ``{name}``."""
+    texts = [None, *dict.fromkeys(name for r in rows for name in (r.get("held_out") or {}))]
+
+    def metric(method, size, text, column):
+        row = row_of(method, size)
+        if row is None:
+            return None
+        return row[column] if text is None else (row.get("held_out") or {}).get(text, {}).get(column)
+
+    out = []
+    for text in texts:
+        name = rows[0]["dataset"] + " (trained on)" if text is None else f"{text} (held out)"
+
+        def tokens(method, size, text=text):
+            mine, base = metric(method, size, text, "tokens"), metric(baseline, size, text, "tokens")
+            return f"{mine / base:.3f}" if mine and base else ""
+
+        def renyi(method, size, text=text):
+            value = metric(method, size, text, "renyi_efficiency")
+            return f"{value:.3f}" if value is not None else ""
+
+        out += size_table(tokens_title.format(name=name), methods, sizes, tokens, label)
+        out += size_table(renyi_title.format(name=name), methods, sizes, renyi, label)
+    return out
+
+
 def main() -> int:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "results" / "results.jsonl"
     rows = read_rows(path)
@@ -43,29 +73,10 @@ def main() -> int:
     methods = list(dict.fromkeys(_method(r["variant"])[0] for r in rows))
     sizes = sorted({r["vocab_size"] for r in rows})
     coders = list(dict.fromkeys(_method(r["variant"])[1] for r in rows))
-    texts = [None, *dict.fromkeys(name for r in rows for name in (r.get("held_out") or {}))]
     lines = [f"Tokenizer study ({path.relative_to(HERE) if path.is_relative_to(HERE) else path}): trained on "
              f"{rows[0]['dataset']}; each figure relative to BPE (repair) at the same vocabulary size."]
-
-    def metric(method, size, text, column):
-        row = by.get((method, coders[0], size))
-        if row is None:
-            return None
-        return row[column] if text is None else (row.get("held_out") or {}).get(text, {}).get(column)
-
-    for text in texts:
-        name = rows[0]["dataset"] + " (trained on)" if text is None else f"{text} (held out)"
-
-        def tokens(method, size, text=text):
-            mine, bpe = metric(method, size, text, "tokens"), metric("BPE", size, text, "tokens")
-            return f"{mine / bpe:.3f}" if mine and bpe else ""
-
-        def renyi(method, size, text=text):
-            value = metric(method, size, text, "renyi_efficiency")
-            return f"{value:.3f}" if value is not None else ""
-
-        lines += size_table(f"Tokens on {name}, as a fraction of BPE's:", methods, sizes, tokens)
-        lines += size_table(f"Rényi efficiency (α = 2.5) on {name}:", methods, sizes, renyi)
+    lines += text_tables(rows, lambda method, size: by.get((method, coders[0], size)), methods, sizes, "BPE",
+                         "Tokens on {name}, as a fraction of BPE's:", "Rényi efficiency (α = 2.5) on {name}:")
     for coder in coders:
         def archive(method, size, coder=coder):
             mine, bpe = by.get((method, coder, size)), by.get(("BPE", coder, size))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from summarize import read_rows, size_table  # beside this script (its folder is on the path)
+from summarize import read_rows, size_table, text_tables  # beside this script (its folder is on the path)
 
 HERE = Path(__file__).resolve().parent
 BASELINE = "BPE, merges"
@@ -28,29 +28,11 @@ def main() -> int:
     nine = {(r["variant"][: -len(NINE)], r["vocab_size"]): r for r in rows if r["variant"].endswith(NINE)}
     methods = list(dict.fromkeys(v for v, _ in six))
     sizes = sorted({s for _, s in six})
-    texts = [None, *dict.fromkeys(name for r in rows for name in (r.get("held_out") or {}))]
     lines = [f"Top-down learners and segmenters ({path.relative_to(HERE) if path.is_relative_to(HERE) else path}): "
              f"trained on {rows[0]['dataset']}; tokens relative to {BASELINE} at the same vocabulary size."]
-
-    def metric(method, size, text, column):
-        row = six.get((method, size))
-        if row is None:
-            return None
-        return row[column] if text is None else (row.get("held_out") or {}).get(text, {}).get(column)
-
-    for text in texts:
-        name = rows[0]["dataset"] + " (trained on)" if text is None else f"{text} (held out)"
-
-        def tokens(method, size, text=text):
-            mine, base = metric(method, size, text, "tokens"), metric(BASELINE, size, text, "tokens")
-            return f"{mine / base:.3f}" if mine and base else ""
-
-        def renyi(method, size, text=text):
-            value = metric(method, size, text, "renyi_efficiency")
-            return f"{value:.3f}" if value is not None else ""
-
-        lines += size_table(f"Tokens on {name}, as a fraction of BPE's (merges):", methods, sizes, tokens, LABEL)
-        lines += size_table(f"Rényi efficiency (α = 2.5, over the types used) on {name}:", methods, sizes, renyi, LABEL)
+    lines += text_tables(rows, lambda method, size: six.get((method, size)), methods, sizes, BASELINE,
+                         "Tokens on {name}, as a fraction of BPE's (merges):",
+                         "Rényi efficiency (α = 2.5, over the types used) on {name}:", LABEL)
 
     def archive(table, base_name):
         def cell(method, size):
