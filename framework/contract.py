@@ -311,6 +311,17 @@ class Learner:
         starts from one."""
         raise NotImplementedError
 
+    def learn_sizes(self, buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, vocab_sizes: list[int],
+                    bottom_up: Callable[[int], list[bytes]]) -> list[tuple[list[bytes], np.ndarray | None]]:
+        """A sweep: :meth:`learn`'s answer for each of ``vocab_sizes``, in their order. This
+        learns each size on its own; a learner whose pruning passes through every size
+        overrides it to answer them all from one run (see :attr:`sweeps_in_one_run`)."""
+        return [self.learn(buf, offsets, counts, size, bottom_up) for size in vocab_sizes]
+
+    #: whether :meth:`learn_sizes` answers from one run: its largest size is :meth:`learn`'s,
+    #: each smaller one the vocabulary the run reached at that size on its way down
+    sweeps_in_one_run: bool = False
+
 
 def as_symbols(data) -> np.ndarray:
     """bytes / bytearray / memoryview / uint8 array -> uint8 array without copying."""

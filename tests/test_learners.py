@@ -113,6 +113,46 @@ def test_a_third_party_learner_trains_through_the_framework(tmp_path):
     assert " the" in {expand(meta.rules, [s]).decode() for s in tok.symbols(held.encode())}
 
 
+@pytest.mark.parametrize("learner", ["unigram", "pathpiece", "mdl-prune"])
+def test_a_sweep_is_one_pruning_run_whose_largest_size_is_a_lone_run_s(tmp_path, learner):
+    """`train --vocab-size 400,700` writes a rules file a size; the largest is byte for byte
+    the lone 700-token run's, the smaller one the same run's vocabulary of 400 on the way."""
+    (tmp_path / "t.txt").write_bytes(TRAIN)
+    common = ["train", str(tmp_path / "t.txt"), "--learner", learner, "--pretokenizer", "gpt2", "-q"]
+    assert main([*common, "--vocab-size", "700,400", "--rules", str(tmp_path / "s.rules")]) == 0
+    assert main([*common, "--vocab-size", "700", "--rules", str(tmp_path / "alone.rules")]) == 0
+    assert (tmp_path / "s.700.rules").read_bytes() == (tmp_path / "alone.rules").read_bytes()
+    small = RulesFile.from_bytes((tmp_path / "s.400.rules").read_bytes())
+    assert len(small.vocabulary) == 400 and small.config["limits"]["max_rules"] == 400 - BYTE_SYMBOLS
+    tok = Tokenizer.from_file(tmp_path / "s.400.rules")
+    held = HELD.decode("utf-8")
+    assert tok.decode(tok.encode(held).ids) == held
+    larger = Tokenizer.from_file(tmp_path / "s.700.rules")
+    assert larger.symbols(HELD).size < tok.symbols(HELD).size  # a larger vocabulary, fewer tokens
+    assert not (tmp_path / "s.rules").exists()
+
+
+def test_a_learner_without_a_sweep_of_its_own_learns_each_size(tmp_path):
+    registry = build_registry([_WordsPlugin()], autoload=False)
+    (tmp_path / "t.txt").write_bytes(TRAIN)
+    pipe = Pipeline.from_config(registry=registry, learner="words", pretokenizer="gpt2", limits={"max_rules": 300})
+    trained = train(pipe, [str(tmp_path / "t.txt")], vocab_sizes=[556, 400])
+    assert sorted(trained.sweep) == [400, 556] and trained.rules_file is trained.sweep[556]
+    alone = Pipeline.from_config(registry=registry, learner="words", pretokenizer="gpt2", limits={"max_rules": 144})
+    assert trained.sweep[400].vocabulary == train(alone, [str(tmp_path / "t.txt")]).rules_file.vocabulary
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--vocab-size", "400,700"], "sweep"),  # merges: the smaller sizes are the prefixes
+    (["--learner", "unigram", "--pretokenizer", "gpt2", "--vocab-size", "400,700", "--rules", "-"], "not stdout"),
+])
+def test_a_sweep_that_cannot_be_written_is_one_line(tmp_path, capsys, args, says):
+    (tmp_path / "t.txt").write_bytes(TRAIN[:20000])
+    assert main(["train", str(tmp_path / "t.txt"), *args]) == 5
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == [tmp_path / "t.txt"]
+
+
 @pytest.mark.parametrize(("args", "code", "says"), [
     (["--learner", "nope", "--pretokenizer", "gpt2", "--vocab-size", "500"], 3, "unknown learner 'nope'"),
     (["--learner", "unigram", "--vocab-size", "500"], 2, "give a pre-tokenizer"),

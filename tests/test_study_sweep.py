@@ -198,10 +198,11 @@ name = "BPE, likelihood"
 
 def test_a_sweep_learns_a_top_down_vocabulary_at_each_size_and_cuts_by_the_named_segmenter(tmp_path):
     """Each row is what `train` then `evaluate --segmenter` give at its size: a top-down
-    learner trained to that size, a merge vocabulary's prefix cut by the segmenter (by
-    likelihood with the counts that prefix's own training records)."""
+    learner's sweep (`train --vocab-size 400,700`, one pruning run), a merge vocabulary's
+    prefix cut by the segmenter (by likelihood with the counts that prefix's own training
+    records)."""
     from chunkpress.text.tokenizer import estimated_scores
-    from chunkpress.text.training import learn_top_down
+    from chunkpress.text.training import learn_top_down_sizes
     from chunkpress.text.wordcounts import count_words
 
     (tmp_path / "study.toml").write_text(TOP_DOWN)
@@ -209,9 +210,9 @@ def test_a_sweep_learns_a_top_down_vocabulary_at_each_size_and_cuts_by_the_named
     assert all(not r["error"] and r["verified"] for r in rows), [r["error"] for r in rows]
     text = read("alice29.txt")
     found = {(r["variant"], r["vocab_size"]): r for r in rows}
-    for size in (400, 700):
-        pipe = Pipeline.from_config(pretokenizer="metaspace", learner="unigram", limits={"max_rules": size - 256})
-        rules_file, _, _ = learn_top_down(pipe, count_words(text, "metaspace", lines=True), [("alice", 0, "")])
+    pipe = Pipeline.from_config(pretokenizer="metaspace", learner="unigram", limits={"max_rules": 700 - 256})
+    sweep, _ = learn_top_down_sizes(pipe, count_words(text, "metaspace", lines=True), [("alice", 0, "")], [400, 700])
+    for size, (rules_file, _) in zip((400, 700), sweep, strict=True):
         unigram = Tokenizer.from_rules_file(rules_file.to_bytes())
         assert found["Unigram", size]["tokens"] == unigram.symbols(text).size
         assert found["Unigram", size]["dictionary_size"] == size

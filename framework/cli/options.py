@@ -90,8 +90,9 @@ def common() -> Parser:
     return p
 
 
-def pipeline_options(p: argparse.ArgumentParser) -> None:
-    """The pipeline: a level or a config, with overrides (compress and train)."""
+def pipeline_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
+    """The pipeline: a level or a config, with overrides (compress and train); ``sweep``:
+    --vocab-size takes several sizes (train)."""
     for n in range(1, 10):  # as in zstd and xz, the last level given wins
         p.add_argument(f"-{n}", dest="level", action="store_const", const=n,
                        help="level: 1 fastest ... 9 smallest (default 5)" if n == 1 else argparse.SUPPRESS)
@@ -101,7 +102,13 @@ def pipeline_options(p: argparse.ArgumentParser) -> None:
     for key in OVERRIDES[:5]:
         p.add_argument(f"--{key}", help=f"{key} name (overrides the level or config)" + EXTRA_HELP.get(key, ""))
     p.add_argument("--max-rules", type=int, help="stop after this many rules")
-    p.add_argument("--vocab-size", type=int, help="stop at this many tokens, the 256 bytes included (HF's count)")
+    if sweep:
+        p.add_argument("--vocab-size", type=sizes, metavar="V[,V...]",
+                       help="stop at this many tokens, the 256 bytes included (HF's count); several sizes: a "
+                       "top-down --learner's sweep, one pruning run, a rules file each (RULES with .V before "
+                       "its extension)")
+    else:
+        p.add_argument("--vocab-size", type=int, help="stop at this many tokens, the 256 bytes included (HF's count)")
     p.add_argument("--min-count", type=int, help="only merge pairs seen at least this often")
     p.add_argument("--superword-after", type=int, metavar="T", help="SuperBPE: merges may join words once the "
                    "vocabulary has T tokens (the 256 bytes included)")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
+from ..contract import LEARNS_BY_MERGES
 from ..errors import ChunkpressError, InputError, PluginError
 from ..fileio import StreamingOutput, check_writable, opened, read_input, write_output
 from ..format.idfile import FORMATS
@@ -26,6 +28,13 @@ def _tokenizer(path: str, decoding: bool = False, segmenter: str | None = None):
         raise type(exc)(f"--segmenter: {exc}") from None
 
 
+def sized_path(path: str, vocab_size: int) -> str:
+    """Where a sweep writes the vocabulary of ``vocab_size``: ``path`` with ``.V`` before its
+    extension (vocab.rules -> vocab.8000.rules)."""
+    stem, extension = os.path.splitext(path)
+    return f"{stem}.{vocab_size}{extension}"
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     # deferred: numba's modules load for the commands that use them
     from ..pipeline import Pipeline
@@ -36,23 +45,35 @@ def cmd_train(args: argparse.Namespace) -> int:
     return_large_blocks_when_freed()
     if args.learner is not None and args.trace:
         raise InputError("--trace records every merge: a top-down --learner has none")
+    sweep = args.vocab_size if args.vocab_size is not None and len(args.vocab_size) > 1 else None
+    args.vocab_size = max(args.vocab_size) if args.vocab_size is not None else None
     if args.vocab_size is not None and args.scorer is None and args.config is None:
         args.scorer = "repair"  # a vocabulary size is how HF users ask for BPE (most frequent pair first)
     pipe = Pipeline.from_config(args.config, level=args.level, **overrides(args, len(args.special_token or ())))
+    if sweep and pipe.config.learner.name == LEARNS_BY_MERGES:
+        raise InputError(f"--vocab-size {','.join(map(str, sweep))}: several sizes are a top-down --learner's "
+                         "sweep; a merge vocabulary's smaller sizes are its prefixes (train the largest; "
+                         "evaluate --vocab-size V,V measures each)")
     rules_out = args.rules
     if rules_out is None and not args.trace:
         if len(args.inputs) > 1:
             raise InputError("several training inputs: name the rules file with --rules")
         rules_out = "-" if args.inputs[0] == "-" else args.inputs[0] + ".rules"
-    for path in (rules_out, args.trace):
+    if sweep and rules_out == "-":
+        raise InputError("--vocab-size with several sizes writes a rules file each: name them with --rules, "
+                         "not stdout")
+    outputs = [(size, sized_path(rules_out, size)) for size in sweep] if sweep and rules_out else \
+        [(None, rules_out)] if rules_out else []
+    for path in [out for _, out in outputs] + [args.trace]:
         if path:
             check_writable(path, args.force)
     trained = train(pipe, args.inputs, special=args.special_token or (), held_out=args.eval, workers=args.workers,
-                    scheduler=args.scheduler,
+                    scheduler=args.scheduler, vocab_sizes=sweep,
                     meter=lambda label, total=None, **kw: Progress(label, total, quiet=common.quiet, **kw))
     first = args.inputs[0] if len(args.inputs) == 1 else None
-    if rules_out:
-        write_output(rules_out, trained.rules_file.to_bytes(), args.force, binary=True, like=first)
+    for size, out in outputs:
+        rules_file = trained.rules_file if size is None else trained.sweep[size]
+        write_output(out, rules_file.to_bytes(), args.force, binary=True, like=first)
     if args.trace and trained.trace is not None:
         write_output(args.trace, trace_to_csv(trained.trace).encode(), args.force, like=first)
     if not common.quiet:
@@ -149,7 +170,7 @@ def add_commands(add) -> None:
     p.add_argument("--workers", type=workers, help="with a --pretokenizer: count pre-tokens in this many processes")
     p.add_argument("--scheduler", help="with a --pretokenizer: count pre-tokens on the Dask scheduler at this address")
     p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")
-    pipeline_options(p)
+    pipeline_options(p, sweep=True)
     p.set_defaults(func=cmd_train, level=None)
     for name, func, helptext in (("encode", cmd_encode, "text -> symbol ids with a learned dictionary"),
                                  ("decode", cmd_decode, "symbol ids -> text with a learned dictionary")):

@@ -75,11 +75,14 @@ class Learned:
     #: the tokenizer that cut the dataset where it is not the merges' replay (a segmenter, a
     #: top-down vocabulary, a rules file); None: the rules as learned, cut by their merges
     tokenizer: Tokenizer | None = None
+    #: a top-down learner's sweep: its vocabulary at each size, from the one learning run
+    by_size: dict = attrs.Factory(dict)
 
 
-def _learn(pipe: Pipeline, rules_path, data: bytes) -> Learned:
+def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> Learned:
     """Learn (or load) the dictionary and cut ``data`` with it: by the config's segmenter
-    where one is named, else by the learner's (or the rules file's) own."""
+    where one is named, else by the learner's (or the rules file's) own. ``vocab_sizes``: a
+    sweep, which a top-down learner learns in one call (the merges' are their prefixes)."""
     t = time.perf_counter()
     config = pipe.config
     named = None if config.segmenter.name == REPLAYS_MERGES else config.segmenter.name
@@ -87,12 +90,18 @@ def _learn(pipe: Pipeline, rules_path, data: bytes) -> Learned:
         tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes(), segmenter=named)
     elif config.learner.name != LEARNS_BY_MERGES:
         # numba (word counting, the learners' kernels): top-down rows only
-        from ..text.training import learn_top_down
+        from ..text.training import learn_top_down_sizes
         from ..text.wordcounts import count_words
 
         words = count_words(data, config.pretokenizer, lines=True)
-        rules_file, _, _ = learn_top_down(pipe, words, [("dataset", len(data), checksum(data))])
-        tokenizer = Tokenizer.from_rules_file(rules_file.to_bytes(), segmenter=named)
+        made, _ = learn_top_down_sizes(pipe, words, [("dataset", len(data), checksum(data))],
+                                       list(vocab_sizes) or None)
+        tokenizers = [Tokenizer.from_rules_file(rules_file.to_bytes(), segmenter=named) for rules_file, _ in made]
+        tokenizer = tokenizers[-1]  # the sizes ascend: the largest, which the config names
+        symbols = tokenizer.symbols(data)
+        return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
+                       seconds=time.perf_counter() - t, tokenizer=tokenizer,
+                       by_size=dict(zip(vocab_sizes, tokenizers, strict=True)) if vocab_sizes else {})
     else:
         result = pipe.fit(data, trace=False)
         if named is None:
@@ -149,28 +158,36 @@ def _token_metrics(symbols: np.ndarray, text: bytes, size: int) -> dict:
 
 
 def measure(config, rules_path, data: bytes, registry: Registry, fitted: Learned | None = None,
-            vocab_size: int | None = None, held_out: dict | None = None) -> tuple[dict, Learned | None]:
+            vocab_size: int | None = None, held_out: dict | None = None,
+            vocab_sizes: tuple = ()) -> tuple[dict, Learned | None]:
     """Learn (or reuse ``fitted``), encode, decode and verify ``data``: (the row's measured
-    columns, what was learned, for rows to share). ``vocab_size``: the row of a sweep, measured
-    with the dictionary's prefix that holds that many tokens; ``held_out``: texts (name ->
-    bytes) whose tokenizer metrics the row reports too."""
+    columns, what was learned, for rows to share). ``vocab_size``: the row of a sweep of
+    ``vocab_sizes``, measured with the merges' prefix that holds that many tokens or the
+    top-down learner's vocabulary of that size; ``held_out``: texts (name -> bytes) whose
+    tokenizer metrics the row reports too."""
     pipe = Pipeline(config, registry)
     shared = None
     if fitted is None:
-        fitted = shared = _learn(pipe, rules_path, data)
+        fitted = shared = _learn(pipe, rules_path, data, vocab_sizes)
     rules, deletions, symbols = fitted.rules, fitted.deletions, fitted.symbols
     tokenizer = None
     if vocab_size is not None or held_out:
         tokenizer = _tokenizer(pipe, rules_path, fitted)
-    if vocab_size is not None and tokenizer is not None and tokenizer.vocabulary is None:
-        tokenizer = _prefix(tokenizer, vocab_size, data)  # (a top-down one learned this size)
+    if vocab_size is not None and vocab_size in fitted.by_size:
+        sized: Tokenizer = fitted.by_size[vocab_size]
+        if sized is not fitted.tokenizer:
+            symbols = sized.symbols(data)
+        tokenizer, rules, deletions = sized, sized.rules, sized.deletions
+    elif vocab_size is not None and tokenizer is not None and tokenizer.vocabulary is None:
+        tokenizer = _prefix(tokenizer, vocab_size, data)
         if len(tokenizer.rules) < len(rules):  # the whole dictionary's symbols are the learned ones
             symbols = tokenizer.symbols(data)
         rules, deletions = tokenizer.rules, tokenizer.deletions
     t = time.perf_counter()
     # the tokens: a top-down vocabulary's own (its rules also make the symbols that only spell
     # them); a merge vocabulary's metrics count every rule's id, as evaluate's do
-    vocabulary = fitted.tokenizer.vocabulary if fitted.tokenizer is not None else None
+    vocabulary = None if fitted.tokenizer is None else \
+        (tokenizer if tokenizer is not None else fitted.tokenizer).vocabulary
     size = len(vocabulary) if vocabulary is not None else BYTE_SYMBOLS + len(rules) - len(deletions)
     ids = size if vocabulary is not None else BYTE_SYMBOLS + len(rules)
     archive = pipe.encode(rules, symbols, data)
@@ -225,7 +242,7 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
     row = new_row(study=study.name, dataset=dataset, variant=variant.name, vocab_size=vocab_size, repeat=repeat,
                   original_bytes=len(data), input_blake2b=hashed or checksum(data), machine=machine())
     try:
-        config, rules_path = variant_config(sweep_config(variant, study.vocab_sizes, vocab_size), registry,
+        config, rules_path = variant_config(sweep_config(variant, study.vocab_sizes), registry,
                                             where=f"variant {variant.name!r}")
         row.update(trained_on=trained_on(rules_path, dataset), scorer=config.scorer.name,
                    rewriter=config.rewriter.name, coder=config.coder.name,
@@ -235,7 +252,7 @@ def run_variant(study: Study, dataset: str, data: bytes, variant: Variant, repea
         key = (_fit_key(config, rules_path), repeat)
         fitted = fits.get(key) if fits is not None else None
         (measured, shared), row["peak_rss_bytes"] = run_isolated(
-            lambda: measure(config, rules_path, data, registry, fitted, vocab_size, held_out))
+            lambda: measure(config, rules_path, data, registry, fitted, vocab_size, held_out, study.vocab_sizes))
         row.update(measured)
         if fits is not None and shared is not None:
             fits[key] = shared
@@ -421,7 +438,7 @@ def _reused(done: dict, dataset: str, variant: Variant, repeat: int, hashed: str
             size: int | None):
     if not done:
         return None
-    config, _ = variant_config(sweep_config(variant, study.vocab_sizes, size), registry,
+    config, _ = variant_config(sweep_config(variant, study.vocab_sizes), registry,
                                where=f"variant {variant.name!r}")
     return done.get(row_key({"dataset": dataset, "variant": variant.name, "vocab_size": size, "repeat": repeat,
                              "config_hash": config_hash(config), "input_blake2b": hashed,

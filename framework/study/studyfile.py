@@ -9,7 +9,7 @@ A study is a TOML file::
     vocab_sizes = [4096, 8192]         # optional: a sweep, one learning run per dataset x
                                        # variant x repeat to the largest size, a row per size
                                        # (a top-down learner, "learner.name" = "unigram",
-                                       # learns each size: its prefixes are not its vocabularies)
+                                       # answers every size from its one pruning run)
     data_root = "../../../shared/corpus"   # where datasets live (relative to this file);
                                        # --data-root DIR or CHUNKPRESS_DATA_ROOT overrides it
 
@@ -272,25 +272,17 @@ def _vocab_sizes(path: Path, sizes) -> tuple:
     return tuple(sorted(set(sizes)))
 
 
-def sweep_config(variant: Variant, sizes: tuple, size: int | None = None) -> Variant:
+def sweep_config(variant: Variant, sizes: tuple) -> Variant:
     """The variant a sweep learns once: its dictionary grown to the largest of ``sizes``
-    (max_rules counts the rules alive, so the vocabulary reaches it with deletions too). A
-    top-down learner's smaller vocabularies are not its prefixes: it learns each ``size``."""
+    (max_rules counts the rules alive, so the vocabulary reaches it with deletions too); a
+    top-down learner learns every size in the one call (its ``learn_sizes``)."""
     if not sizes:
         return variant
     limits = variant.config.get("limits") or {}
     if "max_rules" in limits:
         raise ConfigError(f"variant {variant.name!r} sets limits.max_rules, which study.vocab_sizes sets; "
                           "drop one")
-    target = size if size is not None and learns_top_down(variant) else sizes[-1]
-    return Variant(name=variant.name, config=_merge(variant.config, {"limits.max_rules": target - 256}))
-
-
-def learns_top_down(variant: Variant) -> bool:
-    """Whether the variant's learner is a top-down one (not the merge engine)."""
-    learner = variant.config.get("learner")
-    name = learner.get("name") if isinstance(learner, dict) else learner
-    return name not in (None, "merges")
+    return Variant(name=variant.name, config=_merge(variant.config, {"limits.max_rules": sizes[-1] - 256}))
 
 
 def variant_config(variant: Variant, registry: Registry, where: str):

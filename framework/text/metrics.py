@@ -70,7 +70,7 @@ def prefix(tokenizer, size: int):
     and added tokens included, deleted ones not), as that training would have stopped."""
     if tokenizer.vocabulary is not None:
         raise ConfigError("vocab_size (--vocab-size): this vocabulary was learned top-down, so its smaller ones are "
-                          "not its prefixes: train each size")
+                          "not its prefixes: train a sweep (train --vocab-size V,V,...)")
     added = len(tokenizer.hf.special) if tokenizer.hf is not None else 0
     live = BYTE_SYMBOLS + added + np.arange(len(tokenizer.rules) + 1)  # tokens after r rules, before deletions
     gone = np.searchsorted(tokenizer.deletions[:, 0], np.arange(len(tokenizer.rules) + 1), side="left")

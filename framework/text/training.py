@@ -64,6 +64,8 @@ class Training:
     scorer: str
     #: a top-down learner's run: (tokens, seconds); None for the merge engine's
     learned: tuple[int, float] | None = None
+    #: a top-down sweep's rules files by vocabulary size (the largest is ``rules_file``)
+    sweep: dict[int, RulesFile] = attrs.Factory(dict)
 
     def summary(self) -> str:
         """One line: the scorer, the dictionary's size, the string's length and code length,
@@ -71,8 +73,10 @@ class Training:
         if self.result is None:
             tokens, seconds = self.learned or (0, 0.0)
             added = f" + {len(self.special)} added tokens" if self.special else ""
-            return (f"{self.scorer}: {tokens:,} tokens{added} ({tokens - BYTE_SYMBOLS:,} beyond the bytes), cut by "
-                    f"{self.rules_file.segmenter}, {seconds:.2f}s")
+            sizes = f" (and {', '.join(f'{v:,}' for v in sorted(self.sweep) if v != max(self.sweep))} on the way)" \
+                if len(self.sweep) > 1 else ""
+            return (f"{self.scorer}: {tokens:,} tokens{added} ({tokens - BYTE_SYMBOLS:,} beyond the bytes){sizes}, "
+                    f"cut by {self.rules_file.segmenter}, {seconds:.2f}s")
         result, last = self.result, self.result.trace[-1]
         added = f" + {len(self.special)} added tokens" if self.special else ""
         if len(result.deletions):
@@ -83,11 +87,13 @@ class Training:
 
 
 def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_out: str | None = None,
-          workers: int | None = None, scheduler: str | None = None, meter: Meter = _silent) -> Training:
+          workers: int | None = None, scheduler: str | None = None, vocab_sizes: Sequence[int] | None = None,
+          meter: Meter = _silent) -> Training:
     """Learn ``pipeline``'s dictionary from the files ``inputs`` ('-': stdin, once), with the
     added tokens ``special`` (kept whole, never learned from, given the ids after the merges);
     ``held_out``: a file whose code length the trace records at every step; ``workers`` and
-    ``scheduler`` count words in parallel (a pre-tokenizer is needed)."""
+    ``scheduler`` count words in parallel (a pre-tokenizer is needed); ``vocab_sizes``: a
+    top-down learner's sweep, each size's vocabulary from one run (``Training.sweep``)."""
     tokens = special_tokens(special)
     if list(inputs).count("-") > 1:
         raise InputError("stdin ('-') can be read once")
@@ -95,7 +101,10 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         if held_out:
             raise ConfigError(f"eval (--eval) records the code length at every merge: learner "
                               f"{pipeline.config.learner.name!r} learns top-down and has no merges to trace")
-        return _learn_top_down(pipeline, inputs, tokens, workers, scheduler, meter)
+        return _learn_top_down(pipeline, inputs, tokens, workers, scheduler, vocab_sizes, meter)
+    if vocab_sizes is not None and len(set(vocab_sizes)) > 1:
+        raise ConfigError("vocab_sizes: several sizes are a top-down learner's sweep; a merge vocabulary's smaller "
+                          "sizes are its prefixes")
     held = read_input(held_out, work_limit(ENCODE_BYTES_PER_BYTE)) if held_out else None
     if pipeline.config.pretokenizer != "none":
         counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
@@ -133,26 +142,44 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
     return Training(rules_file=rules_file, result=result, trace=trace, special=tokens, scorer=pipeline.config.scorer.name)
 
 
-def _learn_top_down(pipeline, inputs, tokens, workers, scheduler, meter) -> Training:
-    """A top-down learner's vocabulary from the inputs' word counts, as a rules file."""
+def _learn_top_down(pipeline, inputs, tokens, workers, scheduler, vocab_sizes, meter) -> Training:
+    """A top-down learner's vocabulary (or sweep of them) from the inputs' word counts, as
+    rules files."""
     _check_top_down(pipeline.config)  # before the counting, not after
+    sizes = sorted(set(vocab_sizes)) if vocab_sizes else None
+    if sizes is not None and max(sizes) != pipeline.config.limits.max_rules + BYTE_SYMBOLS:
+        raise ConfigError(f"vocab_sizes: the largest, {max(sizes):,}, is the config's size "
+                          f"({pipeline.config.limits.max_rules + BYTE_SYMBOLS:,} tokens)")
     name = pipeline.config.learner.name
     counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
     words = WordCounts.merge([w for *_, w in counted])
     sources = [c[:3] for c in counted]
-    rules_file, tokens_learned, seconds = learn_top_down(pipeline, words, sources, tokens, meter)
+    made, seconds = learn_top_down_sizes(pipeline, words, sources, sizes, tokens, meter)
+    rules_file, tokens_learned = made[-1]
     return Training(rules_file=rules_file, result=None, trace=None, special=tokens, scorer=name,
-                    learned=(tokens_learned, seconds))
+                    learned=(tokens_learned, seconds),
+                    sweep={size: made_file for size, (made_file, _) in zip(sizes, made, strict=True)} if sizes else {})
 
 
 def learn_top_down(pipeline, words: WordCounts, sources, tokens: tuple[bytes, ...] = (),
                    meter: Meter = _silent) -> tuple[RulesFile, int, float]:
     """(rules file, tokens, seconds) of ``pipeline``'s top-down learner on word counts;
     ``sources``: (name, length, checksum) of each input the words were counted from."""
+    made, seconds = learn_top_down_sizes(pipeline, words, sources, None, tokens, meter)
+    (rules_file, learned), = made
+    return rules_file, learned, seconds
+
+
+def learn_top_down_sizes(pipeline, words: WordCounts, sources, vocab_sizes: list[int] | None,
+                         tokens: tuple[bytes, ...] = (),
+                         meter: Meter = _silent) -> tuple[list[tuple[RulesFile, int]], float]:
+    """([(rules file, tokens)] for each of ``vocab_sizes``, seconds) of ``pipeline``'s top-down
+    learner on word counts, from one call of its ``learn_sizes`` (None: the config's size
+    alone); ``sources``: (name, length, checksum) of each input the words were counted from."""
     config = pipeline.config
     _check_top_down(config)
     name = config.learner.name
-    vocab_size = config.limits.max_rules + BYTE_SYMBOLS
+    sizes = [config.limits.max_rules + BYTE_SYMBOLS] if vocab_sizes is None else list(vocab_sizes)
     learner = pipeline.registry.get("learner", name).build(config.learner.params)
 
     def bottom_up(size: int) -> list[bytes]:
@@ -162,21 +189,31 @@ def learn_top_down(pipeline, words: WordCounts, sources, tokens: tuple[bytes, ..
 
     started = time.perf_counter()
     with meter(f"train ({name})", None, unit="rounds"):
-        pieces, scores = learner.learn(words.buf, words.offsets, np.asarray(words.counts, dtype=np.int64), vocab_size,
-                                       bottom_up)
+        counts = np.asarray(words.counts, dtype=np.int64)
+        if len(sizes) == 1:
+            answers = [learner.learn(words.buf, words.offsets, counts, sizes[0], bottom_up)]
+        else:
+            answers = learner.learn_sizes(words.buf, words.offsets, counts, sizes, bottom_up)
     seconds = time.perf_counter() - started
-    vocabulary, log_probs = vocabulary_of(pieces, scores, vocab_size, name)
-    rules, ids = rules_for_pieces([p for p, _ in vocabulary])
-    order = np.argsort(ids, kind="stable")
+    if len(answers) != len(sizes):
+        raise PluginError(f"learner {name!r} answered {len(answers)} vocabularies for {len(sizes)} sizes")
     segmenter = getattr(learner, "segmenter", "likelihood")
-    rules_file = RulesFile.learned(
-        rules, config.to_dict(), unicode=unicode_version(), length=sum(n for _, n, _ in sources),
-        blake2b=sources[0][2] if len(sources) == 1 else checksum("".join(d for _, _, d in sources).encode()),
-        sources=[{"name": n, "length": k, "blake2b": d} for n, k, d in sources] if len(sources) > 1 else None,
-        learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
-        hf=_numbered(rules, ids[order], tokens), segmenter=segmenter, vocabulary=ids[order].tolist(),
-        scores=None if log_probs is None else log_probs[order].tolist())
-    return rules_file, len(vocabulary), seconds
+    made = []
+    for vocab_size, (pieces, scores) in zip(sizes, answers, strict=True):
+        vocabulary, log_probs = vocabulary_of(pieces, scores, vocab_size, name)
+        rules, ids = rules_for_pieces([p for p, _ in vocabulary])
+        order = np.argsort(ids, kind="stable")
+        sized = config.to_dict()
+        sized["limits"] = dict(sized.get("limits") or {}, max_rules=vocab_size - BYTE_SYMBOLS)
+        rules_file = RulesFile.learned(
+            rules, sized, unicode=unicode_version(), length=sum(n for _, n, _ in sources),
+            blake2b=sources[0][2] if len(sources) == 1 else checksum("".join(d for _, _, d in sources).encode()),
+            sources=[{"name": n, "length": k, "blake2b": d} for n, k, d in sources] if len(sources) > 1 else None,
+            learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
+            hf=_numbered(rules, ids[order], tokens), segmenter=segmenter, vocabulary=ids[order].tolist(),
+            scores=None if log_probs is None else log_probs[order].tolist())
+        made.append((rules_file, len(vocabulary)))
+    return made, seconds
 
 
 def _check_top_down(config) -> None:

@@ -9,7 +9,8 @@ the rule count and the length change by a bit or two and are left out. Each roun
 words by the most likely path under the last round's token frequencies (the first round: the
 fewest tokens), and a token's removal is priced as Unigram's pruning prices it: its occurrences
 become its best segmentation by the other tokens, their counts and the string's length change
-accordingly. At most ``1 - keep`` of the tokens beyond the bytes go a round.
+accordingly. At most ``1 - keep`` of the tokens beyond the bytes go a round. A sweep of sizes is
+one run from the largest size's BPE vocabulary, through each smaller size in turn.
 """
 
 from __future__ import annotations
@@ -76,11 +77,20 @@ def train_mdl_prune(buf, offsets, counts, vocab_size: int, params: MdlPruneParam
     """(the tokens, bytes first, their log-frequencies in the last parse) of a vocabulary of
     ``vocab_size`` pruned by description length from a BPE vocabulary of the words
     ``buf[offsets[w]:offsets[w + 1]]`` seen ``counts[w]`` times."""
-    if vocab_size <= BYTE_SYMBOLS:
-        raise ConfigError(f"vocab_size (--vocab-size) {vocab_size}: the 256 byte tokens come first, so it must "
-                          "exceed 256")
-    target = vocab_size - BYTE_SYMBOLS
-    pieces = sorted({p for p in bottom_up(BYTE_SYMBOLS + params.initial_factor * target) if len(p) > 1},
+    return train_mdl_prune_sizes(buf, offsets, counts, [vocab_size], params, bottom_up)[0]
+
+
+def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: MdlPruneParams,
+                          bottom_up) -> list[tuple[list[bytes], np.ndarray]]:
+    """:func:`train_mdl_prune`'s answer for each of ``vocab_sizes`` (in their order) from one
+    pruning run, which starts from the largest size's BPE vocabulary and passes through the
+    smaller sizes on its way down."""
+    for size in vocab_sizes:
+        if size <= BYTE_SYMBOLS:
+            raise ConfigError(f"vocab_size (--vocab-size) {size}: the 256 byte tokens come first, so it must "
+                              "exceed 256")
+    pending = sorted({size - BYTE_SYMBOLS for size in vocab_sizes}, reverse=True)
+    pieces = sorted({p for p in bottom_up(BYTE_SYMBOLS + params.initial_factor * pending[0]) if len(p) > 1},
                     key=lambda p: (len(p), p))
     vocabulary = [bytes([b]) for b in range(BYTE_SYMBOLS)] + pieces
     size = len(vocabulary)
@@ -93,6 +103,7 @@ def train_mdl_prune(buf, offsets, counts, vocab_size: int, params: MdlPruneParam
     longest = max(int(np.diff(offsets).max(initial=0)), int(lengths.max())) + 1
     score, back_len, back_tok = np.zeros(longest + 1), np.zeros(longest + 1, dtype=np.int64), \
         np.zeros(longest + 1, dtype=np.int64)
+    answers = {}
     while True:
         ids = np.flatnonzero(alive)
         trie, sub_spell, sub_starts = trie_of(spell, starts, ids, logp[ids])
@@ -103,8 +114,12 @@ def train_mdl_prune(buf, offsets, counts, vocab_size: int, params: MdlPruneParam
         del lattice
         total = freq.sum()
         logp = np.where(freq > 0, np.log(np.maximum(freq, 1.0) / max(total, 1.0)), math.log(0.5 / max(total, 1.0)))
-        if int((alive & beyond).sum()) <= target:
+        while pending and int((alive & beyond).sum()) <= pending[0]:
+            kept = np.flatnonzero(alive)
+            answers[pending.pop(0)] = ([vocabulary[t] for t in kept.tolist()], logp[kept])
+        if not pending:
             break
+        target = pending[0]
         node_of = np.zeros(size, dtype=np.int64)
         node_of[ids] = trie.ends
         own, alt_first = np.zeros(size, dtype=bool), np.zeros(size + 1, dtype=np.int64)
@@ -117,8 +132,7 @@ def train_mdl_prune(buf, offsets, counts, vocab_size: int, params: MdlPruneParam
         gone = min(candidates.size - target, max(1, math.floor((1 - params.keep) * candidates.size)))
         order = np.lexsort((-lengths[candidates], delta[candidates]))  # lowest first; among equals the longest
         alive[candidates[order[:gone]]] = False
-    kept = np.flatnonzero(alive)
-    return [vocabulary[t] for t in kept.tolist()], logp[kept]
+    return [answers[size - BYTE_SYMBOLS] for size in vocab_sizes]
 
 
 class MdlPrune(Learner):
@@ -126,5 +140,10 @@ class MdlPrune(Learner):
 
     segmenter = "likelihood"
 
+    sweeps_in_one_run = True
+
     def learn(self, buf, offsets, counts, vocab_size, bottom_up):
         return train_mdl_prune(buf, offsets, counts, vocab_size, self.params, bottom_up)
+
+    def learn_sizes(self, buf, offsets, counts, vocab_sizes, bottom_up):
+        return train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes, self.params, bottom_up)

@@ -9,7 +9,8 @@ would cost: where an occurrence lies on every shortest path of its word, what th
 tokens grow by without it, times the word's count (an occurrence that some shortest path
 avoids costs nothing; each occurrence is charged alone). The tokens that cost least go, at most
 ``1 - keep`` of them a round, until the size. The 256 bytes are never removed, so every word can
-be cut.
+be cut. A sweep of sizes is one run from the largest size's initial vocabulary, through each
+smaller size in turn.
 """
 
 from __future__ import annotations
@@ -112,16 +113,25 @@ def _costs(buf, offsets, counts, keys, children, token, cost, fwd, n_fwd, bwd, n
 def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPieceParams, bottom_up) -> list[bytes]:
     """The tokens beyond the bytes of a PathPiece vocabulary of ``vocab_size`` over the words
     ``buf[offsets[w]:offsets[w + 1]]`` seen ``counts[w]`` times."""
-    if vocab_size <= BYTE_SYMBOLS:
-        raise ConfigError(f"vocab_size (--vocab-size) {vocab_size}: the 256 byte tokens come first, so it must "
-                          "exceed 256")
-    target = vocab_size - BYTE_SYMBOLS
-    wanted = BYTE_SYMBOLS + params.initial_factor * target
+    return train_pathpiece_sizes(buf, offsets, counts, [vocab_size], params, bottom_up)[0]
+
+
+def train_pathpiece_sizes(buf, offsets, counts, vocab_sizes: list[int], params: PathPieceParams,
+                          bottom_up) -> list[list[bytes]]:
+    """:func:`train_pathpiece`'s answer for each of ``vocab_sizes`` (in their order) from one
+    pruning run, which starts from the largest size's initial vocabulary and passes through
+    the smaller sizes on its way down."""
+    for size in vocab_sizes:
+        if size <= BYTE_SYMBOLS:
+            raise ConfigError(f"vocab_size (--vocab-size) {size}: the 256 byte tokens come first, so it must "
+                              "exceed 256")
+    pending = sorted({size - BYTE_SYMBOLS for size in vocab_sizes}, reverse=True)
+    wanted = BYTE_SYMBOLS + params.initial_factor * pending[0]
     if params.initial == "bpe":
         pieces = [p for p in bottom_up(wanted) if len(p) > 1]
     else:
-        spell, starts, _, _ = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64), params.initial_factor * target,
-                                          params.max_piece_bytes)
+        spell, starts, _, _ = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64),
+                                          params.initial_factor * pending[0], params.max_piece_bytes)
         pieces = [spell[starts[t]:starts[t + 1]].tobytes() for t in range(starts.size - 1)
                   if starts[t + 1] - starts[t] > 1]
     pieces = sorted(set(pieces), key=lambda p: (len(p), p))
@@ -134,7 +144,12 @@ def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPiecePara
     n_fwd, n_bwd = np.zeros(longest), np.zeros(longest)
     local = np.zeros(longest, dtype=np.int64)
     counts = np.asarray(counts, dtype=np.int64)
-    while alive[BYTE_SYMBOLS:].sum() > target:
+    answers = {}
+    while pending:
+        if alive[BYTE_SYMBOLS:].sum() <= pending[0]:
+            answers[pending.pop(0)] = [vocabulary[t] for t in np.flatnonzero(alive[BYTE_SYMBOLS:]) + BYTE_SYMBOLS]
+            continue
+        target = pending[0]
         ids = np.flatnonzero(alive)
         trie, _, _ = trie_of(spell, starts, ids, np.zeros(ids.size))
         cost = np.zeros(len(vocabulary), dtype=np.int64)
@@ -145,7 +160,7 @@ def train_pathpiece(buf, offsets, counts, vocab_size: int, params: PathPiecePara
         # the cheapest go; among equals, the longest first (a shorter token serves more words)
         order = np.lexsort((-lengths[candidates], cost[candidates]))
         alive[candidates[order[:gone]]] = False
-    return [vocabulary[t] for t in np.flatnonzero(alive[BYTE_SYMBOLS:]) + BYTE_SYMBOLS]
+    return [answers[size - BYTE_SYMBOLS] for size in vocab_sizes]
 
 
 class PathPiece(Learner):
@@ -153,5 +168,11 @@ class PathPiece(Learner):
 
     segmenter = "fewest-tokens"
 
+    sweeps_in_one_run = True
+
     def learn(self, buf, offsets, counts, vocab_size, bottom_up):
         return train_pathpiece(buf, offsets, counts, vocab_size, self.params, bottom_up), None
+
+    def learn_sizes(self, buf, offsets, counts, vocab_sizes, bottom_up):
+        return [(pieces, None) for pieces in
+                train_pathpiece_sizes(buf, offsets, counts, vocab_sizes, self.params, bottom_up)]

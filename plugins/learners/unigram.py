@@ -14,6 +14,9 @@ distinct words, not the sentences:
   with the least loss go, ``shrinking`` of the rest kept a round, until 1.1 times the size;
 * the final pieces: every character, then the best by score, up to the size.
 
+A sweep of sizes is one run: the largest size's pieces are those of a run for it alone, and the
+pruning goes on from there to 1.1 times each smaller size in turn.
+
 The pieces are byte strings of whole characters; the 256 bytes stay tokens besides (a byte that
 is no character the pieces hold is as unlikely as the least likely piece, less 10, as
 sentencepiece's unknown), so every text can be cut.
@@ -199,9 +202,18 @@ def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, voca
     """(the pieces, their log-probabilities) of a Unigram LM over the words
     ``buf[offsets[w]:offsets[w + 1]]`` seen ``counts[w]`` times, with ``vocab_size`` tokens in
     all: the 256 bytes and the pieces that are not single bytes."""
-    if vocab_size <= BYTE_SYMBOLS:
-        raise ConfigError(f"vocab_size (--vocab-size) {vocab_size}: the 256 byte tokens come first, so it must "
-                          f"exceed 256")
+    return train_unigram_sizes(buf, offsets, counts, [vocab_size], params)[0]
+
+
+def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, vocab_sizes: list[int],
+                        params: UnigramParams = UnigramParams()) -> list[tuple[list[bytes], np.ndarray]]:
+    """:func:`train_unigram`'s answer for each of ``vocab_sizes`` (in their order) from one
+    pruning run: the run prunes towards the largest size first, as a run for that size alone
+    does, and on from there towards each smaller one."""
+    for size in vocab_sizes:
+        if size <= BYTE_SYMBOLS:
+            raise ConfigError(f"vocab_size (--vocab-size) {size}: the 256 byte tokens come first, so it must "
+                              f"exceed 256")
     spell, starts, scores, required = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64), params.seed_size,
                                                  params.max_piece_bytes)
     counts = np.asarray(counts, dtype=np.float64)
@@ -211,7 +223,8 @@ def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, voca
     alpha, beta, score = np.zeros(longest + 1), np.zeros(longest + 1), np.zeros(longest + 1)
     back_len, back_tok = np.zeros(longest + 1, dtype=np.int64), np.zeros(longest + 1, dtype=np.int64)
     alive = np.ones(n, dtype=bool)
-    target = math.floor(PRUNE_TO * (vocab_size - BYTE_SYMBOLS))  # pieces beyond the bytes
+    pending = sorted(set(vocab_sizes), reverse=True)
+    answers: dict[int, tuple[list[bytes], np.ndarray]] = {}
     # the seeds' trie and lattice are built once: a pruned piece stops ending a token in the
     # trie and loses its edges in the lattice
     trie = Vocabulary.of_spellings(spell, starts, np.arange(n), scores)
@@ -226,8 +239,12 @@ def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, voca
                     alpha, beta)
             alive &= (expected >= EXPECTED_AT_LEAST) | required
             _m_step(expected, alive, scores)
-        if int((alive & beyond).sum()) <= target:
+        while pending and int((alive & beyond).sum()) <= _pruned_to(pending[0]):
+            size = pending.pop(0)
+            answers[size] = _final_pieces(spell, starts, alive, required, beyond, scores, size)
+        if not pending:
             break
+        target = _pruned_to(pending[0])
         logp = np.where(alive, scores, NEG)
         freq, inverted, seen = np.zeros(n), np.zeros(n), np.full(n, -1, dtype=np.int64)
         viterbi_counts(offsets, counts, lattice.first, lattice.span, lattice.piece, logp, freq, inverted, seen, score,
@@ -246,7 +263,17 @@ def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, voca
         kept[candidates[np.argsort(-loss[candidates], kind="stable")][:size]] = True
         alive &= kept | ~beyond
         lattice = lattice.keep(alive)
-    # the final pieces: every character, then the best by score, up to the size
+    return [answers[size] for size in vocab_sizes]
+
+
+def _pruned_to(vocab_size: int) -> int:
+    """How many pieces beyond the bytes the pruning leaves for the final choice of ``vocab_size``."""
+    return math.floor(PRUNE_TO * (vocab_size - BYTE_SYMBOLS))
+
+
+def _final_pieces(spell, starts, alive, required, beyond, scores, vocab_size: int) -> tuple[list[bytes], np.ndarray]:
+    """The final pieces of ``vocab_size`` from those alive: every character, then the best by
+    score, up to the size."""
     budget = vocab_size - BYTE_SYMBOLS
     chosen = np.flatnonzero(alive & required & beyond)
     rest = np.flatnonzero(alive & ~required & beyond)
@@ -266,5 +293,10 @@ class Unigram(Learner):
 
     segmenter = "likelihood"
 
+    sweeps_in_one_run = True
+
     def learn(self, buf, offsets, counts, vocab_size, bottom_up):
         return train_unigram(buf, offsets, counts, vocab_size, self.params)
+
+    def learn_sizes(self, buf, offsets, counts, vocab_sizes, bottom_up):
+        return train_unigram_sizes(buf, offsets, counts, vocab_sizes, self.params)
