@@ -20,6 +20,9 @@ held-out tokens against BPE's merges.
     python examples/benchmarks/unigram.py --corpus ../shared/corpus [--sizes 8000,16000]
     python examples/benchmarks/unigram.py --corpus ../shared/corpus --hundred
 
+With several sizes, Unigram also learns them all in one pruning run (``train --vocab-size
+8000,16000``): its CPU time, and each size's held-out tokens against the lone run's.
+
 ``--hundred`` trains both at 8k on the whole of en_mix_100MB instead (CPU and peak RSS only),
 and appends its rows to unigram.md.
 """
@@ -161,6 +164,24 @@ def main() -> None:
                     out.append(f"| {size:,} | {trainer} | {run[0]:.1f} | {run[1]:.0f} | {run[2]:.1f} | {name} | "
                                f"{tokens:,} | {tokens / sp_tokens:.4f} | {ll / n_bytes:.4f} | "
                                f"{ll / sp_ll:.4f} |")
+                    print(out[-1], file=sys.stderr, flush=True)
+        sizes = sorted(int(s) for s in a.sizes.split(","))
+        if len(sizes) > 1:
+            out += ["", "One pruning run for every size (`train --vocab-size "
+                    f"{','.join(map(str, sizes))}`) against a run for each size alone, held-out tokens:", "",
+                    "| size | run | CPU s | peak RSS MB | held-out text | tokens | vs the lone run |",
+                    "|---|---|---:|---:|---|---:|---:|"]
+            sweep = str(tmp_path / "sweep.rules")
+            sweep_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(tmp_path / "spaced.txt"),
+                                  "--learner", "unigram", "--pretokenizer", "metaspace", "--vocab-size",
+                                  ",".join(map(str, sizes)), "--rules", sweep, "-q", "-f"])
+            for size in sizes:
+                for name, held in helds.items():
+                    lines = held.decode("utf-8", "replace").split("\n")[:-1]
+                    alone, _ = ours_held(str(tmp_path / f"ours{size}.rules"), lines)
+                    swept, _ = ours_held(str(tmp_path / f"sweep.{size}.rules"), lines)
+                    out.append(f"| {size:,} | one run for {len(sizes)} sizes | {sweep_run[0]:.1f} | "
+                               f"{sweep_run[1]:.0f} | {name} | {swept:,} | {swept / alone:.4f} |")
                     print(out[-1], file=sys.stderr, flush=True)
         out += ["", "PathPiece and BPE, GPT-2's pre-tokens, held-out tokens:", "",
                 "| size | vocabulary | segmenter | CPU s | peak RSS MB | held-out text | tokens | vs BPE merges |",

@@ -72,7 +72,9 @@ def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k,
                 ends[i] = -1
                 continue
             j = next_char[mid]
-            ends[i] = j
+            # a substring not counted here starts no counted longer one (its prefix was not
+            # counted), so its position is done with: later levels skip it without a lookup
+            ends[i] = -1
             if j - i > max_bytes:
                 continue
             if k > 1:
@@ -82,6 +84,7 @@ def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k,
                 suffix = _substring_key(h, powers, next_char[i], j)
                 if prev_keys[_table_find(prev_keys, suffix)] != suffix:
                     continue
+            ends[i] = j
             key = _substring_key(h, powers, i, j)
             s = _table_find(table[:, 0], key)
             if table[s, 0] == 0:
@@ -156,7 +159,7 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
         best_count = np.concatenate([best_count, count])
         del keys, count, where, length  # the level's table goes
         if best_count.size > seed_size:
-            top = np.sort(np.argsort(-(best_count * best_len), kind="stable")[: seed_size])
+            top = largest(best_count * best_len, seed_size)
             best_where, best_len, best_count = best_where[top], best_len[top], best_count[top]
     if chars_where is None:
         raise ConfigError("no text to learn from: the words are empty")
@@ -172,6 +175,18 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
     spell = gathered(buf, where[keep], length[keep], int(starts[-1]))
     weight = (count[keep] * length[keep]).astype(np.float64)
     return spell, starts, np.log(weight) - math.log(weight.sum()), chars[keep]
+
+
+def largest(values: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the ``k`` largest ``values`` in ascending order, ties to the earliest:
+    the first ``k`` of a stable sort by value, descending, as a set, found in linear time."""
+    if values.size <= k:
+        return np.arange(values.size)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    kth = np.partition(values, values.size - k)[values.size - k]
+    above = np.flatnonzero(values > kth)
+    return np.sort(np.concatenate([above, np.flatnonzero(values == kth)[: k - above.size]]))
 
 
 @numba.njit(cache=True)

@@ -32,7 +32,7 @@ import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary
 
 from .lattice import NEG, Lattice, second_best, viterbi_counts
-from .seeds import seed_pieces
+from .seeds import largest, seed_pieces
 
 #: sentencepiece's: an expected count under this drops a piece in the M step
 EXPECTED_AT_LEAST = 0.5
@@ -227,7 +227,7 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     answers: dict[int, tuple[list[bytes], np.ndarray]] = {}
     # the seeds' trie and lattice are built once: a pruned piece stops ending a token in the
     # trie and loses its edges in the lattice
-    trie = Vocabulary.of_spellings(spell, starts, np.arange(n), scores)
+    trie = Vocabulary.of_spellings(spell, starts, np.arange(n), scores, by_prefix=True)
     node_of = trie.ends
     lattice = Lattice.of(buf, offsets, trie)
     every = np.arange(n)
@@ -260,7 +260,7 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         size = max(target, math.floor(params.shrinking * candidates.size))
         candidates = candidates[loss[candidates] > -np.inf]  # never in a Viterbi path: gone, as in sentencepiece
         kept = np.zeros(n, dtype=bool)
-        kept[candidates[np.argsort(-loss[candidates], kind="stable")][:size]] = True
+        kept[candidates[largest(loss[candidates], size)]] = True
         alive &= kept | ~beyond
         lattice = lattice.keep(alive)
     return [answers[size] for size in vocab_sizes]
