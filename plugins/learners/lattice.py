@@ -166,16 +166,55 @@ def viterbi_counts(offsets, counts, first, span, piece, logp, freq, inverted, se
 
 
 @numba.njit(cache=True)
-def second_best(spell, starts, alive, keys, children, token, logp, node_of, own, alt_first, alt_pieces, score,
-                 back_len, back_tok):
-    """For each living piece t: the best segmentation of its own bytes without the piece
-    itself (``alt_pieces[alt_first[t]:alt_first[t + 1]]``, empty where there is none), and
-    ``own[t]``: whether the piece itself is its bytes' best segmentation (else Viterbi never
-    takes it)."""
+def second_best_in_lattice(where, starts, wanted, alive, first, span, piece, logp, own, alt_first, alt_pieces, score,
+                           back_len, back_tok):
+    """:func:`second_best` read off the lattice: piece t occurs at ``where[t]`` in the words,
+    so the lattice's edges there that end within it are the pieces its bytes hold (those
+    ``alive``, with their ``logp``), in the order a walk of the trie finds them."""
     used = 0
     for t in range(starts.size - 1):
         alt_first[t] = used
-        if not alive[t]:
+        if not wanted[t]:
+            continue
+        lo = where[t]
+        n = starts[t + 1] - starts[t]
+        score[0] = 0.0
+        for j in range(1, n + 1):
+            score[j] = NEG
+            back_len[j] = 0
+        for i in range(n):
+            if score[i] <= NEG:
+                continue
+            for e in range(first[lo + i], first[lo + i + 1]):
+                j = i + span[e]
+                if j > n:
+                    break  # shortest first: the rest end past the piece
+                u = piece[e]
+                if not alive[u] or (i == 0 and j == n):  # the piece itself is left out
+                    continue
+                s = score[i] + logp[u]
+                if s > score[j] or (s == score[j] and j - i > back_len[j]):
+                    score[j], back_len[j], back_tok[j] = s, j - i, u
+        own[t] = score[n] <= logp[t]
+        j = n
+        while j > 0 and back_len[j] > 0:
+            alt_pieces[used] = back_tok[j]
+            used += 1
+            j -= back_len[j]
+    alt_first[starts.size - 1] = used
+
+
+@numba.njit(cache=True)
+def second_best(spell, starts, wanted, keys, children, token, logp, node_of, own, alt_first, alt_pieces, score,
+                 back_len, back_tok):
+    """For each ``wanted`` piece t (living ones: the trie's tokens are the living pieces): the
+    best segmentation of its own bytes without the piece itself
+    (``alt_pieces[alt_first[t]:alt_first[t + 1]]``, empty where there is none), and ``own[t]``:
+    whether the piece itself is its bytes' best segmentation (else Viterbi never takes it)."""
+    used = 0
+    for t in range(starts.size - 1):
+        alt_first[t] = used
+        if not wanted[t]:
             continue
         lo = starts[t]
         n = starts[t + 1] - lo

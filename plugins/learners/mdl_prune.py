@@ -124,8 +124,9 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
         node_of[ids] = trie.ends
         own, alt_first = np.zeros(size, dtype=bool), np.zeros(size + 1, dtype=np.int64)
         alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int64)
-        second_best(spell, starts, alive, trie.keys, trie.children, trie.token, trie.logp, node_of, own, alt_first,
-                    alt_pieces, score, back_len, back_tok)
+        # the change of a token in no path needs no other segmentation of it
+        second_best(spell, starts, alive & beyond & (freq > 0), trie.keys, trie.children, trie.token, trie.logp,
+                    node_of, own, alt_first, alt_pieces, score, back_len, back_tok)
         delta = np.full(size, np.inf)
         _removal_bits(alive, beyond, own, alt_first, alt_pieces, freq, int(alive.sum()), delta)
         candidates = np.flatnonzero(alive & beyond)

@@ -130,7 +130,7 @@ def train_pathpiece_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
     if params.initial == "bpe":
         pieces = [p for p in bottom_up(wanted) if len(p) > 1]
     else:
-        spell, starts, _, _ = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64),
+        spell, starts, *_ = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64),
                                           params.initial_factor * pending[0], params.max_piece_bytes)
         pieces = [spell[starts[t]:starts[t + 1]].tobytes() for t in range(starts.size - 1)
                   if starts[t + 1] - starts[t] > 1]

@@ -132,8 +132,8 @@ def _fill_table(table, keys):
 def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_size: int,
                 max_piece_bytes: int = 16):
     """(the pieces' bytes one after the other, where each starts, their seed scores, which are
-    characters): every character, and the ``seed_size`` most frequent longer substrings by
-    frequency times byte length."""
+    characters, where each occurs in ``buf``): every character, and the ``seed_size`` most
+    frequent longer substrings by frequency times byte length."""
     _, starts = char_classes(buf)
     next_char = _next_chars(buf, offsets, starts)
     h = _prefix_hashes(buf)
@@ -174,7 +174,7 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
     np.cumsum(length[keep], out=starts[1:])
     spell = gathered(buf, where[keep], length[keep], int(starts[-1]))
     weight = (count[keep] * length[keep]).astype(np.float64)
-    return spell, starts, np.log(weight) - math.log(weight.sum()), chars[keep]
+    return spell, starts, np.log(weight) - math.log(weight.sum()), chars[keep], where[keep]
 
 
 def largest(values: np.ndarray, k: int) -> np.ndarray:

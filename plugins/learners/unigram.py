@@ -31,7 +31,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary
 
-from .lattice import NEG, Lattice, second_best, viterbi_counts
+from .lattice import NEG, Lattice, second_best_in_lattice, viterbi_counts
 from .seeds import largest, seed_pieces
 
 #: sentencepiece's: an expected count under this drops a piece in the M step
@@ -187,16 +187,6 @@ def _losses(alive, required, beyond, own, alt_first, alt_pieces, freq, inverted,
             loss[t] = inverted[t] / occurrences * (math.log(freq[t]) - logsum - logprob_alt)
 
 
-@numba.njit(cache=True)
-def _apply(nodes, ids, alive, scores, token, logp):
-    """The trie's tokens and scores as the pieces ``ids`` (at ``nodes``) now are: a dead piece
-    ends no token."""
-    for k in range(ids.size):
-        t = ids[k]
-        token[nodes[k]] = t if alive[t] else -1
-        logp[nodes[k]] = scores[t]
-
-
 def train_unigram(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, vocab_size: int,
                   params: UnigramParams = UnigramParams()) -> tuple[list[bytes], np.ndarray]:
     """(the pieces, their log-probabilities) of a Unigram LM over the words
@@ -214,7 +204,7 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         if size <= BYTE_SYMBOLS:
             raise ConfigError(f"vocab_size (--vocab-size) {size}: the 256 byte tokens come first, so it must "
                               f"exceed 256")
-    spell, starts, scores, required = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64), params.seed_size,
+    spell, starts, scores, required, where = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64), params.seed_size,
                                                  params.max_piece_bytes)
     counts = np.asarray(counts, dtype=np.float64)
     n = starts.size - 1
@@ -225,12 +215,8 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     alive = np.ones(n, dtype=bool)
     pending = sorted(set(vocab_sizes), reverse=True)
     answers: dict[int, tuple[list[bytes], np.ndarray]] = {}
-    # the seeds' trie and lattice are built once: a pruned piece stops ending a token in the
-    # trie and loses its edges in the lattice
-    trie = Vocabulary.of_spellings(spell, starts, np.arange(n), scores, by_prefix=True)
-    node_of = trie.ends
-    lattice = Lattice.of(buf, offsets, trie)
-    every = np.arange(n)
+    # the seeds' lattice is built once, from their trie: a pruned piece loses its edges
+    lattice = Lattice.of(buf, offsets, Vocabulary.of_spellings(spell, starts, np.arange(n), scores, by_prefix=True))
     while True:
         for _ in range(params.sub_iterations):
             expected = np.zeros(n)
@@ -249,11 +235,12 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         freq, inverted, seen = np.zeros(n), np.zeros(n), np.full(n, -1, dtype=np.int64)
         viterbi_counts(offsets, counts, lattice.first, lattice.span, lattice.piece, logp, freq, inverted, seen, score,
                        back_len, back_tok)
-        _apply(node_of, every, alive, scores, trie.token, trie.logp)
         own, alt_first = np.zeros(n, dtype=bool), np.zeros(n + 1, dtype=np.int64)
         alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int32)
-        second_best(spell, starts, alive, trie.keys, trie.children, trie.token, trie.logp, node_of, own, alt_first,
-                    alt_pieces, score, back_len, back_tok)
+        # a loss needs the other segmentation only of a piece in some Viterbi path that may go
+        second_best_in_lattice(where, starts, alive & beyond & ~required & (freq > 0), alive, lattice.first,
+                               lattice.span, lattice.piece, scores, own, alt_first, alt_pieces, score, back_len,
+                               back_tok)
         loss = np.full(n, -np.inf)
         _losses(alive, required, beyond, own, alt_first, alt_pieces, freq, inverted, counts.sum(), loss)
         candidates = np.flatnonzero(alive & beyond)
