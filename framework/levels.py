@@ -6,7 +6,8 @@ A level names:
 
 * ``pipeline``: its config (scorer, coder, pre-tokenizer, limits), as a config file would;
 * ``plain``: its plain back end, the raw bytes through zstd or xz -9e (xz with its x86 filter
-  for machine code): what data its pipeline does not shrink gets;
+  for machine code; a bare LZMA2 stream, as the archive checks its own contents): what data its
+  pipeline does not shrink gets;
 * ``dictionary_level``: the level whose pipeline runs where settings shape a dictionary (a
   scorer, a rules file, ``max_rules``...) and this level learns none (-1, -5);
 * ``trials``: other ways it also codes a text of at most so many bytes, the smallest kept:
@@ -16,7 +17,8 @@ A level names:
 process, on a Dask scheduler): data that would be stored is recognised from a sample and
 stored; a text gets the level's pipeline and the trials its length allows; other data gets the
 pipeline or the plain back end, whichever codes a sample smaller (both, where the sample is
-all of it). Levels -4 and -7 up also try, on a text of at most :data:`SMALL_TEXT` bytes, every
+all of it), and where that back end is xz, also what ``xz -9`` runs, in full, so that no such
+level is larger than ``xz -9`` there. Levels -4 and -7 up also try, on a text of at most :data:`SMALL_TEXT` bytes, every
 way the level below tries there, so that it is never larger than the level below. Each way is
 coded once, and the smallest archive kept (the first on a tie); :mod:`.compressor` does that.
 The figures behind each record are in ``examples/benchmarks/levels.md``.
@@ -76,7 +78,10 @@ def _pipeline(scorer, coder, max_rules=None, pretokenizer="none", min_count=None
     return raw
 
 
-_XZ = ("raw-lzma", {"preset": 9, "extreme": True})
+_XZ = ("raw-lzma", {"preset": 9, "extreme": True, "stream": "lzma2"})
+#: the plain back end's variants: the level's own, with xz's x86 filter (machine code), and
+#: what ``xz -9`` runs (not extreme, no filter: on some files smaller than either)
+OWN, X86, LIKE_XZ = "own", "x86", "xz -9"
 _RUNS_OF_NON_SPACE = "whitespace"
 
 
@@ -128,20 +133,24 @@ def level_of(number) -> Level:
     return LEVELS[number]
 
 
-def plain_config(level: Level, executable: bool = False) -> dict | None:
+def plain_config(level: Level, variant: str = OWN) -> dict | None:
     """The raw config of ``level``'s plain back end (None where its pipeline is plain): no
-    dictionary, the bytes through its coder; for ``executable`` data, xz with its x86 filter."""
+    dictionary, the bytes through its coder; where that is xz, ``variant`` X86 adds its x86
+    filter and LIKE_XZ runs what ``xz -9`` runs (a bare stream all the same)."""
     if level.plain is None:
         return None
     coder, params = level.plain
-    params = dict(params, **({"x86": True} if executable and coder == "raw-lzma" else {}))
+    if coder == "raw-lzma" and variant == X86:
+        params = dict(params, x86=True)
+    elif coder == "raw-lzma" and variant == LIKE_XZ:
+        params = dict(params, preset=9, extreme=False)
     return {"scorer": {"name": "repair"}, "coder": {"name": coder, "params": params}, "limits": {"max_rules": 0}}
 
 
 # -- the decision ----------------------------------------------------------------------------------
 
 #: a way to code an input: ("level", level, pre-tokenizer or None: the level's own), ("plain",
-#: level, executable), or STORED (the bytes as they are)
+#: level, variant: OWN, X86 or LIKE_XZ), or STORED (the bytes as they are)
 Way = tuple
 STORED: Way = ("stored",)
 
@@ -187,7 +196,7 @@ def text_ways(level: Level, length: int) -> list[Way]:
         if length > trial.up_to:
             continue
         if trial.way == "plain":
-            ways.append(("plain", level.number, False))
+            ways.append(("plain", level.number, OWN))
         elif trial.way == "pretokenizer":
             ways.append(("level", level.number, trial.pretokenizer))
         elif trial.way == "level":
@@ -200,17 +209,19 @@ def text_ways(level: Level, length: int) -> list[Way]:
 @attrs.frozen(kw_only=True)
 class Plan:
     """How an input is coded: every way in ``ways`` in full, the smallest kept; or, where
-    ``sample`` is given, the way among them that codes the sample smallest, in full."""
+    ``sample`` is given, the way among them that codes the sample smallest, in full; and the
+    ways in ``also`` in full whatever the sample says."""
 
     ways: tuple
     sample: bytes | None = None
+    also: tuple = ()
 
 
 def plan(level: Level, data: bytes) -> Plan:
     """How ``level`` codes ``data``: stored data is stored; a text gets :func:`text_ways`;
     other data its pipeline or its plain back end (machine code: with and without xz's x86
     filter), whichever codes a sample smallest (where the sample is all of ``data``: each in
-    full)."""
+    full), and where that back end is xz, what ``xz -9`` runs, in full."""
     sample = sample_of(data)
     if looks_stored(sample):
         return Plan(ways=(STORED,))
@@ -218,7 +229,9 @@ def plan(level: Level, data: bytes) -> Plan:
         return Plan(ways=tuple(text_ways(level, len(data))))
     if level.plain is None:
         return Plan(ways=(("level", level.number, None),))
-    ways: tuple = (("level", level.number, None), ("plain", level.number, False))
-    if is_executable(data) and plain_config(level, True) != plain_config(level, False):
-        ways += (("plain", level.number, True),)  # the x86 filter shrinks most machine code, not all
-    return Plan(ways=ways, sample=None if sample is data else sample)
+    ways: tuple = (("level", level.number, None), ("plain", level.number, OWN))
+    if is_executable(data) and plain_config(level, X86) != plain_config(level, OWN):
+        ways += (("plain", level.number, X86),)  # the x86 filter shrinks most machine code, not all
+    like_xz = ("plain", level.number, LIKE_XZ)
+    also = (like_xz,) if plain_config(level, LIKE_XZ) != plain_config(level, OWN) else ()
+    return Plan(ways=ways, sample=None if sample is data else sample, also=also)

@@ -40,16 +40,38 @@ class ZlibParams:
 class LzmaParams:
     """xz: ``preset`` 0-9 and ``extreme`` (xz -e), on by default as in ``xz -9e``; ``x86``: the
     x86 branch filter first (xz --x86: call and jump targets made absolute), smaller on x86
-    executables and libraries. The xz stream names its filters, so decoding needs none."""
+    executables and libraries; ``stream``: ``xz`` (the .xz container, which names its filters)
+    or ``lzma2`` (the LZMA2 stream alone, its filters and dictionary named by these params:
+    some 60 bytes fewer, for the archive checks its own contents)."""
 
     preset: int = _int_in(0, 9, 9)
     extreme: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     x86: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool), metadata={"added": True})
+    stream: str = attrs.field(default="xz", validator=attrs.validators.in_(("xz", "lzma2")), metadata={"added": True})
+
+
+#: each xz preset's dictionary (liblzma's), which a bare LZMA2 stream's decoder must be told
+_PRESET_DICTIONARY = (1 << 18, 1 << 20, 1 << 21, 1 << 22, 1 << 22, 1 << 23, 1 << 23, 1 << 24, 1 << 25, 1 << 26)
+
+
+def _lzma_filters(p: LzmaParams, encoding: bool) -> list[dict]:
+    lzma2: dict = {"id": lzma.FILTER_LZMA2, "dict_size": _PRESET_DICTIONARY[p.preset]}
+    if encoding:
+        lzma2["preset"] = p.preset | (lzma.PRESET_EXTREME if p.extreme else 0)
+    return [{"id": lzma.FILTER_X86}, lzma2] if p.x86 else [lzma2]
 
 
 def _lzma_compress(data: bytes, p: LzmaParams) -> bytes:
+    if p.stream == "lzma2":
+        return lzma.compress(data, format=lzma.FORMAT_RAW, filters=_lzma_filters(p, True))
     lzma2 = {"id": lzma.FILTER_LZMA2, "preset": p.preset | (lzma.PRESET_EXTREME if p.extreme else 0)}
     return lzma.compress(data, format=lzma.FORMAT_XZ, filters=[{"id": lzma.FILTER_X86}, lzma2] if p.x86 else [lzma2])
+
+
+def _lzma_decompressor(p: LzmaParams):
+    if p.stream == "lzma2":
+        return lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=_lzma_filters(p, False))
+    return lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
 
 
 @attrs.frozen(kw_only=True)
@@ -84,11 +106,12 @@ def _finish(d, out: bytes, name: str) -> bytes:
 
 
 def _stream(name: str, make, errors):
-    """Decompress with a stream object that takes an output cap (zlib, bz2, xz)."""
+    """Decompress with a stream object that takes an output cap (zlib, bz2, xz), made by
+    ``make(params)``."""
 
     def decompress(frame: bytes, params, max_size: int) -> bytes:
         try:
-            d = make()
+            d = make(params)
             out = d.decompress(frame, max_size + 1)  # one byte more tells "larger" from "exact"
         except errors as exc:
             raise FormatError(f"corrupt {name} frame: {exc}") from None
@@ -173,13 +196,13 @@ BACKENDS = {
                 decompress=_zstd_decompress),
         Backend(name="zlib", params=ZlibParams, summary="zlib (deflate)",
                 compress=lambda data, p: zlib.compress(data, p.level),
-                decompress=_stream("zlib", zlib.decompressobj, _STREAM_ERRORS)),
+                decompress=_stream("zlib", lambda p: zlib.decompressobj(), _STREAM_ERRORS)),
         Backend(name="lzma", params=LzmaParams, summary="xz (LZMA2)",
                 compress=_lzma_compress,
-                decompress=_stream("lzma", lambda: lzma.LZMADecompressor(format=lzma.FORMAT_XZ), _STREAM_ERRORS)),
+                decompress=_stream("lzma", _lzma_decompressor, _STREAM_ERRORS)),
         Backend(name="bz2", params=Bz2Params, summary="bzip2",
                 compress=lambda data, p: bz2.compress(data, p.level),
-                decompress=_stream("bz2", bz2.BZ2Decompressor, _STREAM_ERRORS)),
+                decompress=_stream("bz2", lambda p: bz2.BZ2Decompressor(), _STREAM_ERRORS)),
         Backend(name="ppmd", params=PpmdParams, summary="PPMd var. I (optional package pyppmd)",
                 compress=_ppmd_compress, decompress=_ppmd_decompress),
     ]
