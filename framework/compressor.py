@@ -282,7 +282,8 @@ class Compressor:
         if found.sample is not None and len(ways) > 1:  # decided on the sample: one way, in full
             sample = found.sample
             ways = [min(ways, key=lambda w: len(self.way(w).compress(sample)))]
-        ways += [w for w in found.also if w not in ways and fits(self.way(w).working_bytes, len(data))]
+        if found.sample is None or ways[0][0] == "plain":  # the plain back end's other settings
+            ways += [w for w in found.also if w not in ways and fits(self.way(w).working_bytes, len(data))]
         archives = [self.way(w).compress(data, progress=progress if i == 0 else None) for i, w in enumerate(ways)]
         return min(archives, key=len)
 

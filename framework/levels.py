@@ -17,10 +17,11 @@ A level names:
 process, on a Dask scheduler): data that would be stored is recognised from a sample and
 stored; a text gets the level's pipeline and the trials its length allows; other data gets the
 pipeline or the plain back end, whichever codes a sample smaller (both, where the sample is
-all of it), and where that back end is xz, also what ``xz -9`` runs, in full, so that no such
-level is larger than ``xz -9`` there. Levels -4 and -7 up also try, on a text of at most :data:`SMALL_TEXT` bytes, every
-way the level below tries there, so that it is never larger than the level below. Each way is
-coded once, and the smallest archive kept (the first on a tie); :mod:`.compressor` does that.
+all of it), and where that back end is xz and it is coded, also what ``xz -9`` runs, in full,
+so that no such level is larger than ``xz -9`` there. Levels -4 and -7 up also try, on a text
+of at most :data:`SMALL_TEXT` bytes, every way the level below tries there, so that it is never
+larger than the level below. Each way is coded once, and the smallest archive kept (the first
+on a tie); :mod:`.compressor` does that.
 The figures behind each record are in ``examples/benchmarks/levels.md``.
 """
 
@@ -210,7 +211,8 @@ def text_ways(level: Level, length: int) -> list[Way]:
 class Plan:
     """How an input is coded: every way in ``ways`` in full, the smallest kept; or, where
     ``sample`` is given, the way among them that codes the sample smallest, in full; and the
-    ways in ``also`` in full whatever the sample says."""
+    ways in ``also`` (the plain back end's other settings) in full too, where every way is
+    or the sample chose the plain back end."""
 
     ways: tuple
     sample: bytes | None = None
@@ -221,7 +223,7 @@ def plan(level: Level, data: bytes) -> Plan:
     """How ``level`` codes ``data``: stored data is stored; a text gets :func:`text_ways`;
     other data its pipeline or its plain back end (machine code: with and without xz's x86
     filter), whichever codes a sample smallest (where the sample is all of ``data``: each in
-    full), and where that back end is xz, what ``xz -9`` runs, in full."""
+    full), and where that back end is xz and it is coded, what ``xz -9`` runs, in full."""
     sample = sample_of(data)
     if looks_stored(sample):
         return Plan(ways=(STORED,))

@@ -227,7 +227,9 @@ def register_learners() -> list[LearnerInfo]:
 
     A learner is a :class:`chunkpress.plugin.Learner`: it learns a vocabulary top-down from a
     text's word counts, as Unigram LM and PathPiece do, where the built-in ``merges`` learns one
-    bottom-up. ``chunkpress train --learner NAME`` runs it and writes the rules file. Example,
+    bottom-up. ``chunkpress train --learner NAME`` runs it and writes the rules file; ``train
+    --vocab-size V,V,...`` asks for a sweep, which ``learn_sizes`` answers (by default ``learn``
+    once a size; a pruning learner overrides it to answer every size from one run). Example,
     the most frequent whole words (as long as they are) and nothing else::
 
         import attrs
