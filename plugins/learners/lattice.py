@@ -9,12 +9,22 @@ from __future__ import annotations
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import Vocabulary, trie_child
+from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Vocabulary, trie_child
 
 from .seeds import gathered
 
 #: no path (a log-probability below every real one)
 NEG = -1e300
+
+
+def sizes_down(vocab_sizes) -> list[int]:
+    """The tokens beyond the 256 bytes of each of ``vocab_sizes``, each once, largest first: the
+    sizes a pruning run passes on its way down. ConfigError for a size not above the bytes."""
+    for size in vocab_sizes:
+        if size <= BYTE_SYMBOLS:
+            raise ConfigError(f"vocab_size (--vocab-size) {size}: the 256 byte tokens come first, so it must "
+                              "exceed 256")
+    return sorted({size - BYTE_SYMBOLS for size in vocab_sizes}, reverse=True)
 
 
 def spelled(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +142,32 @@ def _kept_edges(first, span, piece, alive):
     return edges
 
 
+@numba.njit(cache=True, forceinline=True)
+def _best_path(first, span, piece, logp, lo, n, whole_left_out, score, back_len, back_tok):
+    """The most likely path through the lattice's positions ``lo`` to ``lo + n`` (edges that end
+    past it are not taken; with ``whole_left_out``, neither is one edge spanning all of it):
+    ``score[n]``, and each position's last edge in ``back_len``/``back_tok``. A piece at
+    ``NEG`` is dead; ties go to the longest last piece."""
+    score[0] = 0.0
+    for j in range(1, n + 1):
+        score[j] = NEG
+        back_len[j] = 0
+    for i in range(n):
+        if score[i] <= NEG:
+            continue
+        for e in range(first[lo + i], first[lo + i + 1]):
+            j = i + span[e]
+            if j > n:
+                break  # shortest first: the rest end past it too
+            t = piece[e]
+            if logp[t] <= NEG or (whole_left_out and i == 0 and j == n):
+                continue
+            s = score[i] + logp[t]
+            if s > score[j] or (s == score[j] and j - i > back_len[j]):
+                score[j], back_len[j], back_tok[j] = s, j - i, t
+    return score[n]
+
+
 @numba.njit(cache=True)
 def viterbi_counts(offsets, counts, first, span, piece, logp, freq, inverted, seen, score, back_len, back_tok):
     """Each piece's count in the words' Viterbi paths over their lattices (``freq``; a piece at
@@ -140,21 +176,7 @@ def viterbi_counts(offsets, counts, first, span, piece, logp, freq, inverted, se
     for w in range(offsets.size - 1):
         lo = offsets[w]
         n = offsets[w + 1] - lo
-        score[0] = 0.0
-        for j in range(1, n + 1):
-            score[j] = NEG
-            back_len[j] = 0
-        for i in range(n):
-            if score[i] <= NEG:
-                continue
-            for e in range(first[lo + i], first[lo + i + 1]):
-                t = piece[e]
-                if logp[t] <= NEG:
-                    continue
-                s = score[i] + logp[t]
-                j = i + span[e]
-                if s > score[j] or (s == score[j] and j - i > back_len[j]):
-                    score[j], back_len[j], back_tok[j] = s, j - i, t
+        _best_path(first, span, piece, logp, lo, n, False, score, back_len, back_tok)
         j = n
         while j > 0 and back_len[j] > 0:
             t = back_tok[j]
@@ -166,36 +188,19 @@ def viterbi_counts(offsets, counts, first, span, piece, logp, freq, inverted, se
 
 
 @numba.njit(cache=True)
-def second_best_in_lattice(where, starts, wanted, alive, first, span, piece, logp, own, alt_first, alt_pieces, score,
+def second_best_in_lattice(where, starts, wanted, first, span, piece, logp, own, alt_first, alt_pieces, score,
                            back_len, back_tok):
     """:func:`second_best` read off the lattice: piece t occurs at ``where[t]`` in the words,
-    so the lattice's edges there that end within it are the pieces its bytes hold (those
-    ``alive``, with their ``logp``), in the order a walk of the trie finds them."""
+    so the lattice's edges there that end within it are the pieces its bytes hold (a piece at
+    ``NEG`` in ``logp`` is dead), in the order a walk of the trie finds them; the piece itself
+    is left out."""
     used = 0
     for t in range(starts.size - 1):
         alt_first[t] = used
         if not wanted[t]:
             continue
-        lo = where[t]
         n = starts[t + 1] - starts[t]
-        score[0] = 0.0
-        for j in range(1, n + 1):
-            score[j] = NEG
-            back_len[j] = 0
-        for i in range(n):
-            if score[i] <= NEG:
-                continue
-            for e in range(first[lo + i], first[lo + i + 1]):
-                j = i + span[e]
-                if j > n:
-                    break  # shortest first: the rest end past the piece
-                u = piece[e]
-                if not alive[u] or (i == 0 and j == n):  # the piece itself is left out
-                    continue
-                s = score[i] + logp[u]
-                if s > score[j] or (s == score[j] and j - i > back_len[j]):
-                    score[j], back_len[j], back_tok[j] = s, j - i, u
-        own[t] = score[n] <= logp[t]
+        own[t] = _best_path(first, span, piece, logp, where[t], n, True, score, back_len, back_tok) <= logp[t]
         j = n
         while j > 0 and back_len[j] > 0:
             alt_pieces[used] = back_tok[j]

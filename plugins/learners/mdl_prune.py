@@ -20,9 +20,9 @@ import math
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner
+from chunkpress.plugin import BYTE_SYMBOLS, Learner
 
-from .lattice import NEG, Lattice, second_best, spelled, trie_of, viterbi_counts
+from .lattice import NEG, Lattice, second_best, sizes_down, spelled, trie_of, viterbi_counts
 
 _LN2 = math.log(2.0)
 
@@ -85,11 +85,7 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
     """:func:`train_mdl_prune`'s answer for each of ``vocab_sizes`` (in their order) from one
     pruning run, which starts from the largest size's BPE vocabulary and passes through the
     smaller sizes on its way down."""
-    for size in vocab_sizes:
-        if size <= BYTE_SYMBOLS:
-            raise ConfigError(f"vocab_size (--vocab-size) {size}: the 256 byte tokens come first, so it must "
-                              "exceed 256")
-    pending = sorted({size - BYTE_SYMBOLS for size in vocab_sizes}, reverse=True)
+    pending = sizes_down(vocab_sizes)
     pieces = sorted({p for p in bottom_up(BYTE_SYMBOLS + params.initial_factor * pending[0]) if len(p) > 1},
                     key=lambda p: (len(p), p))
     vocabulary = [bytes([b]) for b in range(BYTE_SYMBOLS)] + pieces

@@ -20,9 +20,9 @@ import math
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, trie_child
+from chunkpress.plugin import BYTE_SYMBOLS, Learner, trie_child
 
-from .lattice import spelled, trie_of
+from .lattice import sizes_down, spelled, trie_of
 from .seeds import seed_pieces
 
 _FAR = 1 << 40
@@ -121,11 +121,7 @@ def train_pathpiece_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
     """:func:`train_pathpiece`'s answer for each of ``vocab_sizes`` (in their order) from one
     pruning run, which starts from the largest size's initial vocabulary and passes through
     the smaller sizes on its way down."""
-    for size in vocab_sizes:
-        if size <= BYTE_SYMBOLS:
-            raise ConfigError(f"vocab_size (--vocab-size) {size}: the 256 byte tokens come first, so it must "
-                              "exceed 256")
-    pending = sorted({size - BYTE_SYMBOLS for size in vocab_sizes}, reverse=True)
+    pending = sizes_down(vocab_sizes)
     wanted = BYTE_SYMBOLS + params.initial_factor * pending[0]
     if params.initial == "bpe":
         pieces = [p for p in bottom_up(wanted) if len(p) > 1]

@@ -29,9 +29,9 @@ import math
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Learner, Vocabulary
+from chunkpress.plugin import BYTE_SYMBOLS, Learner, Vocabulary
 
-from .lattice import NEG, Lattice, second_best_in_lattice, viterbi_counts
+from .lattice import NEG, Lattice, second_best_in_lattice, sizes_down, viterbi_counts
 from .seeds import largest, seed_pieces
 
 #: sentencepiece's: an expected count under this drops a piece in the M step
@@ -200,10 +200,7 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     """:func:`train_unigram`'s answer for each of ``vocab_sizes`` (in their order) from one
     pruning run: the run prunes towards the largest size first, as a run for that size alone
     does, and on from there towards each smaller one."""
-    for size in vocab_sizes:
-        if size <= BYTE_SYMBOLS:
-            raise ConfigError(f"vocab_size (--vocab-size) {size}: the 256 byte tokens come first, so it must "
-                              f"exceed 256")
+    pending = sizes_down(vocab_sizes)
     spell, starts, scores, required, where = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64), params.seed_size,
                                                  params.max_piece_bytes)
     counts = np.asarray(counts, dtype=np.float64)
@@ -213,7 +210,6 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     alpha, beta, score = np.zeros(longest + 1), np.zeros(longest + 1), np.zeros(longest + 1)
     back_len, back_tok = np.zeros(longest + 1, dtype=np.int64), np.zeros(longest + 1, dtype=np.int64)
     alive = np.ones(n, dtype=bool)
-    pending = sorted(set(vocab_sizes), reverse=True)
     answers: dict[int, tuple[list[bytes], np.ndarray]] = {}
     # the seeds' lattice is built once, from their trie: a pruned piece loses its edges
     lattice = Lattice.of(buf, offsets, Vocabulary.of_spellings(spell, starts, np.arange(n), scores, by_prefix=True))
@@ -226,8 +222,8 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
             alive &= (expected >= EXPECTED_AT_LEAST) | required
             _m_step(expected, alive, scores)
         while pending and int((alive & beyond).sum()) <= _pruned_to(pending[0]):
-            size = pending.pop(0)
-            answers[size] = _final_pieces(spell, starts, alive, required, beyond, scores, size)
+            beyond_bytes = pending.pop(0)
+            answers[beyond_bytes] = _final_pieces(spell, starts, alive, required, beyond, scores, beyond_bytes)
         if not pending:
             break
         target = _pruned_to(pending[0])
@@ -238,9 +234,8 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         own, alt_first = np.zeros(n, dtype=bool), np.zeros(n + 1, dtype=np.int64)
         alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int32)
         # a loss needs the other segmentation only of a piece in some Viterbi path that may go
-        second_best_in_lattice(where, starts, alive & beyond & ~required & (freq > 0), alive, lattice.first,
-                               lattice.span, lattice.piece, scores, own, alt_first, alt_pieces, score, back_len,
-                               back_tok)
+        second_best_in_lattice(where, starts, alive & beyond & ~required & (freq > 0), lattice.first, lattice.span,
+                               lattice.piece, logp, own, alt_first, alt_pieces, score, back_len, back_tok)
         loss = np.full(n, -np.inf)
         _losses(alive, required, beyond, own, alt_first, alt_pieces, freq, inverted, counts.sum(), loss)
         candidates = np.flatnonzero(alive & beyond)
@@ -250,18 +245,17 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         kept[candidates[largest(loss[candidates], size)]] = True
         alive &= kept | ~beyond
         lattice = lattice.keep(alive)
-    return [answers[size] for size in vocab_sizes]
+    return [answers[size - BYTE_SYMBOLS] for size in vocab_sizes]
 
 
-def _pruned_to(vocab_size: int) -> int:
-    """How many pieces beyond the bytes the pruning leaves for the final choice of ``vocab_size``."""
-    return math.floor(PRUNE_TO * (vocab_size - BYTE_SYMBOLS))
+def _pruned_to(beyond_bytes: int) -> int:
+    """How many pieces the pruning leaves for the final choice of ``beyond_bytes`` pieces."""
+    return math.floor(PRUNE_TO * beyond_bytes)
 
 
-def _final_pieces(spell, starts, alive, required, beyond, scores, vocab_size: int) -> tuple[list[bytes], np.ndarray]:
-    """The final pieces of ``vocab_size`` from those alive: every character, then the best by
-    score, up to the size."""
-    budget = vocab_size - BYTE_SYMBOLS
+def _final_pieces(spell, starts, alive, required, beyond, scores, budget: int) -> tuple[list[bytes], np.ndarray]:
+    """The final ``budget`` pieces beyond the bytes from those alive: every character, then the
+    best by score, up to the budget."""
     chosen = np.flatnonzero(alive & required & beyond)
     rest = np.flatnonzero(alive & ~required & beyond)
     rest = rest[np.argsort(-scores[rest], kind="stable")][: max(0, budget - chosen.size)]
