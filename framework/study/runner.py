@@ -86,6 +86,7 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
     t = time.perf_counter()
     config = pipe.config
     named = None if config.segmenter.name == REPLAYS_MERGES else config.segmenter.name
+    by_size: dict = {}
     if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
         tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes(), segmenter=named)
     elif config.learner.name != LEARNS_BY_MERGES:
@@ -98,10 +99,7 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
                                        list(vocab_sizes) or None)
         tokenizers = [Tokenizer.from_rules_file(rules_file.to_bytes(), segmenter=named) for rules_file, _ in made]
         tokenizer = tokenizers[-1]  # the sizes ascend: the largest, which the config names
-        symbols = tokenizer.symbols(data)
-        return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
-                       seconds=time.perf_counter() - t, tokenizer=tokenizer,
-                       by_size=dict(zip(vocab_sizes, tokenizers, strict=True)) if vocab_sizes else {})
+        by_size = dict(zip(vocab_sizes, tokenizers, strict=True)) if vocab_sizes else {}
     else:
         result = pipe.fit(data, trace=False)
         if named is None:
@@ -111,7 +109,7 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
         tokenizer = _cut_by(learned, named, result.symbols)
     symbols = tokenizer.symbols(data)
     return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
-                   seconds=time.perf_counter() - t, tokenizer=tokenizer)
+                   seconds=time.perf_counter() - t, tokenizer=tokenizer, by_size=by_size)
 
 
 def trained_on(rules_path, dataset: str) -> str:

@@ -62,10 +62,9 @@ def _lzma_filters(p: LzmaParams, encoding: bool) -> list[dict]:
 
 
 def _lzma_compress(data: bytes, p: LzmaParams) -> bytes:
-    if p.stream == "lzma2":
-        return lzma.compress(data, format=lzma.FORMAT_RAW, filters=_lzma_filters(p, True))
-    lzma2 = {"id": lzma.FILTER_LZMA2, "preset": p.preset | (lzma.PRESET_EXTREME if p.extreme else 0)}
-    return lzma.compress(data, format=lzma.FORMAT_XZ, filters=[{"id": lzma.FILTER_X86}, lzma2] if p.x86 else [lzma2])
+    # the preset's own dictionary, named: an xz stream's bytes are the same as with the preset alone
+    return lzma.compress(data, format=lzma.FORMAT_RAW if p.stream == "lzma2" else lzma.FORMAT_XZ,
+                         filters=_lzma_filters(p, True))
 
 
 def _lzma_decompressor(p: LzmaParams):
