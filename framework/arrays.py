@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+import numba
 import numpy as np
 
 
@@ -15,3 +18,33 @@ def distinct(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
+
+
+@numba.njit(cache=True)
+def _walk_sorted(haystack, needles, right, out):
+    """np.searchsorted's answers by one walk through both arrays; False (out unfinished) where
+    ``needles`` is not ascending."""
+    j, n = 0, haystack.size
+    for i in range(needles.size):
+        x = needles[i]
+        if i and x < needles[i - 1]:
+            return False
+        if right:
+            while j < n and haystack[j] <= x:
+                j += 1
+        else:
+            while j < n and haystack[j] < x:
+                j += 1
+        out[i] = j
+    return True
+
+
+def searchsorted_ascending(haystack: np.ndarray, needles: np.ndarray,
+                           side: Literal["left", "right"] = "left") -> np.ndarray:
+    """``np.searchsorted(haystack, needles, side)``, in one linear walk where ``needles`` is
+    ascending (offsets, positions in a text), which beats a binary search a needle once the
+    arrays outgrow the cache; a binary search otherwise."""
+    out = np.empty(np.shape(needles), dtype=np.int64)
+    if _walk_sorted(np.asarray(haystack, dtype=np.int64), np.asarray(needles, dtype=np.int64), side == "right", out):
+        return out
+    return np.searchsorted(haystack, needles, side=side)

@@ -221,7 +221,7 @@ class BoundaryPolicy:
 
     def opening_steps(self, data: np.ndarray, breaks: np.ndarray) -> np.ndarray | None:
         """For the text ``data`` (uint8) cut by the pre-tokenizer at ``breaks`` (``breaks[i]``:
-        a boundary between bytes i and i + 1): an int64 array as long as ``data``, whose entry
+        a boundary between bytes i and i + 1): a signed integer array as long as ``data``, whose entry
         i, where ``breaks[i]``, is the rules learned before that boundary opens, or -1 for
         never (other entries are not read; the array is the caller's to change). None: no
         boundary ever opens. Opening a boundary

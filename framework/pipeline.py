@@ -118,11 +118,12 @@ class Pipeline:
     @staticmethod
     def _assembled(words: DistinctWords, result: FitResult) -> FitResult:
         """``result`` of training on ``words`` with the symbols of the whole text."""
-        from .format.expand import symbol_lengths  # numba: see the module's imports
+        from .arrays import searchsorted_ascending  # numba: see the module's imports
+        from .format.expand import symbol_lengths
 
         # symbols never cross a word, so their byte offsets land on every word start
         ends = np.cumsum(symbol_lengths(result.rules)[result.symbols])
-        seg_start = np.searchsorted(ends, words.offsets[:-1], side="right")
+        seg_start = searchsorted_ascending(ends, words.offsets[:-1], side="right")
         seg_len = np.diff(np.concatenate([seg_start, [result.symbols.size]]))
         return attrs.evolve(result, symbols=words.assemble(result.symbols, seg_start, seg_len))
 
@@ -151,18 +152,21 @@ class Pipeline:
         units'; it costs the distinct pre-tokens only, and the second a string those rules have
         shortened."""
         # numba kernels, all of them: see the module's imports
+        from .arrays import searchsorted_ascending
         from .engine.events import Opening
         from .engine.learner import fit
         from .format.expand import symbol_lengths
         from .text.units import inside_units
         from .text.wordcounts import DistinctWords
 
-        breaks, opened = inside_units(boundary, units.buf, units.offsets, self.config.pretokenizer)
+        text = units.buf.view()
+        text.flags.writeable = False  # as counting read the text: the kernels' compiled read-only kind
+        breaks, opened = inside_units(boundary, text, units.offsets, self.config.pretokenizer)
         if not opened or opened[0].at == 0 or deletion is not None or rewriter.linked_string() is None:
             return fit(units.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace,
                        progress=progress, weights=_word_weights(units), openings=opened, deletion=deletion)
         first, limits = opened[0].at, self.config.limits
-        inner = DistinctWords(units.buf, breaks, within=units)
+        inner = DistinctWords(text, breaks, within=units)
         head = fit(inner.buf, self._scorer(), self._build("rewriter"),
                    limits if limits.max_rules is not None and limits.max_rules <= first
                    else attrs.evolve(limits, max_rules=first),
@@ -172,11 +176,12 @@ class Pipeline:
         if len(head.rules) < first or limits.max_rules == first:
             return attrs.evolve(head, symbols=symbols)  # stopped before any boundary opens
         ends = np.cumsum(symbol_lengths(head.rules)[symbols]) - 1  # each symbol's last byte
-        weights = units.counts[np.searchsorted(units.offsets, ends, side="right") - 1] if _weighted(units) else None
+        weights = units.counts[searchsorted_ascending(units.offsets, ends, side="right") - 1] \
+            if _weighted(units) else None
         # handed over, not kept here: fit lets go of the symbols and breaks once the string holds
         # its own copies, and of each opening once it has opened
         handed = {"symbols": symbols.astype(np.int32), "breaks": breaks[ends],
-                  "openings": [Opening(at=o.at, positions=np.searchsorted(ends, o.positions)) for o in opened]}
+                  "openings": [Opening(at=o.at, positions=searchsorted_ascending(ends, o.positions)) for o in opened]}
         del symbols, ends, breaks, opened
         return fit(handed.pop("symbols"), self._scorer(), rewriter, limits, breaks=handed.pop("breaks"), trace=trace,
                    progress=progress, weights=weights, openings=handed.pop("openings"), start=head)

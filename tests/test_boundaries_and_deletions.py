@@ -66,6 +66,47 @@ def test_superbpe_merges_as_the_definition_says_and_joins_words_after_t():
     assert _fit("scan", limits={"max_rules": 300}, superword_after=256 + 150).rules.tolist() == fit.rules.tolist()
 
 
+def _joined_by_definition(text: bytes, pretokenizer: str) -> list[int]:
+    """The boundaries SuperBPE opens, from its docstring: between a word (letters after at most
+    one leading space) and a space-led word, and on both sides of a lone space between a word
+    and an unspaced word (offsets of the byte before each)."""
+    tokens = split(text, pretokenizer)
+    ends = np.cumsum([len(t) for t in tokens]) - 1
+
+    def kind(t):
+        s = t.decode("utf-8", "replace")
+        if s == " ":
+            return "lone"
+        body = s[1:] if s.startswith(" ") else s
+        return ("spaced" if s.startswith(" ") else "word") if body.isalpha() else "other"
+
+    kinds = [kind(t) for t in tokens]
+    opened = set()
+    for t in range(len(tokens) - 1):
+        word = kinds[t] in ("word", "spaced")
+        if word and kinds[t + 1] == "spaced":
+            opened.add(int(ends[t]))
+        if word and kinds[t + 1] == "lone" and t + 2 < len(tokens) and kinds[t + 2] == "word":
+            opened.update((int(ends[t]), int(ends[t + 1])))
+    return sorted(opened)
+
+
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "whitespace"])
+@pytest.mark.parametrize("after", [0, 200, 40_000, 2**31 + 5])
+def test_superbpe_opens_the_boundaries_its_definition_names(pretokenizer, after):
+    from chunkpress.plugins.boundaries.superbpe import SuperBpe, SuperBpeParams
+
+    text = (TEXT[:6000] + read("udhr_arb.txt")[:3000] + " 12 x  y z\t\u00e9t\u00e9 a b. c".encode()
+            + read("udhr_cmn_hans.txt")[:1500] + b" end")
+    arr = np.frombuffer(text, dtype=np.uint8)
+    steps = SuperBpe(SuperBpeParams(after=after)).opening_steps(arr, pretoken_breaks(arr, pretokenizer))
+    assert steps.shape == arr.shape and np.issubdtype(steps.dtype, np.signedinteger)
+    breaks = pretoken_breaks(arr, pretokenizer)
+    opened = np.flatnonzero((steps >= 0) & breaks).tolist()
+    assert opened == _joined_by_definition(text, pretokenizer) and len(opened) > 100
+    assert set(steps[opened].tolist()) == {after}  # held exactly, however large
+
+
 def test_picky_merges_and_deletes_as_the_definition_says():
     fit = _fit(limits={"max_rules": 300}, picky=0.6)
     plain = _plain(TEXT, 300, tau=0.6)

@@ -56,3 +56,16 @@ def test_train_on_two_workers_writes_the_serial_rules(tmp_path, alice):
     (rules_s, meta_s), (rules_p, meta_p) = load_rules(serial.read_bytes()), load_rules(parallel.read_bytes())
     assert np.array_equal(rules_s, rules_p) and meta_s == meta_p  # same length and BLAKE2b of the input
     assert main(["train", str(text), "--workers", "2", "--rules", str(parallel), "-f"]) == 5  # no pre-tokenizer
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_the_walk_through_ascending_positions_answers_as_searchsorted(side):
+    from chunkpress.arrays import searchsorted_ascending
+
+    rng = np.random.default_rng(7)
+    haystack = np.sort(rng.integers(0, 5000, 3000))  # with repeats, as offsets of empty words have
+    for needles in (np.sort(rng.integers(-10, 5010, 4000)), rng.integers(0, 5000, 500), np.zeros(0, np.int64),
+                    haystack.copy()):
+        assert searchsorted_ascending(haystack, needles, side).tolist() == \
+            np.searchsorted(haystack, needles, side=side).tolist()
+    assert searchsorted_ascending(np.zeros(0, np.int64), np.arange(3), side).tolist() == [0, 0, 0]

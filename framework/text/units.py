@@ -22,7 +22,9 @@ def opening_steps(policy, data: np.ndarray, breaks: np.ndarray, piece_ends=None)
     steps = policy.opening_steps(data, breaks)
     if steps is None:
         return None
-    steps = np.asarray(steps, dtype=np.int64)
+    steps = np.asarray(steps)
+    if steps.dtype.kind != "i":  # a narrow signed array is kept: steps cover every byte
+        steps = steps.astype(np.int64)
     if steps.shape != data.shape:
         raise ValueError(f"{type(policy).__name__}.opening_steps gave {steps.shape[0]:,} steps for "
                          f"{data.size:,} bytes")
@@ -44,7 +46,7 @@ def openings(steps: np.ndarray | None) -> list[Opening]:
     if steps is None:
         return []
     at = np.flatnonzero(steps >= 0)
-    when = steps[at]
+    when = steps[at].astype(np.int64)
     if when.min() == when.max():  # one step for all, as SuperBPE's
         return [Opening(at=int(when[0]), positions=at)]
     return [Opening(at=int(step), positions=at[when == step]) for step in distinct(when).tolist()]

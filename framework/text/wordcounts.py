@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 import numba
 import numpy as np
 
+from ..arrays import searchsorted_ascending
 from ..errors import InputError
 from ..fileio import Readable
 from ..format.limits import COUNT_BYTES_PER_BYTE, work_limit
@@ -163,7 +164,7 @@ class DistinctWords(WordCounts):
         if within is None:
             counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
         else:  # exact: counts stay far below 2**53
-            weights = within.counts[np.searchsorted(within.offsets, starts, side="right") - 1]
+            weights = within.counts[searchsorted_ascending(within.offsets, starts, side="right") - 1]
             counts = np.bincount(self.ids, weights=weights, minlength=first.size).astype(np.int64)
         super().__init__(*_gathered(arr, starts, ends, first), counts)
 

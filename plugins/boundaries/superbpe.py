@@ -31,34 +31,38 @@ OTHER_KIND, WORD, SPACED_WORD, LONE_SPACE = 0, 1, 2, 3
 
 
 @numba.njit(cache=True)
-def _kinds(data, cls, starts, ends, kinds):
-    """Per pre-token: WORD (letters), SPACED_WORD (a space, then letters), LONE_SPACE (one
-    space) or OTHER_KIND."""
-    for t in range(starts.size):
-        lo, hi = starts[t], ends[t]
-        first = lo + 1 if data[lo] == 32 else lo
-        kind = OTHER_KIND
-        if first == hi:
-            kind = LONE_SPACE if hi - lo == 1 else OTHER_KIND
-        else:
-            kind = SPACED_WORD if first > lo else WORD
-            for p in range(first, hi):
-                if cls[p] != LETTER:
-                    kind = OTHER_KIND
-                    break
-        kinds[t] = kind
+def _kind(data, cls, lo, hi):
+    """WORD (letters), SPACED_WORD (a space, then letters), LONE_SPACE (one space) or
+    OTHER_KIND: the kind of the pre-token ``data[lo:hi]``."""
+    first = lo + 1 if data[lo] == 32 else lo
+    if first == hi:
+        return LONE_SPACE if hi - lo == 1 else OTHER_KIND
+    for p in range(first, hi):
+        if cls[p] != LETTER:
+            return OTHER_KIND
+    return SPACED_WORD if first > lo else WORD
 
 
-def joins(kinds: np.ndarray) -> np.ndarray:
-    """For each boundary between pre-tokens t and t + 1: whether it lies between two words
-    joined by a single space."""
-    left, right = kinds[:-1], kinds[1:]
-    word = (kinds == WORD) | (kinds == SPACED_WORD)
-    before = np.concatenate([[False], word[:-2]])  # pre-token t - 1 is a word
-    after = np.concatenate([kinds[2:] == WORD, [False]])  # pre-token t + 2 is an unspaced word
-    return ((word[:-1] & (right == SPACED_WORD))
-            | (word[:-1] & (right == LONE_SPACE) & after)
-            | ((left == LONE_SPACE) & before & (right == WORD)))
+@numba.njit(cache=True)
+def _open_joined(data, breaks, cls, steps, after):
+    """``steps[i] = after`` at each boundary (offset i: between bytes i and i + 1) between two
+    words joined by a single space: a word and a space-led word, or a word, a lone space and an
+    unspaced word. One pass, deciding as each pre-token ends about the two before it."""
+    n = data.size
+    k1, k2 = OTHER_KIND, OTHER_KIND  # the kinds of the two pre-tokens before this one
+    e1, e2 = -1, -1  # and their last bytes
+    lo = 0
+    for i in range(n):
+        if i == n - 1 or breaks[i]:
+            k0 = _kind(data, cls, lo, i + 1)
+            word1 = k1 == WORD or k1 == SPACED_WORD
+            if word1 and k0 == SPACED_WORD:
+                steps[e1] = after
+            elif k1 == LONE_SPACE and k0 == WORD and (k2 == WORD or k2 == SPACED_WORD):
+                steps[e2] = after  # on both sides of the lone space
+                steps[e1] = after
+            k2, k1, e2, e1 = k1, k0, e1, i
+            lo = i + 1
 
 
 #: GPT-2's pattern with words joined by single spaces: the units under gpt2 pre-tokens
@@ -72,12 +76,6 @@ class SuperBpe(BoundaryPolicy):
         return GPT2_UNITS if pretokenizer == "gpt2" else None
 
     def opening_steps(self, data, breaks):
-        cuts = np.flatnonzero(breaks[:-1]) + 1
-        starts = np.concatenate([[0], cuts]).astype(np.int64)
-        ends = np.concatenate([cuts, [data.size]]).astype(np.int64)
-        cls, _ = char_classes(data)
-        kinds = np.empty(starts.size, dtype=np.int64)
-        _kinds(data, cls, starts, ends, kinds)
-        steps = np.full(data.size, -1, dtype=np.int64)
-        steps[ends[:-1][joins(kinds)] - 1] = self.params.after
+        steps = np.full(data.size, -1, dtype=np.promote_types(np.int16, np.min_scalar_type(-self.params.after - 1)))
+        _open_joined(data, breaks, char_classes(data)[0], steps, steps.dtype.type(self.params.after))
         return steps
