@@ -13,8 +13,6 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from tqdm import tqdm
-
 #: a plain progress line in a log at most this often (the first one after as long)
 LOG_SECONDS = 10.0
 
@@ -31,6 +29,8 @@ class Progress:
         self.started = self.logged = time.monotonic()
         self.bar = None
         if self.stream.isatty() and not quiet:
+            from tqdm import tqdm  # only where a bar is drawn: a pipe or a log starts faster
+
             self.bar = tqdm(total=total, desc=label, unit=unit, unit_scale=unit_scale, file=self.stream,
                             dynamic_ncols=True, leave=False, mininterval=0.25, miniters=1)
 
@@ -44,6 +44,8 @@ class Progress:
         if self.quiet or now - self.logged < LOG_SECONDS or not done:  # nothing done yet: compiling
             return
         self.logged = now
+        from tqdm import tqdm
+
         meter = tqdm.format_meter(done, self.total, now - self.started, unit=self.unit, unit_scale=self.unit_scale,
                                   prefix=self.label, ncols=0)
         print(f"{meter}  {postfix}".rstrip(), file=self.stream, flush=True)
