@@ -119,7 +119,7 @@ class Pipeline:
     def _assembled(words: DistinctWords, result: FitResult) -> FitResult:
         """``result`` of training on ``words`` with the symbols of the whole text."""
         from .arrays import searchsorted_ascending  # numba: see the module's imports
-        from .format.expand import symbol_lengths
+        from .format.expand import symbol_lengths  # numba
 
         # symbols never cross a word, so their byte offsets land on every word start
         ends = np.cumsum(symbol_lengths(result.rules)[result.symbols])

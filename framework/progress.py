@@ -44,7 +44,7 @@ class Progress:
         if self.quiet or now - self.logged < LOG_SECONDS or not done:  # nothing done yet: compiling
             return
         self.logged = now
-        from tqdm import tqdm
+        from tqdm import tqdm  # a log line is due: only now is tqdm's meter needed
 
         meter = tqdm.format_meter(done, self.total, now - self.started, unit=self.unit, unit_scale=self.unit_scale,
                                   prefix=self.label, ncols=0)
