@@ -69,3 +69,16 @@ def test_the_walk_through_ascending_positions_answers_as_searchsorted(side):
         assert searchsorted_ascending(haystack, needles, side).tolist() == \
             np.searchsorted(haystack, needles, side=side).tolist()
     assert searchsorted_ascending(np.zeros(0, np.int64), np.arange(3), side).tolist() == [0, 0, 0]
+
+
+def test_distinct_words_are_exact_for_tokens_longer_than_a_table_row_holds():
+    from chunkpress.text.wordcounts import DistinctWords
+
+    long = (1 << 24) + 3  # a length the hash table's row cannot hold: read off the first occurrence
+    arr = np.concatenate([np.zeros(long, np.uint8), np.zeros(long - 1, np.uint8), np.zeros(long, np.uint8),
+                          np.ones(2, np.uint8)])
+    breaks = np.zeros(arr.size, dtype=bool)
+    breaks[[long - 1, 2 * long - 2, 3 * long - 2, arr.size - 1]] = True
+    words = DistinctWords(arr, breaks)
+    assert words.ids.tolist() == [0, 1, 0, 2] and words.counts.tolist() == [2, 1, 1]
+    assert np.diff(words.offsets).tolist() == [long, long - 1, 2]

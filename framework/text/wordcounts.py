@@ -32,50 +32,61 @@ DEFAULT_SHARD_SIZE = 16 << 20
 MERGE_EVERY = 8
 
 
+_LOW32 = np.int64(0xFFFFFFFF)
+#: a length this long or longer is not held in a row: it is read off the first occurrence
+_LONG = np.int64(0xFFFFFF)
+
+
 @numba.njit(cache=True)
 def _distinct_tokens(data, starts, ends):
     """Id of each token's distinct byte string (first-seen order) and the first token of each
-    id. Exact: a hash hit is confirmed by comparing the bytes. A table row holds a token and
-    its hash side by side, so a probe that misses reads one row and nothing else."""
+    id. Exact: a hash hit is confirmed by comparing the bytes. A row holds what a probe needs
+    (hash, id, and the first occurrence's start and length), so a token already seen costs its
+    row and the bytes it is compared with, and nothing else."""
     n = starts.size
     size = 1 << 16
-    table = np.full((size, 2), -1, dtype=np.int64)  # (a representative token, its hash)
+    table = np.full((size, 2), -1, dtype=np.int64)  # (hash << 32 | id, start << 24 | length, at most _LONG)
     ids = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
     n_ids = 0
     for t in range(n):
+        lo, length = starts[t], ends[t] - starts[t]
         h = np.int64(-3750763034362895579)  # FNV-1a offset basis
-        for p in range(starts[t], ends[t]):
+        for p in range(lo, lo + length):
             h = (h ^ np.int64(data[p])) * np.int64(1099511628211)
+        h = (h ^ (h >> 32)) & _LOW32
         if 2 * (n_ids + 1) > size:  # keep the load under 1/2: double and re-insert
             old = table
             size *= 2
             table = np.full((size, 2), -1, dtype=np.int64)
             for j in range(old.shape[0]):
                 if old[j, 0] != -1:
-                    k = (old[j, 1] ^ (old[j, 1] >> 29)) & (size - 1)
+                    k = (((old[j, 0] >> 32) & _LOW32) * np.int64(0x9E3779B1)) & (size - 1)
                     while table[k, 0] != -1:
                         k = (k + 1) & (size - 1)
                     table[k, 0] = old[j, 0]
                     table[k, 1] = old[j, 1]
-        i = (h ^ (h >> 29)) & (size - 1)
+        i = (h * np.int64(0x9E3779B1)) & (size - 1)
         while True:
-            rep = table[i, 0]
-            if rep == -1:
-                table[i, 0] = t
-                table[i, 1] = h
+            key = table[i, 0]
+            if key == -1:
+                table[i, 0] = (h << 32) | n_ids
+                table[i, 1] = (lo << 24) | min(length, _LONG)
                 first[n_ids] = t
                 ids[t] = n_ids
                 n_ids += 1
                 break
-            if table[i, 1] == h and ends[rep] - starts[rep] == ends[t] - starts[t]:
+            held = table[i, 1] & _LONG
+            if ((key >> 32) & _LOW32) == h and held == min(length, _LONG) and \
+                    (held < _LONG or ends[first[key & _LOW32]] - starts[first[key & _LOW32]] == length):
+                rep = table[i, 1] >> 24
                 same = True
-                for k in range(ends[t] - starts[t]):
-                    if data[starts[rep] + k] != data[starts[t] + k]:
+                for k in range(length):
+                    if data[rep + k] != data[lo + k]:
                         same = False
                         break
                 if same:
-                    ids[t] = ids[rep]
+                    ids[t] = key & _LOW32
                     break
             i = (i + 1) & (size - 1)
     return ids, first[:n_ids]
