@@ -39,16 +39,23 @@ _LONG = np.int64(0xFFFFFF)
 
 @numba.njit(cache=True)
 def _distinct_tokens(data, starts, ends):
-    """Id of each token's distinct byte string (first-seen order) and the first token of each
-    id. Exact: a hash hit is confirmed by comparing the bytes. A row holds what a probe needs
-    (hash, id, and the first occurrence's start and length), so a token already seen costs its
-    row and the bytes it is compared with, and nothing else."""
+    """(id of each token's distinct byte string, in first-seen order; the first token of each
+    id; the distinct strings one after the other; where each starts, the last entry the end).
+    Exact: a hash hit is confirmed by comparing the bytes with the string kept, which lies in
+    a compact buffer, so a token seen before costs its table row and a cached comparison."""
     n = starts.size
     size = 1 << 16
-    table = np.full((size, 2), -1, dtype=np.int64)  # (hash << 32 | id, start << 24 | length, at most _LONG)
+    table = np.full((size, 2), -1, dtype=np.int64)  # (hash << 32 | id, kept at << 24 | length, at most _LONG)
     ids = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
+    total = 0
+    for t in range(n):
+        total += ends[t] - starts[t]
+    kept = np.empty(total, dtype=data.dtype)  # pages past what is kept are never touched
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
     n_ids = 0
+    used = 0
     for t in range(n):
         lo, length = starts[t], ends[t] - starts[t]
         h = np.int64(-3750763034362895579)  # FNV-1a offset basis
@@ -71,35 +78,28 @@ def _distinct_tokens(data, starts, ends):
             key = table[i, 0]
             if key == -1:
                 table[i, 0] = (h << 32) | n_ids
-                table[i, 1] = (lo << 24) | min(length, _LONG)
+                table[i, 1] = (used << 24) | min(length, _LONG)
+                kept[used:used + length] = data[lo:lo + length]
+                used += length
+                offsets[n_ids + 1] = used
                 first[n_ids] = t
                 ids[t] = n_ids
                 n_ids += 1
                 break
             held = table[i, 1] & _LONG
             if ((key >> 32) & _LOW32) == h and held == min(length, _LONG) and \
-                    (held < _LONG or ends[first[key & _LOW32]] - starts[first[key & _LOW32]] == length):
-                rep = table[i, 1] >> 24
+                    (held < _LONG or offsets[(key & _LOW32) + 1] - offsets[key & _LOW32] == length):
+                at = table[i, 1] >> 24
                 same = True
                 for k in range(length):
-                    if data[rep + k] != data[lo + k]:
+                    if kept[at + k] != data[lo + k]:
                         same = False
                         break
                 if same:
                     ids[t] = key & _LOW32
                     break
             i = (i + 1) & (size - 1)
-    return ids, first[:n_ids]
-
-
-@numba.njit(cache=True)
-def _gather(data, starts, ends, first, buf):
-    pos = 0
-    for u in range(first.size):
-        t = first[u]
-        for p in range(starts[t], ends[t]):
-            buf[pos] = data[p]
-            pos += 1
+    return ids, first[:n_ids], kept[:used], offsets[:n_ids + 1]
 
 
 @numba.njit(cache=True)
@@ -112,14 +112,6 @@ def _assemble(ids, seg_start, seg_len, symbols, out):
             out[pos] = symbols[s + k]
             pos += 1
     return pos
-
-
-def _gathered(data, starts, ends, first) -> tuple[np.ndarray, np.ndarray]:
-    """(buf, offsets) of the tokens ``first``, one after the other."""
-    lengths = ends[first] - starts[first]
-    buf = np.empty(int(lengths.sum()), dtype=np.uint8)
-    _gather(data, starts, ends, first, buf)
-    return buf, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
 
 
 class WordCounts:
@@ -155,10 +147,10 @@ class WordCounts:
         shifts = np.cumsum([0] + [p.buf.size for p in parts[:-1]])
         starts = np.concatenate([p.offsets[:-1] + s for p, s in zip(parts, shifts, strict=False)])
         ends = np.concatenate([p.offsets[1:] + s for p, s in zip(parts, shifts, strict=False)])
-        ids, first = _distinct_tokens(buf, starts, ends)
-        counts = np.zeros(first.size, dtype=np.int64)
+        ids, _, merged, offsets = _distinct_tokens(buf, starts, ends)
+        counts = np.zeros(offsets.size - 1, dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
-        return cls(*_gathered(buf, starts, ends, first), counts)
+        return cls(merged, offsets, counts)
 
 
 class DistinctWords(WordCounts):
@@ -171,13 +163,13 @@ class DistinctWords(WordCounts):
         cuts = np.flatnonzero(breaks[:-1]) + 1
         starts = np.concatenate([[0], cuts]).astype(np.int64)
         ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
-        self.ids, first = _distinct_tokens(arr, starts, ends)
+        self.ids, first, buf, offsets = _distinct_tokens(arr, starts, ends)
         if within is None:
             counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
         else:  # exact: counts stay far below 2**53
             weights = within.counts[searchsorted_ascending(within.offsets, starts, side="right") - 1]
             counts = np.bincount(self.ids, weights=weights, minlength=first.size).astype(np.int64)
-        super().__init__(*_gathered(arr, starts, ends, first), counts)
+        super().__init__(buf, offsets, counts)
 
     def assemble(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray) -> np.ndarray:
         """The full text's symbols: word u's symbols are word_symbols[seg_start[u]:+seg_len[u]]."""
