@@ -32,6 +32,7 @@ DEFAULT_SHARD_SIZE = 16 << 20
 MERGE_EVERY = 8
 
 
+#: the low 32 bits: a word's id in a hash row, and the 32-bit hash kept beside it
 _LOW32 = np.int64(0xFFFFFFFF)
 #: a length this long or longer is not held in a row: it is read off the first occurrence
 _LONG = np.int64(0xFFFFFF)
