@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.abc
+import importlib.util
 import os
 import signal
 import sys
@@ -116,3 +118,61 @@ def warnings_about(path: str):
         finally:
             for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UnverifiedWarning)):
                 print(f"chunkpress: warning: {shown(path)}: {message}", file=sys.stderr)
+
+
+def load_cached_kernels_lightly() -> None:
+    """numba reloads a kernel from its disk cache only after installing every typing and
+    lowering registry it has, the work a compile needs, which is most of a warm start (a few
+    tenths of a second). A cached kernel needs none of it to run: numba's runtime, and the type
+    of a first-class function passed to it. This process loads cached kernels so; a compile
+    still installs the registries (numba's compiler refreshes its contexts itself), and where
+    numba lacks what this expects, nothing changes. Applied when numba's cache module is
+    imported, so a command that compiles nothing never imports numba for it."""
+    if "numba.core.caching" in sys.modules:
+        _light_cache_loads(sys.modules["numba.core.caching"])
+    elif not any(isinstance(f, _CachingImported) for f in sys.meta_path):
+        sys.meta_path.insert(0, _CachingImported())
+
+
+class _CachingImported(importlib.abc.MetaPathFinder):
+    """Runs :func:`_light_cache_loads` once ``numba.core.caching`` has been executed."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "numba.core.caching":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _light_cache_loads(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _light_cache_loads(caching) -> None:
+    cache = getattr(caching, "Cache", None)
+    if cache is None or not all(hasattr(cache, a) for a in ("load_overload", "_load_overload",
+                                                           "_guard_against_spurious_io_errors")):
+        return
+    if getattr(cache.load_overload, "light", False):
+        return
+    full = cache.load_overload
+
+    def load_overload(self, sig, target_context):
+        try:
+            # imported here, not when installed: numba may be importing itself then
+            import numba.experimental.function_type  # noqa: F401  (the type of a cfunc argument)
+            from numba.core.runtime import rtsys  # numba's runtime, which a kernel's arrays need
+        except ImportError:
+            return full(self, sig, target_context)
+        rtsys.initialize(target_context)  # what the registries' refresh did that running needs
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+    load_overload.light = True  # type: ignore[attr-defined]
+    cache.load_overload = load_overload

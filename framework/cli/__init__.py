@@ -13,7 +13,13 @@ import warnings
 from ..engine.interruptible import kernel_abandoned
 from ..errors import ChunkpressError
 from ..format.limits import address_space_cap
-from ..process import Terminated, hold_closed_standard_streams, show_warning, sigterm_as_interrupt
+from ..process import (
+    Terminated,
+    hold_closed_standard_streams,
+    load_cached_kernels_lightly,
+    show_warning,
+    sigterm_as_interrupt,
+)
 from ..version import __version__
 from . import files, report, tokens
 from .options import LEADING_FLAGS, Files, Parser, check_levels, common, file_options, is_zstd_form, zstd_parser
@@ -95,6 +101,7 @@ def entry() -> None:
     not stop after an interrupt may still run on its helper thread (``call_interruptibly``);
     the interpreter's teardown would free the code under it (a SIGSEGV instead of 130 or 143),
     so such a process flushes its streams and ends at once."""
+    load_cached_kernels_lightly()
     code = main()
     # the interpreter's last collections walk every object numba made, which a short run
     # waits for at its exit: a program that ends now need not
