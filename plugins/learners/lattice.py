@@ -190,10 +190,12 @@ def viterbi_counts(offsets, counts, first, span, piece, logp, freq, inverted, se
 @numba.njit(cache=True)
 def second_best_in_lattice(where, starts, wanted, first, span, piece, logp, own, alt_first, alt_pieces, score,
                            back_len, back_tok):
-    """:func:`second_best` read off the lattice: piece t occurs at ``where[t]`` in the words,
-    so the lattice's edges there that end within it are the pieces its bytes hold (a piece at
-    ``NEG`` in ``logp`` is dead), in the order a walk of the trie finds them; the piece itself
-    is left out."""
+    """For each ``wanted`` piece t: the best segmentation of its own bytes without the piece
+    itself (``alt_pieces[alt_first[t]:alt_first[t + 1]]``, empty where there is none), and
+    ``own[t]``: whether the piece itself is its bytes' best segmentation (else Viterbi never
+    takes it). Read off the lattice: piece t occurs at ``where[t]`` in the words, so the edges
+    there that end within it are the pieces its bytes hold (a piece at ``NEG`` in ``logp`` is
+    dead), shortest first as a walk of the trie finds them."""
     used = 0
     for t in range(starts.size - 1):
         alt_first[t] = used
@@ -210,42 +212,11 @@ def second_best_in_lattice(where, starts, wanted, first, span, piece, logp, own,
 
 
 @numba.njit(cache=True)
-def second_best(spell, starts, wanted, keys, children, token, logp, node_of, own, alt_first, alt_pieces, score,
-                 back_len, back_tok):
-    """For each ``wanted`` piece t (living ones: the trie's tokens are the living pieces): the
-    best segmentation of its own bytes without the piece itself
-    (``alt_pieces[alt_first[t]:alt_first[t + 1]]``, empty where there is none), and ``own[t]``:
-    whether the piece itself is its bytes' best segmentation (else Viterbi never takes it)."""
-    used = 0
-    for t in range(starts.size - 1):
-        alt_first[t] = used
-        if not wanted[t]:
-            continue
-        lo = starts[t]
-        n = starts[t + 1] - lo
-        score[0] = 0.0
-        for j in range(1, n + 1):
-            score[j] = NEG
-            back_len[j] = 0
-        for i in range(n):
-            if score[i] <= NEG:
-                continue
-            node = np.int64(0)
-            for k in range(i, n):
-                node = trie_child(keys, children, node, spell[lo + k])
-                if node < 0:
-                    break
-                u = token[node]
-                if u < 0 or (i == 0 and k == n - 1):  # the piece itself is left out
-                    continue
-                s = score[i] + logp[node]
-                j = k + 1
-                if s > score[j] or (s == score[j] and j - i > back_len[j]):
-                    score[j], back_len[j], back_tok[j] = s, j - i, u
-        own[t] = score[n] <= logp[node_of[t]]
-        j = n
-        while j > 0 and back_len[j] > 0:
-            alt_pieces[used] = back_tok[j]
-            used += 1
-            j -= back_len[j]
-    alt_first[starts.size - 1] = used
+def occurrences(first, piece, n_pieces):
+    """A position where each piece occurs in the words (its first edge's), -1 where none."""
+    where = np.full(n_pieces, -1, dtype=np.int64)
+    for p in range(first.size - 1):
+        for e in range(first[p], first[p + 1]):
+            if where[piece[e]] < 0:
+                where[piece[e]] = p
+    return where

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, Learner
 
-from .lattice import NEG, Lattice, second_best, sizes_down, spelled, trie_of, viterbi_counts
+from .lattice import NEG, Lattice, occurrences, second_best_in_lattice, sizes_down, spelled, trie_of, viterbi_counts
 
 _LN2 = math.log(2.0)
 
@@ -102,12 +102,13 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
     answers = {}
     while True:
         ids = np.flatnonzero(alive)
-        trie, sub_spell, sub_starts = trie_of(spell, starts, ids, logp[ids])
-        freq, inverted = np.zeros(size), np.zeros(size)
+        trie, _, _ = trie_of(spell, starts, ids, logp[ids])
         lattice = Lattice.of(buf, offsets, trie)
-        viterbi_counts(offsets, counts, lattice.first, lattice.span, lattice.piece, np.where(alive, logp, NEG),
-                       freq, inverted, np.full(size, -1, dtype=np.int64), score, back_len, back_tok)
-        del lattice
+        del trie
+        parsed = np.where(alive, logp, NEG)  # the parse's log-probabilities, which the cuts below use too
+        freq, inverted = np.zeros(size), np.zeros(size)
+        viterbi_counts(offsets, counts, lattice.first, lattice.span, lattice.piece, parsed, freq, inverted,
+                       np.full(size, -1, dtype=np.int64), score, back_len, back_tok)
         total = freq.sum()
         logp = np.where(freq > 0, np.log(np.maximum(freq, 1.0) / max(total, 1.0)), math.log(0.5 / max(total, 1.0)))
         while pending and int((alive & beyond).sum()) <= pending[0]:
@@ -116,13 +117,14 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
         if not pending:
             break
         target = pending[0]
-        node_of = np.zeros(size, dtype=np.int64)
-        node_of[ids] = trie.ends
         own, alt_first = np.zeros(size, dtype=bool), np.zeros(size + 1, dtype=np.int64)
-        alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int64)
-        # the change of a token in no path needs no other segmentation of it
-        second_best(spell, starts, alive & beyond & (freq > 0), trie.keys, trie.children, trie.token, trie.logp,
-                    node_of, own, alt_first, alt_pieces, score, back_len, back_tok)
+        alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int32)
+        # the change of a token in no path needs no other segmentation of it; one in a path
+        # occurs in the words, and its bytes' other cuts are the lattice's edges there
+        second_best_in_lattice(occurrences(lattice.first, lattice.piece, size), starts, alive & beyond & (freq > 0),
+                               lattice.first, lattice.span, lattice.piece, parsed, own, alt_first, alt_pieces, score,
+                               back_len, back_tok)
+        del lattice
         delta = np.full(size, np.inf)
         _removal_bits(alive, beyond, own, alt_first, alt_pieces, freq, int(alive.sum()), delta)
         candidates = np.flatnonzero(alive & beyond)
