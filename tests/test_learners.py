@@ -13,7 +13,7 @@ from chunkpress.pipeline import Pipeline
 from chunkpress.plugin import BYTE_SYMBOLS, Learner, LearnerInfo, hookimpl
 from chunkpress.plugin.registry import build_registry
 from chunkpress.text.training import train
-from chunkpress.text.vocabulary import rules_for_pieces
+from chunkpress.text.vocabulary import rules_for_pieces, spellings
 from support import read
 
 TEXT = read("alice29.txt")
@@ -319,3 +319,22 @@ def test_a_top_down_vocabulary_compresses_with_a_level_s_coder(unigram, tmp_path
     assert main(["compress", str(source), f"-{level}", "--rules", str(unigram), "-o", str(archive), "-q"]) == 0
     assert main(["decompress", str(archive), "-o", str(tmp_path / "back"), "-q"]) == 0
     assert (tmp_path / "back").read_bytes() == source.read_bytes()
+
+
+
+def test_a_metaspace_tokenizer_encodes_a_stream_as_the_whole(registry, monkeypatch):
+    """A stream is encoded piece by piece, cut only before a space for metaspace words, whose
+    line breaks stay inside them (merges learned across ``.\r\n`` apply in the stream too): the
+    ids equal the whole text's."""
+    import io
+
+    import chunkpress.text.tokenizer as tokenizer_module
+
+    fit = Pipeline.from_config(registry=registry, scorer="repair", pretokenizer="metaspace",
+                               limits={"max_rules": 500}).fit(TEXT)
+    tok = Tokenizer(fit.rules, "metaspace")
+    assert any(b"\n" in spelled for spelled in spellings(fit.rules)[BYTE_SYMBOLS:])
+    whole = tok.encode(TEXT.decode()).id_array
+    monkeypatch.setattr(tokenizer_module, "DEFAULT_SHARD_SIZE", 1024)
+    pieces = list(tok.ids_of_stream(io.BytesIO(TEXT)))
+    assert len(pieces) > 10 and np.array_equal(np.concatenate(pieces), whole)

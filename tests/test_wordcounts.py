@@ -19,15 +19,23 @@ def _as_dict(words: WordCounts) -> dict:
     return {bytes(words.buf[a:b]): int(c) for a, b, c in zip(words.offsets[:-1], words.offsets[1:], words.counts, strict=False)}
 
 
-@pytest.mark.parametrize("pretokenizer", ["gpt2", "whitespace"])
+@pytest.mark.parametrize("lines", [False, True])
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "whitespace", "metaspace"])
 @pytest.mark.parametrize("name", ["alice29.txt", "udhr_arb.txt", "tricky"])
-def test_counts_over_shards_equal_the_whole_text(name, pretokenizer):
+def test_counts_over_shards_equal_the_whole_text(name, pretokenizer, lines):
     text = TRICKY if name == "tricky" else read(name)
-    pieces = list(shards(io.BytesIO(text), 1024))
+    pieces = list(shards(io.BytesIO(text), 1024, pretokenizer=pretokenizer, lines=lines))
     assert b"".join(pieces) == text and len(pieces) > 3
-    whole = _as_dict(count_words(text, pretokenizer))
-    assert _as_dict(count_stream(io.BytesIO(text), pretokenizer, shard_size=1024)) == whole
-    assert sum(whole.values()) == count_words(text, pretokenizer).occurrences
+    whole = _as_dict(count_words(text, pretokenizer, lines=lines))
+    assert _as_dict(count_stream(io.BytesIO(text), pretokenizer, shard_size=1024, lines=lines)) == whole
+    assert sum(whole.values()) == count_words(text, pretokenizer, lines=lines).occurrences
+
+
+def test_metaspace_shards_keep_a_line_break_inside_its_word():
+    # metaspace breaks before spaces only: "end\n" is one word, which a cut before the newline split
+    text = b"".join(b" word%d end\n" % i for i in range(400))
+    sharded = _as_dict(count_stream(io.BytesIO(text), "metaspace", shard_size=256))
+    assert sharded == _as_dict(count_words(text, "metaspace")) and sharded[b" end\n"] == 400
 
 
 def test_a_stream_with_no_safe_cut_stays_whole():

@@ -486,7 +486,7 @@ class Tokenizer:
             return
         special = tuple(content.encode() for content, _ in self.hf.special) if self.hf is not None else ()
         for piece in shards(stream, min(DEFAULT_SHARD_SIZE, limit), special, limit,
-                            newline_only=self.boundary is not None):
+                            newline_only=self.boundary is not None, pretokenizer=self.pretokenizer):
             yield self.encode(piece).id_array
 
     # -- decoding ----------------------------------------------------------------------------------

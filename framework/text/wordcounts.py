@@ -3,11 +3,14 @@ word-level training needs (no pair crosses a pre-token). Counted once over a who
 over shards of a stream (here or on Dask workers) and merged, so that the driver never holds
 the corpus: only the distinct words, a few shards in flight and one being read.
 
-A shard is cut only where the pre-tokenizers are sure to break, and where the text on either
-side is split as it is in the whole: before an ASCII white-space byte that follows a printable,
-non-space ASCII byte. The token before such a cut ends at the class change and looks no further;
-the one after starts a match afresh (the GPT-2 pattern has no look-behind). A cut after a
-newline is not safe: ``\s+(?!\S)`` splits ``"\n\n\nWord"`` differently from its halves.
+A shard is cut only where the pre-tokenizer is sure to break, and where the text on either
+side is split as it is in the whole. For ``gpt2`` and ``whitespace``: before an ASCII
+white-space byte that follows a printable, non-space ASCII byte. The token before such a cut
+ends at the class change and looks no further; the one after starts a match afresh (the GPT-2
+pattern has no look-behind). A cut after a newline is not safe there: ``\s+(?!\S)`` splits
+``"\n\n\nWord"`` differently from its halves. ``metaspace`` breaks before a space and
+nowhere else (a newline or a tab stays inside its word), so its cuts are before a space. Text
+pre-tokenized line by line breaks after every newline, whatever the pre-tokenizer: a cut there.
 """
 
 from __future__ import annotations
@@ -235,15 +238,26 @@ def _ends_in_text(arr: np.ndarray, cut: int) -> bool:
     return len(char) == 1 and ord(char) not in _WIDE_SPACES
 
 
-def _last_safe_cut(data: bytes, newline_only: bool = False) -> int:
+def _last_safe_cut(data: bytes, newline_only: bool = False, pretokenizer: str = "gpt2", lines: bool = False) -> int:
     """The last offset before which a shard may end (see the module docstring), or 0;
-    ``newline_only``: only before a newline (units a boundary policy joins end at one)."""
+    ``newline_only``: only at a line's end (units a boundary policy joins end at one);
+    ``lines``: the text is pre-tokenized line by line."""
     arr = np.frombuffer(data, dtype=np.uint8)
     for tail in (1 << 20, arr.size):  # almost always found near the end
         window = arr[max(0, arr.size - tail):]
-        space = (window[1:] == 10) if newline_only else \
-            (window[1:] == 32) | (window[1:] == 10) | (window[1:] == 9) | (window[1:] == 13)
-        before = window[:-1]
+        if lines:  # after a newline
+            found = np.flatnonzero(window[:-1] == 10)
+            if found.size:
+                return arr.size - window.size + int(found[-1]) + 1
+            if newline_only:
+                continue
+        before, after = window[:-1], window[1:]
+        if pretokenizer == "metaspace":  # before a space (after a newline: a line's end)
+            found = np.flatnonzero((after == 32) & (before == 10) if newline_only else after == 32)
+            if found.size:
+                return arr.size - window.size + int(found[-1]) + 1
+            continue
+        space = (after == 10) if newline_only else (after == 32) | (after == 10) | (after == 9) | (after == 13)
         maybe = ((before >= 0x21) & (before <= 0x7E)) | ((before >= 0x80) & (before <= 0xBF))
         for at in np.flatnonzero(space & maybe)[::-1].tolist():
             cut = arr.size - window.size + at + 1
@@ -265,9 +279,10 @@ def _outside_special(data: bytes, cut: int, special: tuple[bytes, ...]) -> int:
 
 
 def shards(stream: Readable, size: int, special: tuple[bytes, ...] = (), limit: int | None = None,
-           newline_only: bool = False) -> Iterator[bytes]:
-    """Pieces of ``stream`` of about ``size`` bytes, each ending at a safe cut (never inside an
-    added token of ``special``; ``newline_only``: before a newline). A stretch with no safe cut
+           newline_only: bool = False, pretokenizer: str = "gpt2", lines: bool = False) -> Iterator[bytes]:
+    """Pieces of ``stream`` of about ``size`` bytes, each ending where ``pretokenizer`` (line by
+    line where ``lines``) is sure to break (never inside an added token of ``special``;
+    ``newline_only``: at a line's end). A stretch with no safe cut
     (a single word, text with no white space) stays in one piece, up to ``limit`` bytes: an
     InputError past it (/dev/zero has no cut, and one word must be learned or encoded whole)."""
     pieces: list[bytes] = []
@@ -279,7 +294,7 @@ def shards(stream: Readable, size: int, special: tuple[bytes, ...] = (), limit: 
             held += len(chunk)
         if not chunk or held >= size:
             data = b"".join(pieces)
-            cut = _outside_special(data, _last_safe_cut(data, newline_only), special) if chunk else len(data)
+            cut = _outside_special(data, _last_safe_cut(data, newline_only, pretokenizer, lines), special) if chunk else len(data)
             if cut > 0:
                 yield data[:cut]
                 data = data[cut:]
@@ -303,7 +318,8 @@ def count_stream(stream: Readable, pretokenizer: str, shard_size: int = DEFAULT_
     take what counting it needs within the memory limit (:func:`shards`)."""
     total, pending, done = WordCounts.merge([]), [], 0
     limit = work_limit(COUNT_BYTES_PER_BYTE)
-    pieces = shards(stream, min(shard_size, limit), special, limit, newline_only=boundary is not None)
+    pieces = shards(stream, min(shard_size, limit), special, limit, newline_only=boundary is not None,
+                    pretokenizer=pretokenizer, lines=lines)
     for shard, words in ordered_map(count_words, pieces, pretokenizer, lines, special, boundary,
                                     workers=workers, scheduler=scheduler):
         pending.append(words)
