@@ -56,7 +56,8 @@ _HELPERS = {
     "symbol_lengths": "format.expand", "decode_varints": "format.leb128", "encode_varints": "format.leb128",
     "check_allocation": "format.limits", "memory_limit": "format.limits", "coding_meter": "progress",
     "code_length": "engine.codelength", "varint": "format.varint", "read_varint": "format.varint",
-    "char_classes": "text.pretokenize", "SPACE": "text.unicodeclasses", "LETTER": "text.unicodeclasses",
+    "char_classes": "text.pretokenize", "char_scripts": "text.pretokenize", "script_names": "text.unicodeclasses",
+    "SPACE": "text.unicodeclasses", "LETTER": "text.unicodeclasses",
     "DIGIT": "text.unicodeclasses", "OTHER": "text.unicodeclasses", "Vocabulary": "text.vocabulary",
     "trie_child": "text.vocabulary",
 }
@@ -74,8 +75,8 @@ if TYPE_CHECKING:
     from ..format.limits import check_allocation, memory_limit
     from ..format.varint import read_varint, varint
     from ..progress import coding_meter
-    from ..text.pretokenize import char_classes
-    from ..text.unicodeclasses import DIGIT, LETTER, OTHER, SPACE
+    from ..text.pretokenize import char_classes, char_scripts
+    from ..text.unicodeclasses import DIGIT, LETTER, OTHER, SPACE, script_names
     from ..text.vocabulary import Vocabulary, trie_child
 
 
@@ -102,8 +103,8 @@ __all__ = [
     "prefetch_item", "coding_meter", "STORED_CODEC",
     # rewriters' and scorers' helpers
     "LinkedString", "LOG2E", "bit_length_scalar", "elias_delta_bits_scalar", "log_factorial_scalar", "code_length",
-    # boundary policies' helpers: each byte's character class
-    "char_classes", "SPACE", "LETTER", "DIGIT", "OTHER",
+    # boundary policies' and learners' helpers: each byte's character class, its script
+    "char_classes", "SPACE", "LETTER", "DIGIT", "OTHER", "char_scripts", "script_names",
     # segmenters' helpers: the vocabulary's trie
     "Vocabulary", "trie_child",
 ]

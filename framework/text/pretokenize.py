@@ -25,12 +25,13 @@ from ..arrays import distinct
 from .pretokenizers import NAMES, check_name
 from .unicodeclasses import OTHER as _OTHER
 from .unicodeclasses import SPACE as _SPACE
-from .unicodeclasses import code_point_classes
+from .unicodeclasses import code_point_classes, code_point_scripts
 
 
 @numba.njit(cache=True)
-def _char_classes(data, table, cls, start):
-    """Per byte: the class of the code point it belongs to, and whether it starts one."""
+def _char_classes(data, table, invalid, cls, start):
+    """Per byte: ``table``'s value of the code point it belongs to (``invalid``: a byte that is
+    no UTF-8 character's), and whether it starts one."""
     n = data.size
     i = 0
     while i < n:
@@ -55,7 +56,7 @@ def _char_classes(data, table, cls, start):
                     cp = -1
             if cp < 0:
                 length = 1
-        k = _OTHER if cp < 0 else table[cp]
+        k = invalid if cp < 0 else table[cp]
         for j in range(length):
             cls[i + j] = k
             start[i + j] = j == 0
@@ -141,8 +142,19 @@ def char_classes(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     UTF-8, and whether the byte starts that character (an invalid byte is one of class OTHER)."""
     cls = np.empty(data.size, dtype=np.int8)
     start = np.empty(data.size, dtype=np.bool_)
-    _char_classes(data, code_point_classes(), cls, start)
+    _char_classes(data, code_point_classes(), _OTHER, cls, start)
     return cls, start
+
+
+def char_scripts(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(script, starts) per byte of ``data`` (uint8): the Unicode script (a number of
+    :func:`~.unicodeclasses.script_names`) of the character the byte belongs to, read as
+    :func:`char_classes` reads UTF-8 (an invalid byte is one of script ``Unknown``), and
+    whether the byte starts that character."""
+    scripts = np.empty(data.size, dtype=np.uint8)
+    start = np.empty(data.size, dtype=np.bool_)
+    _char_classes(data, code_point_scripts(), np.uint8(0), scripts, start)
+    return scripts, start
 
 
 def pretoken_breaks(data, name: str, pieces=None, lines: bool = False) -> np.ndarray | None:

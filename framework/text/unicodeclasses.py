@@ -25,30 +25,64 @@ from ..errors import FormatError
 SPACE, LETTER, DIGIT, OTHER = 0, 1, 2, 3
 _LETTERS = "SLNO"  # the classes as the data file writes them
 TABLE = Path(__file__).with_name("unicode_classes.txt")
+SCRIPT_TABLE = Path(__file__).with_name("unicode_scripts.txt")
 CODE_POINTS = 0x110000
+
+
+def _runs(path: Path, values) -> tuple[str, np.ndarray, list[str], np.ndarray]:
+    """(the Unicode version, each run's value, the header's names, each run's length) of a
+    table file of runs: ``START VALUE`` lines (start in hex), ``values(value, names)`` the number
+    a value stands for."""
+    starts: list[int] = []
+    found: list[int] = []
+    version, names = "", []
+    for line in path.read_text(encoding="ascii").splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        key, value = line.split(maxsplit=1)
+        if key == "unicode":
+            version = value
+            continue
+        if key == "names":
+            names = value.split()
+            continue
+        starts.append(int(key, 16))
+        found.append(values(value, names))
+    lengths = np.diff(np.array([*starts, CODE_POINTS]))
+    return version, np.array(found), names, lengths
 
 
 @functools.cache
 def _read() -> tuple[str, np.ndarray]:
-    starts, classes, version = [], [], ""
-    for line in TABLE.read_text(encoding="ascii").splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        key, value = line.split()
-        if key == "unicode":
-            version = value
-            continue
-        starts.append(int(key, 16))
-        classes.append(_LETTERS.index(value))
-    lengths = np.diff(np.array([*starts, CODE_POINTS]))
-    table = np.repeat(np.array(classes, dtype=np.int8), lengths)
+    version, classes, _, lengths = _runs(TABLE, lambda value, _: _LETTERS.index(value))
+    table = np.repeat(classes.astype(np.int8), lengths)
     table.setflags(write=False)
     return version, table
+
+
+@functools.cache
+def _read_scripts() -> tuple[str, np.ndarray, tuple[str, ...]]:
+    version, scripts, names, lengths = _runs(SCRIPT_TABLE, lambda value, names: names.index(value))
+    table = np.repeat(scripts.astype(np.uint8), lengths)
+    table.setflags(write=False)
+    return version, table, tuple(names)
 
 
 def code_point_classes() -> np.ndarray:
     """Class (SPACE, LETTER, DIGIT, OTHER) of every code point, read-only, 0x110000 entries."""
     return _read()[1]
+
+
+def code_point_scripts() -> np.ndarray:
+    """The Unicode script of every code point as a number, read-only, 0x110000 entries;
+    :func:`script_names` names the numbers (``Unknown`` is 0)."""
+    return _read_scripts()[1]
+
+
+def script_names() -> tuple[str, ...]:
+    """The names of the scripts of :func:`code_point_scripts`, by number (Unicode's long names:
+    ``Latin``, ``Common``, ``Inherited``, ``Han``, ...)."""
+    return _read_scripts()[2]
 
 
 def unicode_version() -> str:
@@ -106,6 +140,36 @@ def generate(path: Path = TABLE) -> None:
     lines += [f"{s:04X} {_LETTERS[classes[s]]}" for s in starts.tolist()]
     path.write_text("\n".join(lines) + "\n", encoding="ascii")
     _read.cache_clear()
+
+
+def generate_scripts(path: Path = SCRIPT_TABLE) -> None:
+    """Write the script table from the installed ``regex`` (its ``\\p{Script=...}``), which
+    only this generator needs; its Unicode version is the newest whose probe letter has a
+    script."""
+    import regex  # the table's source, not a dependency
+    from regex import _regex_core
+
+    _, by_name = _regex_core.PROPERTIES["SCRIPT"]
+    aliases: dict[int, list[str]] = {}
+    for name, number in by_name.items():
+        aliases.setdefault(number, []).append(name)
+    # a script's long name: the longest alias other than its four-letter code (Han, not Hani)
+    names = ["Unknown"] + sorted(max([a for a in found if len(a) != 4] or found, key=len).title()
+                                 for number, found in aliases.items() if number != 0)
+    text = "".join(chr(c) for c in range(CODE_POINTS) if not 0xD800 <= c <= 0xDFFF)
+    where = np.array([c for c in range(CODE_POINTS) if not 0xD800 <= c <= 0xDFFF])
+    scripts = np.zeros(CODE_POINTS, dtype=np.uint8)
+    for number, name in enumerate(names[1:], 1):
+        for run in regex.finditer(r"\p{Script=" + name + "}+", text):
+            scripts[where[run.start():run.end()]] = number
+    version = next(v for v, c in _FIRST_LETTERS if scripts[c] != 0)
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(scripts.astype(np.int16))) + 1])
+    lines = ["# The Unicode script of every code point, run starts in hex. Generated from regex",
+             f"# {regex.__version__} by chunkpress.text.unicodeclasses.generate_scripts.",
+             f"unicode {version}", "names " + " ".join(names)]
+    lines += [f"{s:04X} {names[scripts[s]]}" for s in starts.tolist()]
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    _read_scripts.cache_clear()
 
 
 #: a letter first assigned in each Unicode version, newest first: the newest one the generated

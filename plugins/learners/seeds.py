@@ -48,18 +48,21 @@ def _table_find(keys, key):
 
 
 @numba.njit(cache=True)
-def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k, max_bytes, cap):
+def _count_level(buf, offsets, counts, next_char, reach, ends, h, powers, prev_keys, k, max_bytes, cap):
     """Count every substring of ``k`` whole characters and at most ``max_bytes`` bytes whose
     (k - 1)-character prefix and suffix are in ``prev_keys`` (a table of the frequent ones; none
     for k = 1). ``ends[i]``: where the (k - 1)-character substring at i ends (-1: past its
     word), moved on by one character here, so no level walks its k characters again. Returns
-    (keys, counts, an example start, its byte length) of those seen twice or more, and whether
-    the table grew past ``cap`` entries (the caller then stops)."""
+    (keys, counts, an example start, its byte length, whether it is right-maximal) of those seen
+    twice or more, and whether the table grew past ``cap`` entries (the caller then stops). A
+    substring is right-maximal (a node of the words' suffix tree) unless every occurrence is
+    followed by the same character within its word."""
     size = 1 << 16
     # a slot's key and count side by side (one cache line a count), its example apart (written once)
     table = np.zeros((size, 2), dtype=np.uint64)
     where = np.zeros(size, dtype=np.int64)
     length = np.zeros(size, dtype=np.int64)
+    follows = np.zeros(size, dtype=np.int64)  # the character after every occurrence so far (_MIXED: not one)
     used = 0
     for w in range(offsets.size - 1):
         lo_w, hi_w = offsets[w], offsets[w + 1]
@@ -75,7 +78,7 @@ def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k,
             # a substring not counted here starts no counted longer one (its prefix was not
             # counted), so its position is done with: later levels skip it without a lookup
             ends[i] = -1
-            if j - i > max_bytes:
+            if j - i > max_bytes or (reach.size > 0 and j - i > reach[i]):
                 continue
             if k > 1:
                 prefix = _substring_key(h, powers, i, mid)
@@ -87,33 +90,56 @@ def _count_level(buf, offsets, counts, next_char, ends, h, powers, prev_keys, k,
             ends[i] = j
             key = _substring_key(h, powers, i, j)
             s = _table_find(table[:, 0], key)
+            after = _following(buf, next_char, j, hi_w)
             if table[s, 0] == 0:
                 table[s, 0] = key
                 where[s] = i
                 length[s] = j - i
+                follows[s] = after
                 used += 1
+            elif follows[s] != after:
+                follows[s] = _MIXED
             table[s, 1] += weight
             if 2 * used > size:  # grow
                 size *= 2
-                old_table, old_where, old_len = table, where, length
+                old_table, old_where, old_len, old_follows = table, where, length, follows
                 table = np.zeros((size, 2), dtype=np.uint64)
                 where = np.zeros(size, dtype=np.int64)
                 length = np.zeros(size, dtype=np.int64)
+                follows = np.zeros(size, dtype=np.int64)
                 for t in range(old_table.shape[0]):
                     if old_table[t, 0] != 0:
                         u = _table_find(table[:, 0], old_table[t, 0])
                         table[u, 0], table[u, 1] = old_table[t, 0], old_table[t, 1]
-                        where[u], length[u] = old_where[t], old_len[t]
+                        where[u], length[u], follows[u] = old_where[t], old_len[t], old_follows[t]
                 if used > cap:
-                    return table[:0, 0].copy(), where[:0], where[:0], length[:0], True
+                    return table[:0, 0].copy(), where[:0], where[:0], length[:0], follows[:0] == 0, True
     kept = 0
     keys = np.empty(used, dtype=np.uint64)
     found = np.empty(used, dtype=np.int64)
+    maximal = np.empty(used, dtype=np.bool_)
     for t in range(table.shape[0]):
         if table[t, 0] != 0 and (table[t, 1] >= 2 or k == 1):
             keys[kept], found[kept], where[kept], length[kept] = table[t, 0], np.int64(table[t, 1]), where[t], length[t]
+            maximal[kept] = follows[t] == _MIXED or follows[t] == _WORD_END
             kept += 1
-    return keys[:kept], found[:kept], where[:kept], length[:kept], False
+    return keys[:kept], found[:kept], where[:kept], length[:kept], maximal[:kept], False
+
+
+#: ``_following``'s answers besides a character: more than one character, and a word's end
+_MIXED, _WORD_END = -1, 1
+
+
+@numba.njit(cache=True, forceinline=True)
+def _following(buf, next_char, j, word_end):
+    """What follows a substring that ends at ``j``: _WORD_END, or its next character's bytes
+    as one number (above _WORD_END)."""
+    if j >= word_end:
+        return _WORD_END
+    code = np.int64(0)
+    for p in range(j, next_char[j]):
+        code = (code << 8) | np.int64(buf[p])
+    return code + 2
 
 
 def _key_table(keys: np.ndarray) -> np.ndarray:
@@ -130,12 +156,19 @@ def _fill_table(table, keys):
 
 
 def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_size: int,
-                max_piece_bytes: int = 16):
+                max_piece_bytes: int = 16, right_maximal: bool = False, groups: np.ndarray | None = None):
     """(the pieces' bytes one after the other, where each starts, their seed scores, which are
     characters, where each occurs in ``buf``): every character, and the ``seed_size`` most
-    frequent longer substrings by frequency times byte length."""
+    frequent longer substrings by frequency times byte length; ``right_maximal``: only those
+    that some occurrence ends a word with or that two characters follow, as sentencepiece's
+    seeds are its suffix array's internal nodes (a substring always followed by the same
+    character scores less than the longer one, which is as frequent). ``groups``: per byte, the
+    group of its character (:data:`ANY_GROUP` joins any, :data:`LEADING_ONLY` only starts a
+    piece); a seed's characters are then all of one group."""
     _, starts = char_classes(buf)
     next_char = _next_chars(buf, offsets, starts)
+    # a substring past its start's reach is no seed, nor is any longer one
+    reach = np.zeros(0, dtype=np.uint8) if groups is None else _reach(offsets, next_char, groups, max_piece_bytes)
     h = _prefix_hashes(buf)
     powers = np.array([pow(int(_BASE), k, 1 << 64) for k in range(max_piece_bytes + 2)], dtype=np.uint64)
     prev = np.zeros(16, dtype=np.uint64)
@@ -146,7 +179,7 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
     chars_where = chars_len = chars_count = None
     best_where, best_len, best_count = (np.zeros(0, dtype=np.int64) for _ in range(3))
     for k in range(1, max_piece_bytes + 1):
-        keys, count, where, length, full = _count_level(buf, offsets, counts, next_char, ends, h, powers, prev, k,
+        keys, count, where, length, maximal, full = _count_level(buf, offsets, counts, next_char, reach, ends, h, powers, prev, k,
                                                         max_piece_bytes, cap)
         if full or keys.size == 0:
             break
@@ -154,10 +187,12 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
         if k == 1:
             chars_where, chars_len, chars_count = where.copy(), length.copy(), count.copy()
             continue
+        if right_maximal:
+            where, length, count = where[maximal], length[maximal], count[maximal]
         best_where = np.concatenate([best_where, where])
         best_len = np.concatenate([best_len, length])
         best_count = np.concatenate([best_count, count])
-        del keys, count, where, length  # the level's table goes
+        del keys, count, where, length, maximal  # the level's table goes
         if best_count.size > seed_size:
             top = largest(best_count * best_len, seed_size)
             best_where, best_len, best_count = best_where[top], best_len[top], best_count[top]
@@ -198,6 +233,36 @@ def gathered(buf, where, length, total):
         for k in range(length[t]):
             out[at + k] = buf[where[t] + k]
         at += length[t]
+    return out
+
+
+#: a character's group in :func:`seed_pieces`: joins a piece of any group; only starts a piece
+ANY_GROUP, LEADING_ONLY = -1, -2
+
+
+@numba.njit(cache=True)
+def _reach(offsets, next_char, groups, max_bytes):
+    """For each character start i, how many bytes from i a piece may span: its characters of
+    one group (see :func:`seed_pieces`), at most ``max_bytes`` and a character more."""
+    out = np.zeros(next_char.size, dtype=np.uint8)
+    for w in range(offsets.size - 1):
+        lo, hi = offsets[w], offsets[w + 1]
+        for i in range(lo, hi):
+            if next_char[i] < 0:
+                continue
+            group = ANY_GROUP
+            p = i
+            while p < hi and p - i <= max_bytes:
+                g = groups[p]
+                if g == LEADING_ONLY:
+                    if p > i:
+                        break
+                elif g != ANY_GROUP:
+                    if group != ANY_GROUP and g != group:
+                        break
+                    group = g
+                p = next_char[p]
+            out[i] = min(p - i, max_bytes + 4)
     return out
 
 

@@ -5,7 +5,11 @@ distinct words, not the sentences:
 * **seeds**: every character (they are never pruned), and the most frequent substrings of the
   words (whole UTF-8 characters, at most ``max_piece_bytes`` bytes, seen at least twice), by
   frequency times length, up to ``seed_size``; counted length by length, a substring counted
-  only where both its shorter halves were frequent;
+  only where both its shorter halves were frequent. As sentencepiece's seeds are its suffix
+  array's internal nodes, only right-maximal substrings are seeds (two characters follow them,
+  or a word's end), and as its pieces are valid ones (``split_by_unicode_script``), a piece's
+  characters are of one Unicode script (Hiragana and Katakana count as Han, a combining mark
+  joins any, a space only starts a piece);
 * **EM**: the expected count of each piece in each word's lattice (forward-backward), then
   sentencepiece's Bayesian M step: a piece whose expected count is under a half goes, the others
   get ``digamma(count) - digamma(total)``; ``sub_iterations`` rounds between prunings;
@@ -29,10 +33,10 @@ import math
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, Learner, Vocabulary
+from chunkpress.plugin import BYTE_SYMBOLS, Learner, Vocabulary, char_scripts, script_names
 
 from .lattice import NEG, Lattice, second_best_in_lattice, sizes_down, viterbi_counts
-from .seeds import largest, seed_pieces
+from .seeds import ANY_GROUP, LEADING_ONLY, largest, seed_pieces
 
 #: sentencepiece's: an expected count under this drops a piece in the M step
 EXPECTED_AT_LEAST = 0.5
@@ -45,12 +49,37 @@ CHARACTER_BELOW = 1e-4
 @attrs.frozen(kw_only=True)
 class UnigramParams:
     """sentencepiece's defaults: a million seeds, pieces of up to 16 bytes, three quarters kept
-    a round, two EM rounds between prunings."""
+    a round, two EM rounds between prunings, a piece's characters of one script
+    (``split_by_script``: sentencepiece's ``split_by_unicode_script``)."""
 
     seed_size: int = attrs.field(default=1_000_000, validator=attrs.validators.ge(1))
     max_piece_bytes: int = attrs.field(default=16, validator=[attrs.validators.ge(2), attrs.validators.le(64)])
     shrinking: float = attrs.field(default=0.75, validator=[attrs.validators.gt(0), attrs.validators.lt(1)])
     sub_iterations: int = attrs.field(default=2, validator=attrs.validators.ge(1))
+    split_by_script: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+
+
+#: sentencepiece's script groups: Hiragana, Katakana and the prolonged sound mark (U+30FC) are Han
+_AS_HAN = ("Hiragana", "Katakana")
+_PROLONGED_SOUND_MARK = "\u30fc".encode()
+
+
+def script_groups(buf: np.ndarray) -> np.ndarray:
+    """Per byte of ``buf``, the group of its character for sentencepiece's valid pieces: its
+    script (Hiragana and Katakana as Han), a combining mark (script Inherited) joining any, a
+    space only leading."""
+    scripts, _ = char_scripts(buf)
+    names = script_names()
+    groups = scripts.astype(np.int16)
+    han = names.index("Han")
+    groups[np.isin(scripts, [names.index(n) for n in _AS_HAN])] = han
+    marks = np.flatnonzero((buf[:-2] == _PROLONGED_SOUND_MARK[0]) & (buf[1:-1] == _PROLONGED_SOUND_MARK[1])
+                           & (buf[2:] == _PROLONGED_SOUND_MARK[2])) if buf.size >= 3 else np.zeros(0, dtype=np.int64)
+    for k in range(3):
+        groups[marks + k] = han
+    groups[scripts == names.index("Inherited")] = ANY_GROUP
+    groups[buf == 0x20] = LEADING_ONLY
+    return groups
 
 
 # -- EM ------------------------------------------------------------------------------------------
@@ -202,7 +231,8 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     does, and on from there towards each smaller one."""
     pending = sizes_down(vocab_sizes)
     spell, starts, scores, required, where = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64), params.seed_size,
-                                                 params.max_piece_bytes)
+                                                         params.max_piece_bytes, right_maximal=True,
+                                                         groups=script_groups(buf) if params.split_by_script else None)
     counts = np.asarray(counts, dtype=np.float64)
     n = starts.size - 1
     beyond = np.diff(starts) > 1
