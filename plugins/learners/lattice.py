@@ -102,7 +102,7 @@ class Lattice:
     """Every word's lattice, read off the trie once a round: the E steps and the Viterbi pass
     then follow flat arrays instead of walking the trie at every position again."""
 
-    first: np.ndarray  # int64, a position's edges start here (one past the end: the last)
+    first: np.ndarray  # int32 (int64 past 2**31 edges), a position's edges start here (one past the end: the last)
     span: np.ndarray  # uint8, an edge's bytes
     piece: np.ndarray  # int32, an edge's piece
 
@@ -112,9 +112,12 @@ class Lattice:
         (one walk of the trie a position, not two) and grown if the sample fell short."""
         sampled = _lattice_size(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, SAMPLE_STRIDE)
         capacity = sampled * SAMPLE_STRIDE * 9 // 8 + 1024
-        first = np.zeros(buf.size + 1, dtype=np.int64)
-        edges, span, piece = _fill_lattice(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, first,
-                                           np.empty(capacity, dtype=np.uint8), np.empty(capacity, dtype=np.int32))
+        for index in (np.int32, np.int64):  # int32 while it holds every edge's number
+            first = np.zeros(buf.size + 1, dtype=index)
+            edges, span, piece = _fill_lattice(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token,
+                                               first, np.empty(capacity, dtype=np.uint8), np.empty(capacity, dtype=np.int32))
+            if edges < 2**31:
+                break
         return cls(first=first, span=span[:edges], piece=piece[:edges])
 
     def keep(self, alive: np.ndarray) -> Lattice:

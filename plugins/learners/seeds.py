@@ -18,14 +18,17 @@ from chunkpress.plugin import ConfigError, char_classes
 _BASE = np.uint64(0x100000001B3)
 
 
-@numba.njit(cache=True)
-def _prefix_hashes(buf):
-    """``h[p]``: the polynomial hash of ``buf[:p]``, so that bytes ``lo:hi`` hash to
-    ``h[hi] - h[lo] * _BASE ** (hi - lo)``."""
-    h = np.zeros(buf.size + 1, dtype=np.uint64)
-    for p in range(buf.size):
-        h[p + 1] = h[p] * _BASE + np.uint64(buf[p] + 1)
-    return h
+#: ``ends``' mark of a position no longer substring starts at
+_DONE = 255
+
+
+@numba.njit(cache=True, forceinline=True)
+def _prefix_hashes(buf, lo, hi, h):
+    """``h[p]``: the polynomial hash of ``buf[lo:lo + p]``, so that bytes ``lo + a:lo + b``
+    hash to ``h[b] - h[a] * _BASE ** (b - a)`` (one word's, into a scratch array)."""
+    h[0] = 0
+    for p in range(lo, hi):
+        h[p - lo + 1] = h[p - lo] * _BASE + np.uint64(buf[p] + 1)
 
 
 @numba.njit(cache=True, forceinline=True)
@@ -48,11 +51,13 @@ def _table_find(keys, key):
 
 
 @numba.njit(cache=True)
-def _count_level(buf, offsets, counts, next_char, reach, ends, h, powers, prev_keys, k, max_bytes, cap):
+def _count_level(buf, offsets, counts, char_len, reach, ends, h, powers, prev_keys, k, max_bytes, cap):
     """Count every substring of ``k`` whole characters and at most ``max_bytes`` bytes whose
     (k - 1)-character prefix and suffix are in ``prev_keys`` (a table of the frequent ones; none
-    for k = 1). ``ends[i]``: where the (k - 1)-character substring at i ends (-1: past its
-    word), moved on by one character here, so no level walks its k characters again. Returns
+    for k = 1). ``char_len[i]``: the bytes of the character that starts at i (0: none does);
+    ``ends[i]``: the bytes of the (k - 1)-character substring at i (_DONE: past its word),
+    moved on by one character here, so no level walks its k characters again; ``h``: scratch
+    for a word's prefix hashes. Returns
     (keys, counts, an example start, its byte length, whether it is right-maximal) of those seen
     twice or more, and whether the table grew past ``cap`` entries (the caller then stops). A
     substring is right-maximal (a node of the words' suffix tree) unless every occurrence is
@@ -67,30 +72,33 @@ def _count_level(buf, offsets, counts, next_char, reach, ends, h, powers, prev_k
     for w in range(offsets.size - 1):
         lo_w, hi_w = offsets[w], offsets[w + 1]
         weight = np.uint64(counts[w])
+        hashed = False
         for i in range(lo_w, hi_w):
-            if next_char[i] < 0:  # not a character's first byte
+            if char_len[i] == 0 or ends[i] == _DONE:  # not a character's first byte, or done with
                 continue
-            mid = ends[i]
-            if mid < 0 or mid >= hi_w:
-                ends[i] = -1
+            mid = i + np.int64(ends[i])
+            ends[i] = _DONE
+            if mid >= hi_w:
                 continue
-            j = next_char[mid]
+            j = mid + np.int64(char_len[mid])
             # a substring not counted here starts no counted longer one (its prefix was not
             # counted), so its position is done with: later levels skip it without a lookup
-            ends[i] = -1
             if j - i > max_bytes or (reach.size > 0 and j - i > reach[i]):
                 continue
+            if not hashed:
+                _prefix_hashes(buf, lo_w, hi_w, h)
+                hashed = True
             if k > 1:
-                prefix = _substring_key(h, powers, i, mid)
+                prefix = _substring_key(h, powers, i - lo_w, mid - lo_w)
                 if prev_keys[_table_find(prev_keys, prefix)] != prefix:
                     continue
-                suffix = _substring_key(h, powers, next_char[i], j)
+                suffix = _substring_key(h, powers, i + np.int64(char_len[i]) - lo_w, j - lo_w)
                 if prev_keys[_table_find(prev_keys, suffix)] != suffix:
                     continue
-            ends[i] = j
-            key = _substring_key(h, powers, i, j)
+            ends[i] = j - i
+            key = _substring_key(h, powers, i - lo_w, j - lo_w)
             s = _table_find(table[:, 0], key)
-            after = _following(buf, next_char, j, hi_w)
+            after = _following(buf, char_len, j, hi_w)
             if table[s, 0] == 0:
                 table[s, 0] = key
                 where[s] = i
@@ -131,13 +139,13 @@ _MIXED, _WORD_END = -1, 1
 
 
 @numba.njit(cache=True, forceinline=True)
-def _following(buf, next_char, j, word_end):
+def _following(buf, char_len, j, word_end):
     """What follows a substring that ends at ``j``: _WORD_END, or its next character's bytes
     as one number (above _WORD_END)."""
     if j >= word_end:
         return _WORD_END
     code = np.int64(0)
-    for p in range(j, next_char[j]):
+    for p in range(j, j + np.int64(char_len[j])):
         code = (code << 8) | np.int64(buf[p])
     return code + 2
 
@@ -166,20 +174,21 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
     group of its character (:data:`ANY_GROUP` joins any, :data:`LEADING_ONLY` only starts a
     piece); a seed's characters are then all of one group."""
     _, starts = char_classes(buf)
-    next_char = _next_chars(buf, offsets, starts)
+    char_len = _char_lengths(offsets, starts)
+    del starts
     # a substring past its start's reach is no seed, nor is any longer one
-    reach = np.zeros(0, dtype=np.uint8) if groups is None else _reach(offsets, next_char, groups, max_piece_bytes)
-    h = _prefix_hashes(buf)
+    reach = np.zeros(0, dtype=np.uint8) if groups is None else _reach(offsets, char_len, groups, max_piece_bytes)
+    h = np.zeros(int(np.diff(offsets).max(initial=0)) + 1, dtype=np.uint64)
     powers = np.array([pow(int(_BASE), k, 1 << 64) for k in range(max_piece_bytes + 2)], dtype=np.uint64)
     prev = np.zeros(16, dtype=np.uint64)
-    ends = np.arange(buf.size, dtype=np.int64)  # the empty substring at each position
+    ends = np.zeros(buf.size, dtype=np.uint8)  # the empty substring at each position
     cap = max(4 * seed_size, 1 << 20)
     # the characters, and the best seed_size longer substrings so far, in the order they were
     # found (so that ties fall as one stable sort of them all would let them fall)
     chars_where = chars_len = chars_count = None
     best_where, best_len, best_count = (np.zeros(0, dtype=np.int64) for _ in range(3))
     for k in range(1, max_piece_bytes + 1):
-        keys, count, where, length, maximal, full = _count_level(buf, offsets, counts, next_char, reach, ends, h, powers, prev, k,
+        keys, count, where, length, maximal, full = _count_level(buf, offsets, counts, char_len, reach, ends, h, powers, prev, k,
                                                         max_piece_bytes, cap)
         if full or keys.size == 0:
             break
@@ -241,14 +250,14 @@ ANY_GROUP, LEADING_ONLY = -1, -2
 
 
 @numba.njit(cache=True)
-def _reach(offsets, next_char, groups, max_bytes):
+def _reach(offsets, char_len, groups, max_bytes):
     """For each character start i, how many bytes from i a piece may span: its characters of
     one group (see :func:`seed_pieces`), at most ``max_bytes`` and a character more."""
-    out = np.zeros(next_char.size, dtype=np.uint8)
+    out = np.zeros(char_len.size, dtype=np.uint8)
     for w in range(offsets.size - 1):
         lo, hi = offsets[w], offsets[w + 1]
         for i in range(lo, hi):
-            if next_char[i] < 0:
+            if char_len[i] == 0:
                 continue
             group = ANY_GROUP
             p = i
@@ -261,16 +270,16 @@ def _reach(offsets, next_char, groups, max_bytes):
                     if group != ANY_GROUP and g != group:
                         break
                     group = g
-                p = next_char[p]
+                p += int(char_len[p])
             out[i] = min(p - i, max_bytes + 4)
     return out
 
 
 @numba.njit(cache=True)
-def _next_chars(buf, offsets, starts):
-    """For each byte that starts a character, where the next character starts (within its
-    word); -1 for the other bytes."""
-    out = np.full(buf.size, -1, dtype=np.int64)
+def _char_lengths(offsets, starts):
+    """For each byte that starts a character, its bytes (the character ends within its word);
+    0 for the other bytes."""
+    out = np.zeros(starts.size, dtype=np.uint8)
     for w in range(offsets.size - 1):
         lo, hi = offsets[w], offsets[w + 1]
         p = lo
@@ -278,6 +287,6 @@ def _next_chars(buf, offsets, starts):
             q = p + 1
             while q < hi and not starts[q]:
                 q += 1
-            out[p] = q
+            out[p] = q - p
             p = q
     return out
