@@ -97,7 +97,8 @@ def ours_held(rules: str, lines: list[str]) -> tuple[int, float]:
     import chunkpress
 
     tok = chunkpress.Tokenizer.from_file(rules)
-    found = tok.encode_batch([" " + line for line in lines])
+    # sentencepiece's dummy prefix: a space before a line, none for an empty line (no tokens)
+    found = tok.encode_batch([" " + line if line else "" for line in lines])
     ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in found])
     return int(ids.size), float(tok.scores[ids].sum())
 
