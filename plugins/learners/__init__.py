@@ -13,8 +13,9 @@ def register_learners():
     return [
         LearnerInfo(name=LEARNS_BY_MERGES, factory="chunkpress.plugin:Learner", version="1",
                     summary="bottom-up: the scorer picks a merge, the rewriter applies it, one rule at a time"),
+        # 2: sentencepiece's seeds (right-maximal, one script a piece), where 1 took every frequent substring
         LearnerInfo(name="unigram", factory=f"{_HERE}.unigram:Unigram", params=f"{_HERE}.unigram:UnigramParams",
-                    version="1", summary="Unigram LM (Kudo 2018) as sentencepiece trains it: seeds, EM, pruning"),
+                    version="2", summary="Unigram LM (Kudo 2018) as sentencepiece trains it: seeds, EM, pruning"),
         LearnerInfo(name="pathpiece", factory=f"{_HERE}.pathpiece:PathPiece",
                     params=f"{_HERE}.pathpiece:PathPieceParams", version="1",
                     summary="PathPiece (Schmidt et al. 2024): the fewest tokens, pruned top-down from n-grams or BPE"),
