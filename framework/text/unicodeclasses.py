@@ -144,18 +144,12 @@ def generate(path: Path = TABLE) -> None:
 
 def generate_scripts(path: Path = SCRIPT_TABLE) -> None:
     """Write the script table from the installed ``regex`` (its ``\\p{Script=...}``), which
-    only this generator needs; its Unicode version is the newest whose probe letter has a
-    script."""
+    only this generator needs, for the scripts the table's ``names`` line lists (Unicode's long
+    names, ``Unknown`` first: a script Unicode adds is added there by hand); its Unicode
+    version is the newest whose probe letter has a script."""
     import regex  # the table's source, not a dependency
-    from regex import _regex_core
 
-    _, by_name = _regex_core.PROPERTIES["SCRIPT"]
-    aliases: dict[int, list[str]] = {}
-    for name, number in by_name.items():
-        aliases.setdefault(number, []).append(name)
-    # a script's long name: the longest alias other than its four-letter code (Han, not Hani)
-    names = ["Unknown"] + sorted(max([a for a in found if len(a) != 4] or found, key=len).title()
-                                 for number, found in aliases.items() if number != 0)
+    names = list(_read_scripts()[2])
     text = "".join(chr(c) for c in range(CODE_POINTS) if not 0xD800 <= c <= 0xDFFF)
     where = np.array([c for c in range(CODE_POINTS) if not 0xD800 <= c <= 0xDFFF])
     scripts = np.zeros(CODE_POINTS, dtype=np.uint8)
