@@ -173,6 +173,8 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
     character scores less than the longer one, which is as frequent). ``groups``: per byte, the
     group of its character (:data:`ANY_GROUP` joins any, :data:`LEADING_ONLY` only starts a
     piece); a seed's characters are then all of one group."""
+    if not 1 <= max_piece_bytes <= 64:  # a substring's length is held in a byte
+        raise ConfigError(f"max_piece_bytes {max_piece_bytes}: from 1 to 64")
     _, starts = char_classes(buf)
     char_len = _char_lengths(offsets, starts)
     del starts
