@@ -245,13 +245,13 @@ def _last_safe_cut(data: bytes, newline_only: bool = False, pretokenizer: str = 
     arr = np.frombuffer(data, dtype=np.uint8)
     for tail in (1 << 20, arr.size):  # almost always found near the end
         window = arr[max(0, arr.size - tail):]
+        before, after = window[:-1], window[1:]  # the bytes either side of each possible cut
         if lines:  # after a newline
-            found = np.flatnonzero(window[:-1] == 10)
+            found = np.flatnonzero(before == 10)
             if found.size:
                 return arr.size - window.size + int(found[-1]) + 1
             if newline_only:
                 continue
-        before, after = window[:-1], window[1:]
         if pretokenizer == "metaspace":  # before a space (after a newline: a line's end)
             found = np.flatnonzero((after == 32) & (before == 10) if newline_only else after == 32)
             if found.size:

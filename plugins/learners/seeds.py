@@ -57,9 +57,9 @@ def _count_level(buf, offsets, counts, char_len, reach, ends, h, powers, prev_ke
     for k = 1). ``char_len[i]``: the bytes of the character that starts at i (0: none does);
     ``ends[i]``: the bytes of the (k - 1)-character substring at i (_DONE: past its word),
     moved on by one character here, so no level walks its k characters again; ``h``: scratch
-    for a word's prefix hashes. Returns
-    (keys, counts, an example start, its byte length, whether it is right-maximal) of those seen
-    twice or more, and whether the table grew past ``cap`` entries (the caller then stops). A
+    for a word's prefix hashes. Returns (keys, counts, an example start, its byte length,
+    whether it is right-maximal) of those seen twice or more, and whether the table grew past
+    ``cap`` entries (the caller then stops). A
     substring is right-maximal (a node of the words' suffix tree) unless every occurrence is
     followed by the same character within its word."""
     size = 1 << 16
