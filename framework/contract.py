@@ -197,6 +197,16 @@ class Coder:
         them beside the learner's memory. 0 by default, as the default prepare holds nothing."""
         return 0
 
+    def compile_ahead(self) -> None:
+        """Compile the kernels :meth:`encode` and :meth:`decode` spend their time in, for the
+        argument types they pass them (numba's cache keys on those), without coding anything.
+        The ``chunkpress`` program runs it in a helper process on a spare core where numba's
+        cache lacks them, while its own process learns the dictionary or decodes the rules,
+        for the coders whose first compile it knows (``engine.interruptible.FIRST_COMPILE``:
+        chunk-cm's models); the coder calls :func:`chunkpress.plugin.await_compiled_ahead`
+        right before its first call of them, and loads them from the cache. The default
+        compiles nothing."""
+
     def describe(self, payload: bytes, rules: np.ndarray, symbols: np.ndarray | None) -> dict:
         """Sizes by part of an already decoded payload, for ``inspect`` and studies. Keys the
         framework reads (all optional): ``dictionary_bytes`` (payload bytes spent on the rules,

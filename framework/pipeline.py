@@ -19,6 +19,7 @@ import numpy as np
 
 from .config import PipelineConfig, default_config, load_config, params_dict
 from .contract import BYTE_SYMBOLS, OPENS_NOTHING, REPLAYS_MERGES, Coder, as_symbols
+from .engine import ahead
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format import container
 from .format.limits import BYTES_PER_SYMBOL, FIT_BYTES_PER_BYTE, bounded_memory, check_allocation, decoding_memory_cap
@@ -329,6 +330,7 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
     # the output and at most one 8-byte symbol per output byte: refuse before allocating
     check_allocation(f"{header.length:,} bytes of output", (1 + BYTES_PER_SYMBOL) * header.length + len(payload))
     coder = _coder_for(header, registry)
+    ahead.started(registry.coder_for_id(header.codec).name)  # the program's: its loop compiles meanwhile
     if dictionary_size is not None and not coder.references_dictionary:
         raise FormatError(f"codec {header.codec} cannot use an external dictionary, but the header names one")
     try:

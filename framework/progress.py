@@ -82,17 +82,18 @@ LEVEL_PARTS = {1: (), 2: ("learner",), 3: ("learner",), 4: ("learner",), 5: ("bw
                9: ("learner", "chunk-cm")}
 
 
-def announce_first_compile(parts, quiet: bool = False, stream=None, one_of: bool = False) -> None:
+def announce_first_compile(parts, quiet: bool = False, stream=None, one_of: bool = False, alongside=()) -> None:
     """On a terminal, one line before numba compiles the kernels of ``parts`` for the first
-    time (``one_of``: of one of them, not known yet which), saying roughly how long it takes,
-    so that a first run does not look hung; a pipe or a log gets nothing extra."""
+    time (``one_of``: of one of them, not known yet which; ``alongside``: those a helper
+    process compiles meanwhile), saying roughly how long it takes, so that a first run does
+    not look hung; a pipe or a log gets nothing extra."""
     from .engine.interruptible import first_compile_seconds  # no numba: it looks at the cache's files
 
     stream = stream or sys.stderr
     if quiet or not stream.isatty():
         return
     seconds = max(map(first_compile_seconds, ([p] for p in parts)), default=0) if one_of else \
-        first_compile_seconds(parts)
+        first_compile_seconds(parts, alongside)
     if seconds:
         print(f"chunkpress: compiling the kernels for first use ({'up to ' if one_of else ''}about {seconds} s; "
               "later runs load them)", file=stream)

@@ -71,11 +71,14 @@ def test_every_module_is_reached_from_the_package_or_the_cli():
     from chunkpress.plugin.registry import ROLES, build_registry
 
     modules = {p for folder in PACKAGE_DIRS.values() for p in folder.rglob("*.py")}
-    # the package, the command line, the test kit that plugin authors import on their own, and
-    # the modules that the built-in plugins' descriptors name by reference
+    from chunkpress.engine.ahead import HELPER
+
+    # the package, the command line, the helper process it starts by name, the test kit that
+    # plugin authors import on their own, and the modules that the built-in plugins'
+    # descriptors name by reference
     registry = build_registry(autoload=False)
     named = {registry.get(role, name).module for role in ROLES for name in registry.names(role)}
-    start = [ROOT / "framework" / "__init__.py", ROOT / "framework" / "cli" / "__main__.py",
+    start = [ROOT / "framework" / "__init__.py", ROOT / "framework" / "cli" / "__main__.py", module_file(HELPER),
              ROOT / "framework" / "testing.py", *(module_file(name) for name in sorted(named))]
     seen, todo = set(start), list(start)
     while todo:

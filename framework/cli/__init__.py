@@ -10,6 +10,7 @@ import os
 import sys
 import warnings
 
+from ..engine import ahead
 from ..engine.interruptible import kernel_abandoned
 from ..errors import ChunkpressError
 from ..format.limits import address_space_cap
@@ -100,9 +101,12 @@ def entry() -> None:
     """The ``chunkpress`` program: :func:`main`, then exit with its status. A kernel that did
     not stop after an interrupt may still run on its helper thread (``call_interruptibly``);
     the interpreter's teardown would free the code under it (a SIGSEGV instead of 130 or 143),
-    so such a process flushes its streams and ends at once."""
+    so such a process flushes its streams and ends at once. Where numba's cache lacks a
+    coder's loop, a helper process compiles it meanwhile (:mod:`chunkpress.engine.ahead`)."""
     load_cached_kernels_lightly()
+    ahead.enable()
     code = main()
+    ahead.stop_all()  # a helper whose compile this run did not wait for
     # the interpreter's last collections walk every object numba made, which a short run
     # waits for at its exit: a program that ends now need not
     gc.freeze()

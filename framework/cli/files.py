@@ -14,6 +14,7 @@ from collections.abc import Callable
 from .. import progress as meters
 from ..compressor import Compressor
 from ..decompressor import Decompressor
+from ..engine import ahead
 from ..errors import ChunkpressError, InputError
 from ..fileio import StreamingOutput, check_not_input, check_writable, default_output, file_size, files_under, opened
 from ..process import naming, shown, warnings_about
@@ -31,7 +32,9 @@ def run(opts: Files) -> int:
     if opts.mode == "compress":
         compressor = Compressor(rules=opts.rules, **opts.settings)
         parts = meters.LEVEL_PARTS[compressor.level.number] if compressor.level is not None else ("learner",)
-        meters.announce_first_compile(parts, opts.common.quiet)
+        # the coder's loop compiles in a helper while the dictionary is learned
+        alongside = ahead.started(compressor.pipeline.config.coder.name)
+        meters.announce_first_compile(parts, opts.common.quiet, alongside=alongside)
         return _each(opts.common, inputs, lambda path: _compress(compressor, opts, path))
     if opts.mode != "list":  # which coders the archives name is not known yet: the slowest to compile
         meters.announce_first_compile(("bwt-cm", "chunk-cm"), opts.common.quiet, one_of=True)

@@ -31,18 +31,27 @@ FIRST_COMPILE = {
 }
 
 
-def first_compile_seconds(parts) -> int:
-    """Roughly how long numba will compile the kernels of ``parts`` (keys of FIRST_COMPILE) that
-    its cache does not hold yet (0: all are there, or where they are cannot be seen). A
-    program may say so first: a first run otherwise looks hung."""
+def part_cache(part: str) -> Path | None:
+    """The folder numba keeps the kernels of ``part`` (a key of FIRST_COMPILE) in, or None
+    (:func:`_cache_folder`)."""
     package = Path(os.path.abspath(os.path.dirname(__file__))).parent
-    seconds = 0
+    return _cache_folder(package.joinpath(*FIRST_COMPILE[part][0]))
+
+
+def first_compile_seconds(parts, alongside=()) -> int:
+    """Roughly how long numba will compile the kernels of ``parts`` (keys of FIRST_COMPILE) that
+    its cache does not hold yet (0: all are there, or where they are cannot be seen); those of
+    ``alongside`` compile at the same time, in another process. A program may say so first: a
+    first run otherwise looks hung."""
+    here, there = 0, 0
     for part in parts:
-        where, prefix, cost = FIRST_COMPILE[part]
-        cache = _cache_folder(package.joinpath(*where))
+        cache, prefix, cost = part_cache(part), FIRST_COMPILE[part][1], FIRST_COMPILE[part][2]
         if cache is not None and not any(cache.glob(prefix + "*.nbi")):
-            seconds += cost
-    return seconds
+            if part in alongside:
+                there += cost
+            else:
+                here += cost
+    return max(here, there)
 
 
 #: kernels an interrupt left running, each as the event its helper sets when it returns

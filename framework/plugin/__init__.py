@@ -7,9 +7,9 @@ framework (the built-in plugins too, as a third party's would).
   descriptors plugins return (:class:`ScorerInfo`, ...);
 * the errors to raise (:class:`FormatError` for a corrupt payload, ...);
 * the helpers coders use: LEB128 varints (arrays compiled, one value in plain Python),
-  expanding rules to bytes, memory checks before an allocation, the kernels' decorators and
-  interruptible calls, prefetching, a coder's progress meter, the engine's linked string for a
-  rewriter, the code-length numerics of the scorers.
+  expanding rules to bytes, memory checks before an allocation, the kernels' decorators,
+  interruptible calls and the wait for kernels compiled ahead, prefetching, a coder's progress
+  meter, the engine's linked string for a rewriter, the code-length numerics of the scorers.
 
 Test a plugin with :mod:`chunkpress.testing` (``check_coder``, ``check_scorer``,
 ``check_rewriter``).
@@ -48,7 +48,8 @@ from .hookspecs import hookimpl
 #: the helpers, each loaded from its module on first use: the engine and the formats import
 #: this package's base classes, so this package imports them only when a plugin asks
 _HELPERS = {
-    "call_interruptibly": "engine.interruptible", "kernel": "engine.kernels", "long_kernel": "engine.kernels",
+    "call_interruptibly": "engine.interruptible", "await_compiled_ahead": "engine.ahead", "kernel": "engine.kernels",
+    "long_kernel": "engine.kernels",
     "LinkedString": "engine.linkedstring", "LOG2E": "engine.numerics", "bit_length_scalar": "engine.numerics",
     "elias_delta_bits_scalar": "engine.numerics", "log_factorial_scalar": "engine.numerics",
     "prefetch_item": "engine.prefetch", "prefetch_row": "engine.prefetch", "STORED_CODEC": "format.container",
@@ -63,6 +64,7 @@ _HELPERS = {
 }
 
 if TYPE_CHECKING:
+    from ..engine.ahead import await_compiled_ahead
     from ..engine.codelength import code_length
     from ..engine.interruptible import call_interruptibly
     from ..engine.kernels import kernel, long_kernel
@@ -99,7 +101,8 @@ __all__ = [
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
     # coders' helpers
     "encode_varints", "decode_varints", "varint", "read_varint", "expand", "expand_into", "symbol_lengths", "MAX_EXPANSION",
-    "check_allocation", "memory_limit", "kernel", "long_kernel", "call_interruptibly", "prefetch_row",
+    "check_allocation", "memory_limit", "kernel", "long_kernel", "call_interruptibly", "await_compiled_ahead",
+    "prefetch_row",
     "prefetch_item", "coding_meter", "STORED_CODEC",
     # rewriters' and scorers' helpers
     "LinkedString", "LOG2E", "bit_length_scalar", "elias_delta_bits_scalar", "log_factorial_scalar", "code_length",

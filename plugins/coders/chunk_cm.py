@@ -25,6 +25,7 @@ from chunkpress.plugin import (
     BYTE_SYMBOLS,
     Coder,
     FormatError,
+    await_compiled_ahead,
     call_interruptibly,
     check_allocation,
     coding_meter,
@@ -467,6 +468,7 @@ def weight_classes(counts: np.ndarray) -> np.ndarray:
 
 
 def _run(decode: bool, ranks, text, rk: rks.Ranks, tables, io) -> int:
+    await_compiled_ahead("chunk-cm")  # where a helper compiles the loop, it is in the cache once it ends
     return call_interruptibly(code_chunks, decode, ranks, text, rk, tables, layout.new_scratch(), io,
                               meter=coding_meter(io.control, ranks.size, "decoding" if decode else "coding"),
                               stop=lambda: stop_coder(io.ac))
@@ -579,6 +581,14 @@ class ChunkCmCoder(Coder):
         if io.ac[AC.IN] != io.inp.size:
             raise FormatError("corrupt chunk-cm payload: trailing bytes after the coded chunks")
         return rules, rd.symbol_of[ranks]
+
+    def compile_ahead(self) -> None:
+        # the coding loop typed for the arguments coding passes it, compiled without running:
+        # before the kernels that build a dictionary's ranks and tree (the coding process's)
+        args = (False, np.zeros(16, dtype=np.int64), np.zeros(16, dtype=np.uint8), rks.byte_ranks(),
+                new_tables(16, 16, BYTE_SYMBOLS, self.model, self.params), layout.new_scratch(),
+                layout.new_stream(False, capacity=64))
+        code_chunks.compile(tuple(numba.typeof(a) for a in args))
 
     def describe(self, payload: bytes, rules, symbols) -> dict:
         _, _, _, _, coded = self._sections(payload, None)

@@ -283,6 +283,16 @@ def leaf_depths(tree, n_ranks):
     return depth
 
 
+def byte_ranks() -> Ranks:
+    """The ranks of a dictionary of the 256 bytes alone, each field of the type a dictionary's
+    ranks have (the spelling read-only, as it is built from bytes): what a coding loop
+    compiled ahead is typed for."""
+    one = np.ones(256, dtype=np.int64)
+    return Ranks(start=np.arange(256, dtype=np.int64), length=one, spell=np.frombuffer(bytes(range(256)), dtype=np.uint8),
+                 ex_start=np.zeros(257, dtype=np.int64), ex_lo=np.zeros(0, dtype=np.int64),
+                 ex_hi=np.zeros(0, dtype=np.int64), tree=new_tree(255), depth=one)
+
+
 def new_tree(nodes: int) -> Tree:
     return Tree(lo=np.zeros(nodes, np.int64), mid=np.zeros(nodes, np.int64), hi=np.zeros(nodes, np.int64),
                 child=np.zeros((nodes, 2), np.int64), group=np.zeros(nodes, np.int64), pos=np.zeros(nodes, np.int64))

@@ -1,0 +1,105 @@
+"""Compiling a coder's kernels on a spare core while a first run does its other work.
+
+A cold run of a context-mixing level compiles the learner's kernels, then the coder's; a cold
+``-d`` decodes the dictionary, then compiles the coder's loop. The ``chunkpress`` program (not
+a library call: :func:`enable` is the program's choice) starts one helper process for a coder
+whose kernels numba's cache lacks, as soon as it knows the coder: the helper compiles them
+(:meth:`Coder.compile_ahead`) into the same cache while this process goes on, and the coder
+waits for it (:func:`await_compiled_ahead`) right before its first call, then loads them from
+the cache. An archive never depends on it: the helper only compiles, and a helper that fails
+or is not there leaves the compile to this process, as without one.
+
+A helper writes nothing but numba's cache, prints nothing, and ends with this process (it
+watches its parent: :mod:`chunkpress.compile_helper`). No numba here: the program starts helpers before any kernel loads.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+
+from .interruptible import first_compile_seconds
+
+#: the FIRST_COMPILE part that says whether numba's cache holds a coder's kernels, for the coders
+#: that compile ahead (every chunk-cm model runs the one coding loop)
+_PARTS = {"chunk-cm": "chunk-cm", **{f"chunk-cm-v{version}": "chunk-cm" for version in range(1, 6)}}
+
+#: the helper process's module (run with ``-m``)
+HELPER = "chunkpress.compile_helper"
+
+_enabled = False
+#: helper processes by part, while this process has not waited for them
+_helpers: dict[str, subprocess.Popen] = {}
+#: whether :func:`stop_all` runs at exit
+_registered: list[bool] = []
+
+
+def enable() -> None:
+    """Let :func:`start` start helpers in this process (the ``chunkpress`` program does)."""
+    global _enabled
+    _enabled = True
+
+
+def _spare_core() -> bool:
+    try:
+        return len(os.sched_getaffinity(0)) >= 2
+    except AttributeError:  # not on Linux
+        return (os.cpu_count() or 1) >= 2
+
+
+def started(coder: str) -> tuple[str, ...]:
+    """Start a helper compiling ``coder``'s kernels (a registry name) where this program
+    enabled helpers, the coder compiles ahead, numba's cache lacks its kernels, no helper does
+    it yet, and there is a core to spare. The FIRST_COMPILE parts a helper compiles for it now
+    (none, or its one part)."""
+    part = _PARTS.get(coder)
+    if not _enabled or part is None or os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return ()
+    if part not in _helpers:
+        if not _spare_core() or not first_compile_seconds([part]):
+            return ()
+        if not _registered:
+            atexit.register(stop_all)
+            _registered.append(True)
+        _helpers[part] = subprocess.Popen([sys.executable, "-m", HELPER, coder, str(os.getpid())],
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL)
+    return (part,)
+
+
+#: the longest a coder waits for its helper (its compile takes well under a minute)
+HELPER_WAIT_SECONDS = 600
+
+
+def await_compiled_ahead(part: str) -> None:
+    """Wait for the helper compiling the kernels of ``part`` (a key of FIRST_COMPILE), if this
+    process started one: the kernels are then in numba's cache. Nothing where none was started
+    (a library call, a warm cache), and nothing more once it has ended. A coder calls it right
+    before the first kernel its ``compile_ahead`` compiles."""
+    helper = _helpers.pop(part, None)
+    if helper is None:
+        return
+    try:
+        helper.wait(HELPER_WAIT_SECONDS)
+    except subprocess.TimeoutExpired:  # a helper far slower than a compile: this process compiles
+        _stop(helper)
+    except BaseException:  # an interrupt while waiting: the helper goes too
+        _stop(helper)
+        raise
+
+
+def stop_all() -> None:
+    """End every helper still running (at exit: a compile of no further use here)."""
+    while _helpers:
+        _stop(_helpers.popitem()[1])
+
+
+def _stop(helper: subprocess.Popen) -> None:
+    if helper.poll() is None:
+        helper.terminate()  # numba writes each cache file whole, under a temporary name first
+        try:
+            helper.wait(1.0)
+        except subprocess.TimeoutExpired:
+            helper.kill()
