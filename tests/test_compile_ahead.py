@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -50,6 +49,7 @@ def _cache_holding_the_loop(folder: Path) -> None:
     (held / f"{FIRST_COMPILE['chunk-cm'][1]}1.py311.nbi").write_bytes(b"")
 
 
+@pytest.mark.slow
 def test_a_helper_starts_only_for_the_program_a_cold_loop_and_a_coder_that_compiles_ahead(program, monkeypatch,
                                                                                            tmp_path):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cold"))
@@ -69,6 +69,7 @@ def test_a_helper_starts_only_for_the_program_a_cold_loop_and_a_coder_that_compi
     ahead.await_compiled_ahead("chunk-cm")  # none left: no wait
 
 
+@pytest.mark.slow
 def test_a_helper_compiles_into_the_cache_and_the_coder_waits_for_it(program, monkeypatch, tmp_path):
     """In an empty cache, the helper compiles chunk-cm's loop there; the coder's wait returns
     once the helper has ended, with the loop in the cache."""
@@ -83,6 +84,7 @@ def test_a_helper_compiles_into_the_cache_and_the_coder_waits_for_it(program, mo
     assert first_compile_seconds(["chunk-cm"]) == 0
 
 
+@pytest.mark.slow
 def test_a_helper_ends_with_the_program_that_started_it(tmp_path):
     """A program that ends without its exit handlers (``os._exit``) leaves no helper behind:
     the helper sees its parent gone and ends."""
@@ -104,17 +106,22 @@ def _state(pid: int) -> str:
         return "Z"
 
 
-def test_the_program_writes_the_same_archive_with_a_helper(tmp_path):
-    """Compressing at -9 and decompressing as the program does (helpers enabled), in a cache
-    whose loop a helper compiles: the archive is the one a library call writes."""
+def test_the_program_asks_for_a_helper_when_it_knows_the_coder(monkeypatch, tmp_path):
+    """A compress asks for the level's coder before it learns; ``-d`` and ``-t`` for the
+    archive's coder once its header is read (before the rules are decoded); a library call
+    asks too, and gets none (helpers are the program's)."""
+    from chunkpress.cli import main
+
+    asked: list[str] = []
+    real = ahead.started
+    monkeypatch.setattr(ahead, "started", lambda coder: asked.append(coder) or real(coder))
     src = tmp_path / "a.txt"
-    text = (DATA / "alice29.txt").read_bytes()[:20000]
+    text = (DATA / "alice29.txt").read_bytes()[:5000]
     src.write_bytes(text)
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    # the rest of the kernels from a warm cache: only the loop is cold
-    subprocess.run([sys.executable, "-m", "chunkpress.cli", "-9", "-q", "-k", str(src)], env=env, check=True)
-    archive = (tmp_path / "a.txt.cpz").read_bytes()
-    assert hashlib.sha256(archive).digest() == hashlib.sha256(chunkpress.compress(text, level=9)).digest()
-    out = subprocess.run([sys.executable, "-m", "chunkpress.cli", "-d", "-c", str(tmp_path / "a.txt.cpz")], env=env,
-                         capture_output=True, check=True)
-    assert out.stdout == text and out.stderr == b""
+    assert main(["-9", "-q", "-k", str(src)]) == 0
+    assert asked == ["chunk-cm"]
+    archive = tmp_path / "a.txt.cpz"
+    assert main(["-d", "-q", "-c", str(archive)]) == 0 and main(["-t", "-q", str(archive)]) == 0
+    assert asked == ["chunk-cm"] * 3
+    assert chunkpress.decompress(archive.read_bytes()) == text
+    assert asked == ["chunk-cm"] * 4 and not ahead._helpers
