@@ -39,7 +39,7 @@ def _lengths(rules):
 @numba.njit(cache=True)
 def expand_into(rules, symbols, lens, out):
     stack = np.empty(rules.shape[0] + 2, dtype=np.int64)
-    pos = 0
+    pos = np.int64(0)  # not a literal: _spell_into compiles once for both callers
     for i in range(symbols.size):
         pos = _spell_into(symbols[i], rules, stack, out, pos)
     return pos
@@ -69,7 +69,7 @@ def _expand_with_extras(rules, symbols, lens, extra_bytes, extra_start, out):
     """As :func:`expand_into`, where a symbol ``-1 - k`` stands for the bytes
     ``extra_bytes[extra_start[k]:extra_start[k + 1]]`` (an added token's text)."""
     stack = np.empty(rules.shape[0] + 2, dtype=np.int64)
-    pos = 0
+    pos = np.int64(0)  # not a literal: _spell_into compiles once for both callers
     for i in range(symbols.size):
         s = symbols[i]
         if s < 0:

@@ -353,7 +353,7 @@ def code_rules(decode, rules, base, out, inp, ac, p, n):
                     bit = code_bit(decode, ac, out, inp, (v >> q) & 1, _prob(p, cx))
                     _learn(p, n, cx, bit)
                 else:
-                    bit = code_bit(decode, ac, out, inp, (v >> q) & 1, 2048)
+                    bit = code_bit(decode, ac, out, inp, (v >> q) & 1, np.int64(2048))  # typed as the others
                 value = (value << 1) | bit
             if decode:
                 if value >= limit:
