@@ -60,6 +60,9 @@ def test_a_helper_starts_only_for_the_program_a_cold_loop_and_a_coder_that_compi
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "warm"))
     _cache_holding_the_loop(tmp_path / "warm")
     assert ahead.started("chunk-cm-v5") == ()
+    (tmp_path / "a-file").write_bytes(b"")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
+    assert ahead.started("chunk-cm-v5") == ()  # numba could not keep the helper's compile
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cold"))
     assert ahead.started("chunk-cm-v5") == ("chunk-cm",)
     helper = ahead._helpers["chunk-cm"]

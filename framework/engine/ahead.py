@@ -10,7 +10,8 @@ the cache. An archive never depends on it: the helper only compiles, and a helpe
 or is not there leaves the compile to this process, as without one.
 
 A helper writes nothing but numba's cache, prints nothing, and ends with this process (it
-watches its parent: :mod:`chunkpress.compile_helper`). No numba here: the program starts helpers before any kernel loads.
+watches its parent: :mod:`chunkpress.compile_helper`). No numba here: the program starts
+helpers before any kernel loads.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import atexit
 import os
 import subprocess
 import sys
+from pathlib import Path
 
-from .interruptible import first_compile_seconds
+from .interruptible import first_compile_seconds, part_cache
 
 #: the FIRST_COMPILE part that says whether numba's cache holds a coder's kernels, for the coders
 #: that compile ahead (every chunk-cm model runs the one coding loop)
@@ -37,7 +39,7 @@ _registered: list[bool] = []
 
 
 def enable() -> None:
-    """Let :func:`start` start helpers in this process (the ``chunkpress`` program does)."""
+    """Let :func:`started` start helpers in this process (the ``chunkpress`` program does)."""
     global _enabled
     _enabled = True
 
@@ -49,16 +51,26 @@ def _spare_core() -> bool:
         return (os.cpu_count() or 1) >= 2
 
 
+def _writable(folder: Path | None) -> bool:
+    """Whether numba can keep its cache files in ``folder`` (made where it is missing): a
+    helper whose compile numba cannot keep would only make this process wait."""
+    if folder is None:
+        return False
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder.is_dir() and os.access(folder, os.W_OK)
+
+
 def started(coder: str) -> tuple[str, ...]:
     """Start a helper compiling ``coder``'s kernels (a registry name) where this program
-    enabled helpers, the coder compiles ahead, numba's cache lacks its kernels, no helper does
-    it yet, and there is a core to spare. The FIRST_COMPILE parts a helper compiles for it now
+    enabled helpers, the coder compiles ahead, numba's cache lacks its kernels and can keep
+    them, no helper does it yet, and there is a core to spare. The FIRST_COMPILE parts a helper compiles for it now
     (none, or its one part)."""
     part = _PARTS.get(coder)
     if not _enabled or part is None or os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
         return ()
     if part not in _helpers:
-        if not _spare_core() or not first_compile_seconds([part]):
+        if not _spare_core() or not first_compile_seconds([part]) or not _writable(part_cache(part)):
             return ()
         if not _registered:
             atexit.register(stop_all)
