@@ -9,64 +9,85 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numba
 import numpy as np
 
 
-def char_index(arr: np.ndarray) -> np.ndarray:
-    """For each byte of the UTF-8 ``arr`` (uint8), the character it belongs to, and one entry
-    more: the number of characters (where an offset at the end lands)."""
-    char_at = np.cumsum((arr & 0xC0) != 0x80) - 1
-    return np.concatenate([char_at, [char_at[-1] + 1 if arr.size else 0]])
+def char_offsets(arr: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Character offsets (n, 2) of tokens of ``lengths`` bytes that tile the UTF-8 ``arr`` one
+    after the other: a token starts at the character that holds its first byte and ends after
+    the one that holds its last (an empty token where it starts). One pass over the bytes."""
+    out = np.empty((lengths.size, 2), dtype=np.int64)
+    _char_offsets(arr, np.asarray(lengths, dtype=np.int64), out)
+    return out
 
 
-def char_offsets(data: bytes, offsets: np.ndarray, char_at: np.ndarray | None = None) -> np.ndarray:
-    """Byte offsets (n, 2) into the UTF-8 ``data`` as character offsets: a token starts at the
-    character that holds its first byte and ends after the one that holds its last (an empty
-    token where it starts). ``char_at``: ``char_index`` of ``data``, where the caller has it."""
-    if offsets.size == 0:
-        return offsets
-    if char_at is None:
-        char_at = char_index(np.frombuffer(data, dtype=np.uint8))
-    start = char_at[offsets[:, 0]]
-    end = np.where(offsets[:, 1] > offsets[:, 0], char_at[np.maximum(offsets[:, 1] - 1, 0)] + 1, start)
-    return np.stack([start, end], axis=1)
+@numba.njit(cache=True)
+def _char_offsets(arr, lengths, out):
+    char = -1  # the character that holds the byte just read
+    pos = 0
+    for k in range(lengths.size):
+        if lengths[k] == 0:  # the character of the next byte, or the count at the end
+            out[k, 0] = out[k, 1] = char + 1 if pos >= arr.size or (arr[pos] & 0xC0) != 0x80 else char
+            continue
+        if (arr[pos] & 0xC0) != 0x80:
+            char += 1
+        out[k, 0] = char
+        for p in range(pos + 1, pos + lengths[k]):
+            if (arr[p] & 0xC0) != 0x80:
+                char += 1
+        out[k, 1] = char + 1
+        pos += lengths[k]
 
 
 class Encoding:
     """``ids`` (list of int), ``tokens`` (HF's byte-level spelling of each, an added token as
-    its text), ``offsets`` (list of (start, end)); ``id_array`` is the ids as int64 numpy."""
+    its text), ``offsets`` (list of (start, end)); ``id_array`` is the ids as int64 numpy.
 
-    __slots__ = ("id_array", "_offsets", "_spell", "_ids", "_tokens")
+    An encoding of a batch refers to the batch's arrays (``first:last`` of them, its offsets
+    less ``base``, where its text starts) and reads its part when asked: a batch of short
+    texts then costs one small object a text."""
 
-    def __init__(self, ids: np.ndarray, offsets: np.ndarray, spell: Callable[[], list[str]]):
-        self.id_array = ids
+    __slots__ = ("_ids", "_offsets", "_symbols", "_spell", "_first", "_last", "_base", "_id_list", "_tokens")
+
+    def __init__(self, ids: np.ndarray, offsets: np.ndarray, spell: Callable[[np.ndarray, np.ndarray], list[str]],
+                 symbols: np.ndarray | None = None, first: int = 0, last: int | None = None, base: int = 0):
+        self._ids = ids
         self._offsets = offsets
+        self._symbols = ids if symbols is None else symbols  # what ``spell`` spells beside the ids
         self._spell = spell
-        self._ids: list[int] | None = None
+        self._first = first
+        self._last = ids.size if last is None else last
+        self._base = base
+        self._id_list: list[int] | None = None
         self._tokens: list[str] | None = None
 
     @property
+    def id_array(self) -> np.ndarray:
+        return self._ids[self._first:self._last]
+
+    @property
     def ids(self) -> list[int]:
-        if self._ids is None:
-            self._ids = self.id_array.tolist()
-        return self._ids
+        if self._id_list is None:
+            self._id_list = self.id_array.tolist()
+        return self._id_list
 
     @property
     def tokens(self) -> list[str]:
         if self._tokens is None:
-            self._tokens = self._spell()
+            self._tokens = self._spell(self.id_array, self._symbols[self._first:self._last])
         return self._tokens
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
-        return list(map(tuple, self._offsets.tolist()))
+        return list(map(tuple, (self._offsets[self._first:self._last] - self._base).tolist()))
 
     @property
     def attention_mask(self) -> list[int]:
         return [1] * len(self)
 
     def __len__(self) -> int:
-        return int(self.id_array.size)
+        return self._last - self._first
 
     def __repr__(self) -> str:
         return f"Encoding(num_tokens={len(self)}, attributes=[ids, tokens, offsets, attention_mask])"

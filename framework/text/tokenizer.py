@@ -10,7 +10,6 @@ assembled by copying.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from ..format.rulesfile import RulesFile
 from ..plugin.registry import build_params, default_registry
 from ..version import __version__
 from .encoder import NEVER, Encoder
-from .encoding import Encoding, char_index, char_offsets
+from .encoding import Encoding, char_offsets
 from .hf import (
     HFVocab,
     byte_to_unicode,
@@ -402,25 +401,21 @@ class Tokenizer:
         symbols = self._encode_words(arr, breaks, piece_ends=ends)
         lengths = symbol_lengths(self.rules)[symbols]
         stops = np.cumsum(lengths, dtype=np.int64)
-        cut = np.searchsorted(stops, ends, side="right")  # no symbol crosses a text's end
-        # every offset at once (numpy per text costs more than the encoding): bytes from each
-        # text's start, and characters through one map over all the bytes
+        cut = np.searchsorted(stops, ends, side="right").tolist()  # no symbol crosses a text's end
+        # every offset at once, from the batch's start (numpy per text costs more than the
+        # encoding); each encoding takes its text's start off when its offsets are read
         begins = np.concatenate([[0], ends[:-1]]).astype(np.int64)
-        text_of = np.repeat(np.arange(len(datas)), np.diff(np.concatenate([[0], cut])))
         spans = np.stack([stops - lengths, stops], axis=1)
-        offsets = spans - begins[text_of, None]
-        chars = None
+        firsts = [0, *cut[:-1]]
+        chars, char_begins = spans, begins.tolist()
         if any(isinstance(t, str) for t in texts) and symbols.size:
-            char_at = char_index(arr)
-            chars = char_offsets(b"", spans, char_at) - char_at[begins][text_of, None]
+            chars = char_offsets(arr, lengths)  # the symbols tile the texts
+            # a text's first character: that of its first symbol (an empty text has none to offset)
+            char_begins = chars[np.minimum(firsts, symbols.size - 1), 0].tolist()
         spell = self._speller()
-        out, first = [], 0
-        for text, last in zip(texts, cut.tolist(), strict=True):
-            found = chars if isinstance(text, str) and chars is not None else offsets
-            ids = symbols[first:last]
-            out.append(Encoding(ids, found[first:last], functools.partial(spell, ids, ids)))
-            first = last
-        return out
+        return [Encoding(symbols, chars, spell, symbols, first, last, base)
+                if isinstance(text, str) else Encoding(symbols, spans, spell, symbols, first, last, byte_base)
+                for text, first, last, base, byte_base in zip(texts, firsts, cut, char_begins, begins.tolist(), strict=True)]
 
     def _encode_hf(self, data: bytes, chars: bool) -> Encoding:
         texts, special, where, prefixed = self.hf.segments(data)
@@ -447,11 +442,12 @@ class Tokenizer:
 
     def _encoding(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, text: bytes | None) -> Encoding:
         """``text``: the UTF-8 of a str, whose offsets then count characters."""
-        ends = np.cumsum(lengths, dtype=np.int64)
-        offsets = np.stack([ends - lengths, ends], axis=1) if ids.size else np.zeros((0, 2), dtype=np.int64)
         if text is not None:
-            offsets = char_offsets(text, offsets)
-        return Encoding(ids, offsets, functools.partial(self._speller(), ids, symbols))
+            offsets = char_offsets(np.frombuffer(text, dtype=np.uint8), lengths)
+        else:
+            ends = np.cumsum(lengths, dtype=np.int64)
+            offsets = np.stack([ends - lengths, ends], axis=1) if ids.size else np.zeros((0, 2), dtype=np.int64)
+        return Encoding(ids, offsets, self._speller(), symbols)
 
     def _speller(self) -> Callable[[np.ndarray, np.ndarray], list[str]]:
         """spell(ids, symbols): HF's byte-level spelling of each token (an added token, symbol
