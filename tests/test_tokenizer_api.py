@@ -64,3 +64,4 @@ def test_encode_batch_is_encode_of_each(tokenizer):
     assert [e.ids for e in batch] == [tokenizer.encode(line).ids for line in lines]
     assert [e.offsets for e in batch] == [tokenizer.encode(line).offsets for line in lines]
     assert [e.tokens for e in batch] == [tokenizer.encode(line).tokens for line in lines]
+    assert tokenizer.encode_batch([]) == [] and [len(e) for e in tokenizer.encode_batch(["", b""])] == [0, 0]

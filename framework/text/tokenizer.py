@@ -392,6 +392,8 @@ class Tokenizer:
         """``encode`` of each text, all in one pass: the texts are pre-tokenized each on its own,
         their distinct units encoded once."""
         datas = [_text_bytes(t) for t in texts]
+        if not datas:
+            return []
         if self.hf is not None:
             return [self._encode_hf(d, isinstance(t, str)) for d, t in zip(datas, texts, strict=True)]
         ends = np.cumsum([len(d) for d in datas], dtype=np.int64)
