@@ -28,13 +28,20 @@ def sigterm_as_interrupt():
 
     The signal's exception is raised wherever the program is, which may be inside a library
     that turns it into an error of its own (numba's compiled argument unboxing answers a
-    TypeError when its call back into Python is cut short). So whatever leaves the block once a
-    SIGTERM or SIGINT has arrived leaves it as that signal, raised from the error it became."""
+    TypeError when its call back into Python is cut short), or inside a C library's callback,
+    which ctypes reports as an unraisable exception and swallows (numba's compile, through
+    LLVM's object cache). So whatever leaves the block once a SIGTERM or SIGINT has arrived, or
+    the block's normal end, leaves it as that signal, raised from the error it became; and the
+    unraisable exceptions that follow a signal (a callback cut short, an object half made by a
+    compile the signal stopped, freed as the process ends) are the signal's, not reported."""
     arrived: list[int] = []
 
     def on_signal(signum, frame):
         arrived.append(signum)
         raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    def as_signal() -> BaseException:
+        return Terminated() if arrived[0] == signal.SIGTERM else KeyboardInterrupt()
 
     try:
         previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, on_signal)}
@@ -43,15 +50,26 @@ def sigterm_as_interrupt():
         return
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         previous[signal.SIGINT] = signal.signal(signal.SIGINT, on_signal)
+    reported = sys.unraisablehook
+
+    def on_unraisable(unraisable) -> None:
+        if not arrived:
+            reported(unraisable)
+
+    sys.unraisablehook = on_unraisable
     try:
         yield
     except BaseException as exc:
         if not arrived or isinstance(exc, KeyboardInterrupt):
             raise
-        raise (Terminated() if arrived[0] == signal.SIGTERM else KeyboardInterrupt()) from exc
+        raise as_signal() from exc
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        if not arrived:  # after a signal, the process ends with the half-made objects unreported
+            sys.unraisablehook = reported
+    if arrived:  # a callback swallowed the signal's exception: the block went on to its end
+        raise as_signal()
 
 
 #: glibc's mallopt parameter for the size from which a block is mapped on its own

@@ -133,6 +133,28 @@ def test_a_signal_a_library_turned_into_another_error_still_ends_the_program_as_
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_a_signal_a_c_callback_swallowed_still_ends_the_program_without_a_traceback(capsys):
+    """A signal that arrives inside a C library's callback (numba's compile, through LLVM's
+    object cache) is swallowed by ctypes, which reports it as an unraisable exception: the
+    program still ends as terminated, and prints no "Exception ignored" traceback for it."""
+    import ctypes
+
+    values = (ctypes.c_int * 64)(*range(64, 0, -1))
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+    def compare(a, b):
+        if a[0] == 32:
+            os.kill(os.getpid(), signal.SIGTERM)  # raised in here: the callback cannot pass it on
+            time.sleep(0.01)
+        return a[0] - b[0]
+
+    with pytest.raises(Terminated):
+        with sigterm_as_interrupt():
+            ctypes.CDLL(None).qsort(values, 64, ctypes.sizeof(ctypes.c_int), compare)
+    assert "Exception ignored" not in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
 def test_an_error_with_no_signal_behind_it_stays_that_error():
     with pytest.raises(TypeError):
         with sigterm_as_interrupt():
