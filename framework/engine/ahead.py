@@ -24,9 +24,13 @@ from pathlib import Path
 
 from .interruptible import first_compile_seconds, part_cache
 
-#: the FIRST_COMPILE part that says whether numba's cache holds a coder's kernels, for the coders
-#: that compile ahead (every chunk-cm model runs the one coding loop)
-_PARTS = {"chunk-cm": "chunk-cm", **{f"chunk-cm-v{version}": "chunk-cm" for version in range(1, 6)}}
+
+def _part_of(coder: str) -> str | None:
+    """The FIRST_COMPILE part that says whether numba's cache holds ``coder``'s kernels, for
+    the coders that compile ahead: chunk-cm and its older models' readers (``chunk-cm-vN``),
+    which all run the one coding loop."""
+    return "chunk-cm" if coder == "chunk-cm" or coder.startswith("chunk-cm-v") else None
+
 
 #: the helper process's module (run with ``-m``)
 HELPER = "chunkpress.compile_helper"
@@ -34,13 +38,14 @@ HELPER = "chunkpress.compile_helper"
 _enabled = False
 #: helper processes by part, while this process has not waited for them
 _helpers: dict[str, subprocess.Popen] = {}
-#: whether :func:`stop_all` runs at exit
-_registered: list[bool] = []
 
 
 def enable() -> None:
-    """Let :func:`started` start helpers in this process (the ``chunkpress`` program does)."""
+    """Let :func:`started` start helpers in this process (the ``chunkpress`` program does);
+    any still running at exit are ended."""
     global _enabled
+    if not _enabled:
+        atexit.register(stop_all)
     _enabled = True
 
 
@@ -64,17 +69,14 @@ def _writable(folder: Path | None) -> bool:
 def started(coder: str) -> tuple[str, ...]:
     """Start a helper compiling ``coder``'s kernels (a registry name) where this program
     enabled helpers, the coder compiles ahead, numba's cache lacks its kernels and can keep
-    them, no helper does it yet, and there is a core to spare. The FIRST_COMPILE parts a helper compiles for it now
-    (none, or its one part)."""
-    part = _PARTS.get(coder)
+    them, no helper does it yet, and there is a core to spare. The FIRST_COMPILE parts a
+    helper compiles for it now (none, or its one part)."""
+    part = _part_of(coder)
     if not _enabled or part is None or os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
         return ()
     if part not in _helpers:
         if not _spare_core() or not first_compile_seconds([part]) or not _writable(part_cache(part)):
             return ()
-        if not _registered:
-            atexit.register(stop_all)
-            _registered.append(True)
         _helpers[part] = subprocess.Popen([sys.executable, "-m", HELPER, coder, str(os.getpid())],
                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.DEVNULL)

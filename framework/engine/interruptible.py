@@ -45,7 +45,8 @@ def first_compile_seconds(parts, alongside=()) -> int:
     first run otherwise looks hung."""
     here, there = 0, 0
     for part in parts:
-        cache, prefix, cost = part_cache(part), FIRST_COMPILE[part][1], FIRST_COMPILE[part][2]
+        _, prefix, cost = FIRST_COMPILE[part]
+        cache = part_cache(part)
         if cache is not None and not any(cache.glob(prefix + "*.nbi")):
             if part in alongside:
                 there += cost

@@ -406,18 +406,18 @@ class Tokenizer:
         cut = np.searchsorted(stops, ends, side="right").tolist()  # no symbol crosses a text's end
         # every offset at once, from the batch's start (numpy per text costs more than the
         # encoding); each encoding takes its text's start off when its offsets are read
-        begins = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+        begins = [0, *ends[:-1].tolist()]
         spans = np.stack([stops - lengths, stops], axis=1)
         firsts = [0, *cut[:-1]]
-        chars, char_begins = spans, begins.tolist()
+        chars, char_begins = spans, begins
         if any(isinstance(t, str) for t in texts) and symbols.size:
             chars = char_offsets(arr, lengths)  # the symbols tile the texts
             # a text's first character: that of its first symbol (an empty text has none to offset)
             char_begins = chars[np.minimum(firsts, symbols.size - 1), 0].tolist()
         spell = self._speller()
-        return [Encoding(symbols, chars, spell, symbols, first, last, base)
-                if isinstance(text, str) else Encoding(symbols, spans, spell, symbols, first, last, byte_base)
-                for text, first, last, base, byte_base in zip(texts, firsts, cut, char_begins, begins.tolist(), strict=True)]
+        return [Encoding(symbols, chars, spell, symbols, first, last, char_begin) if isinstance(text, str)
+                else Encoding(symbols, spans, spell, symbols, first, last, begin)
+                for text, first, last, char_begin, begin in zip(texts, firsts, cut, char_begins, begins, strict=True)]
 
     def _encode_hf(self, data: bytes, chars: bool) -> Encoding:
         texts, special, where, prefixed = self.hf.segments(data)

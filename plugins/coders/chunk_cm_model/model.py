@@ -483,7 +483,7 @@ def code_chunks(decode, ranks, text, rk, tb, sc, io):
     more than the header's length), -4 (the decoder read past the payload's end, or the caller
     stopped the loop: ``cm_model.stop_coder``), -5 (the encoder's parse is not the
     longest-match parse), -6 (the chunks' decisions exceed ``io.control[C_BUDGET]``)."""
-    pos = np.int64(0)  # not a literal 0: the spelling helper compiles for one type of position, not two
+    pos = np.int64(0)  # not a literal 0: after_chunk compiles for one type of position, not two
     budget = io.control[C_BUDGET]
     hmask = slot_mask(tb.ht)
     set_contexts(sc, tb)
