@@ -94,8 +94,8 @@ class Pipeline:
         ``breaks`` overrides the configured pre-tokenizer's boundaries."""
         from .engine.learner import fit  # numba: see the module's imports
         from .text.pretokenize import pretoken_breaks  # numba
-        from .text.units import opening_steps, openings, unit_breaks  # numba
-        from .text.wordcounts import DistinctWords  # numba
+        from .text.units import opening_steps, openings  # numba
+        from .text.wordcounts import distinct_units  # numba
 
         arr = as_symbols(data)
         rewriter = self._build("rewriter")
@@ -107,7 +107,7 @@ class Pipeline:
                 # join) once, weighted by its count: no pair crosses one, so the counts, rules and
                 # trace are those of the whole text (as HF tokenizers trains BPE), at the cost of
                 # the distinct words only
-                words = DistinctWords(arr, unit_breaks(boundary, arr, breaks))
+                words = distinct_units(boundary, arr, breaks)
                 breaks = None  # a byte a position: the words hold their own
                 result = self.fit_words(words, trace, progress, rewriter)
                 del rewriter  # its string, about 40 bytes a word byte, is not needed any more
@@ -117,22 +117,33 @@ class Pipeline:
                    openings=openings(steps), deletion=deletion)
 
     @staticmethod
-    def _assembled(words: DistinctWords, result: FitResult) -> FitResult:
-        """``result`` of training on ``words`` with the symbols of the whole text."""
+    def _segments(words: DistinctWords, result: FitResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where each of ``words`` lies in ``result.symbols`` (its first symbol and how many),
+        from ``result`` of training on ``words``; and each symbol's length in bytes."""
         from .arrays import searchsorted_ascending  # numba: see the module's imports
         from .format.expand import symbol_lengths  # numba
 
         # symbols never cross a word, so their byte offsets land on every word start
-        ends = np.cumsum(symbol_lengths(result.rules)[result.symbols])
+        lengths = symbol_lengths(result.rules)
+        ends = np.cumsum(lengths[result.symbols])
         seg_start = searchsorted_ascending(ends, words.offsets[:-1], side="right")
         seg_len = np.diff(np.concatenate([seg_start, [result.symbols.size]]))
+        return seg_start, seg_len, lengths
+
+    @staticmethod
+    def _assembled(words: DistinctWords, result: FitResult) -> FitResult:
+        """``result`` of training on ``words`` with the symbols of the whole text."""
+        seg_start, seg_len, _ = Pipeline._segments(words, result)
         return attrs.evolve(result, symbols=words.assemble(result.symbols, seg_start, seg_len))
 
     def fit_words(self, words, trace: bool = True, progress: Callable | None = None, rewriter=None) -> FitResult:
         """Learn a dictionary from word counts (:class:`~chunkpress.text.wordcounts.WordCounts`):
         each distinct word once, weighted by its count, so rules and trace are those of the
         counted text. ``symbols`` in the result are those of the distinct words. Words counted
-        for a boundary policy that joins pre-tokens are its units (``count_stream(boundary=)``)."""
+        for a boundary policy that joins pre-tokens are its units (``count_stream(boundary=)``),
+        with their steps, which the learning takes: ``words.steps`` is None after it (twice the
+        size of the units' bytes, and not needed once read; a later fit splits the units again,
+        to the same breaks)."""
         from .engine.learner import fit  # numba: see the module's imports
 
         rewriter = rewriter or self._build("rewriter")
@@ -156,13 +167,14 @@ class Pipeline:
         from .arrays import searchsorted_ascending
         from .engine.events import Opening
         from .engine.learner import fit
-        from .format.expand import symbol_lengths
         from .text.units import inside_units
         from .text.wordcounts import DistinctWords
 
         text = units.buf.view()
         text.flags.writeable = False  # as counting read the text: the kernels' compiled read-only kind
-        breaks, opened = inside_units(boundary, text, units.offsets, self.config.pretokenizer)
+        steps, units.steps = units.steps, None  # taken: see fit_words
+        breaks, opened = inside_units(boundary, text, units.offsets, self.config.pretokenizer, steps)
+        del steps
         if not opened or opened[0].at == 0 or deletion is not None or rewriter.linked_string() is None:
             return fit(units.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace,
                        progress=progress, weights=_word_weights(units), openings=opened, deletion=deletion)
@@ -172,20 +184,19 @@ class Pipeline:
                    limits if limits.max_rules is not None and limits.max_rules <= first
                    else attrs.evolve(limits, max_rules=first),
                    breaks=inner.breaks, trace=trace, progress=progress, weights=_word_weights(inner))
-        symbols = self._assembled(inner, head).symbols
-        del inner
-        if len(head.rules) < first or limits.max_rules == first:
-            return attrs.evolve(head, symbols=symbols)  # stopped before any boundary opens
-        ends = np.cumsum(symbol_lengths(head.rules)[symbols]) - 1  # each symbol's last byte
-        weights = units.counts[searchsorted_ascending(units.offsets, ends, side="right") - 1] \
-            if _weighted(units) else None
+        segments = self._segments(inner, head)
+        if len(head.rules) < first or limits.max_rules == first:  # stopped before any boundary opens
+            return attrs.evolve(head, symbols=inner.assemble(head.symbols, *segments[:2]))
         # handed over, not kept here: fit lets go of the symbols and breaks once the string holds
         # its own copies, and of each opening once it has opened
-        handed = {"symbols": symbols.astype(np.int32), "breaks": breaks[ends],
-                  "openings": [Opening(at=o.at, positions=searchsorted_ascending(ends, o.positions)) for o in opened]}
-        del symbols, ends, breaks, opened
+        handed = dict(zip(("symbols", "ends", "weights", "breaks"),
+                          inner.assemble_units(head.symbols, *segments, units, breaks, _weighted(units)), strict=True))
+        del inner, breaks
+        ends = handed.pop("ends")  # each symbol's last byte
+        handed["openings"] = [Opening(at=o.at, positions=searchsorted_ascending(ends, o.positions)) for o in opened]
+        del ends, opened
         return fit(handed.pop("symbols"), self._scorer(), rewriter, limits, breaks=handed.pop("breaks"), trace=trace,
-                   progress=progress, weights=weights, openings=handed.pop("openings"), start=head)
+                   progress=progress, weights=handed.pop("weights"), openings=handed.pop("openings"), start=head)
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""

@@ -31,6 +31,32 @@ def test_counts_over_shards_equal_the_whole_text(name, pretokenizer, lines):
     assert sum(whole.values()) == count_words(text, pretokenizer, lines=lines).occurrences
 
 
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "whitespace"])
+@pytest.mark.parametrize("name", ["alice29.txt", "udhr_arb.txt", "udhr_cmn_hans.txt", "tricky"])
+def test_units_keep_the_steps_that_splitting_them_again_gives(name, pretokenizer):
+    """A boundary policy's units carry the steps they were counted with, whole and over shards:
+    the breaks and openings that pre-tokenizing each distinct unit on its own gives. Learning
+    takes them (a second fit splits the units again, to the same rules)."""
+    from chunkpress.plugins.boundaries.superbpe import SuperBpe, SuperBpeParams
+    from chunkpress.text.units import inside_units
+
+    text = TRICKY if name == "tricky" else read(name)
+    policy = SuperBpe(SuperBpeParams(after=300))
+    whole = count_words(text, pretokenizer, lines=True, boundary=policy)
+    sharded = count_stream(io.BytesIO(text), pretokenizer, shard_size=1024, lines=True, boundary=policy)
+    for units in (whole, sharded):
+        assert units.steps is not None and units.steps.shape == units.buf.shape
+        carried = inside_units(policy, units.buf, units.offsets, pretokenizer, units.steps)
+        again = inside_units(policy, units.buf, units.offsets, pretokenizer)
+        assert np.array_equal(carried[0], again[0])
+        assert [(o.at, o.positions.tolist()) for o in carried[1]] == [(o.at, o.positions.tolist()) for o in again[1]]
+    assert name == "udhr_cmn_hans.txt" or any(o.positions.size for o in carried[1])  # Chinese has no joined words
+    pipe = Pipeline.from_config(pretokenizer=pretokenizer, superword_after=256 + 300, limits={"max_rules": 600})
+    first = pipe.fit_words(whole)
+    assert whole.steps is None  # taken
+    assert pipe.fit_words(whole).rules.tolist() == first.rules.tolist()
+
+
 def test_metaspace_shards_keep_a_line_break_inside_its_word():
     # metaspace breaks before spaces only: "end\n" is one word, which a cut before the newline split
     text = b"".join(b" word%d end\n" % i for i in range(400))

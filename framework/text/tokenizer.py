@@ -41,7 +41,7 @@ from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
 from .units import inside_units, opening_steps, openings
 from .vocabulary import Vocabulary
-from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, shards
+from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, distinct_units, shards
 
 
 def _text_bytes(text) -> bytes:
@@ -351,12 +351,11 @@ class Tokenizer:
         encoder = self._encoder()
         if breaks is None:
             return encoder.replay(arr)
-        steps = opening_steps(self.boundary, arr, breaks, piece_ends)
-        words = DistinctWords(arr, breaks if steps is None else breaks & (steps < 0))
+        words = distinct_units(self.boundary, arr, breaks, piece_ends)
         buf, offsets = words.buf, words.offsets
         gaps = np.zeros(buf.size, dtype=np.int64)
-        if steps is not None:  # each unit split on its own, as in training (units.inside_units)
-            inner, opened = inside_units(self.boundary, buf, offsets, self.pretokenizer)
+        if words.steps is not None:  # each unit split as in training (units.inside_units)
+            inner, opened = inside_units(self.boundary, buf, offsets, self.pretokenizer, words.steps)
             gaps[inner] = NEVER
             for opening in opened:
                 gaps[opening.positions] = opening.at
@@ -370,8 +369,7 @@ class Tokenizer:
         if breaks is None:
             words = DistinctWords(arr, np.zeros(arr.size, dtype=bool))
         else:
-            steps = opening_steps(self.boundary, arr, breaks, piece_ends)
-            words = DistinctWords(arr, breaks if steps is None else breaks & (steps < 0))
+            words = distinct_units(self.boundary, arr, breaks, piece_ends)
         out = np.empty(words.buf.size, dtype=np.int64)
         counts = self._segmenter().segment(self._searched(), words.buf, words.offsets, out)
         return words.assemble(out, words.offsets[:-1], np.asarray(counts, dtype=np.int64))

@@ -7,11 +7,24 @@ a run of words joined by single spaces, split at punctuation, digits and line br
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..arrays import distinct
 from ..engine.events import Opening
 from .pretokenize import pretoken_breaks
+
+
+@numba.njit(cache=True)
+def _keep_at_breaks(steps, breaks):
+    """-1 in ``steps`` wherever ``breaks`` has no boundary; whether any step is left."""
+    left = False
+    for i in range(steps.size):
+        if not breaks[i]:
+            steps[i] = -1
+        elif steps[i] >= 0:
+            left = True
+    return left
 
 
 def opening_steps(policy, data: np.ndarray, breaks: np.ndarray, piece_ends=None) -> np.ndarray | None:
@@ -28,17 +41,11 @@ def opening_steps(policy, data: np.ndarray, breaks: np.ndarray, piece_ends=None)
     if steps.shape != data.shape:
         raise ValueError(f"{type(policy).__name__}.opening_steps gave {steps.shape[0]:,} steps for "
                          f"{data.size:,} bytes")
-    steps[~breaks] = -1  # the policy's own array: only its entries at boundaries count
     if piece_ends is not None:
         ends = np.asarray(piece_ends, dtype=np.int64)
         steps[ends[(ends > 0) & (ends <= data.size)] - 1] = -1
-    return steps if (steps >= 0).any() else None
-
-
-def unit_breaks(policy, data: np.ndarray, breaks: np.ndarray, piece_ends=None) -> np.ndarray:
-    """``breaks`` without the boundaries that ever open: the cuts between units."""
-    steps = opening_steps(policy, data, breaks, piece_ends)
-    return breaks if steps is None else breaks & (steps < 0)
+    # the policy's own array: only its entries at boundaries count
+    return steps if _keep_at_breaks(steps, np.asarray(breaks, dtype=np.bool_)) else None
 
 
 def openings(steps: np.ndarray | None) -> list[Opening]:
@@ -52,10 +59,17 @@ def openings(steps: np.ndarray | None) -> list[Opening]:
     return [Opening(at=int(step), positions=at[when == step]) for step in distinct(when).tolist()]
 
 
-def inside_units(policy, buf: np.ndarray, offsets: np.ndarray, pretokenizer: str) -> tuple[np.ndarray, list[Opening]]:
+def inside_units(policy, buf: np.ndarray, offsets: np.ndarray, pretokenizer: str,
+                 steps: np.ndarray | None = None) -> tuple[np.ndarray, list[Opening]]:
     """(breaks, openings) of distinct units one after another in ``buf`` (unit u is
-    ``buf[offsets[u]:offsets[u + 1]]``): each unit pre-tokenized on its own, which a policy
-    guarantees splits it as in context."""
+    ``buf[offsets[u]:offsets[u + 1]]``): read off their ``steps`` where counting kept them
+    (:attr:`~.wordcounts.WordCounts.steps`), otherwise each unit pre-tokenized on its own,
+    which a policy guarantees splits it as in context."""
+    if steps is not None:  # every boundary inside a unit opens at some step
+        breaks = steps >= 0
+        opened = openings(steps) if breaks.any() else []
+        breaks[offsets[1:-1] - 1] = True  # as pre-tokenizing marks them: none after the last byte
+        return breaks, opened
     breaks = pretoken_breaks(buf, pretokenizer, pieces=offsets[1:])
     if breaks is None:
         breaks = np.zeros(buf.size, dtype=bool)

@@ -21,13 +21,12 @@ from collections.abc import Callable, Iterator
 import numba
 import numpy as np
 
-from ..arrays import searchsorted_ascending
 from ..errors import InputError
 from ..fileio import Readable
 from ..format.limits import COUNT_BYTES_PER_BYTE, work_limit
 from ..parallel import ordered_map
 from .pretokenize import pretoken_breaks
-from .units import unit_breaks
+from .units import opening_steps
 
 #: the default shard: a few shards in flight per worker hold well under 1 GB
 DEFAULT_SHARD_SIZE = 16 << 20
@@ -107,6 +106,27 @@ def _distinct_tokens(data, starts, ends):
 
 
 @numba.njit(cache=True)
+def _count_within(ids, starts, word_ends, word_counts, counts):
+    """``counts[ids[t]]`` summed over the tokens, each weighted by the count of the word it lies
+    in (the words end at ``word_ends``, ascending, as the tokens ``starts``)."""
+    w = 0
+    for t in range(ids.size):
+        while word_ends[w] <= starts[t]:
+            w += 1
+        counts[ids[t]] += word_counts[w]
+
+
+@numba.njit(cache=True)
+def _spans(src, starts, offsets, out):
+    """``out[offsets[u]:offsets[u + 1]]`` is the same length of ``src`` from ``starts[u]``:
+    each distinct word's entries of a per-byte array, taken at one occurrence."""
+    for u in range(starts.size):
+        s, lo = starts[u], offsets[u]
+        for k in range(offsets[u + 1] - lo):
+            out[lo + k] = src[s + k]
+
+
+@numba.njit(cache=True)
 def _assemble(ids, seg_start, seg_len, symbols, out):
     pos = 0
     for t in range(ids.size):
@@ -118,12 +138,39 @@ def _assemble(ids, seg_start, seg_len, symbols, out):
     return pos
 
 
+@numba.njit(cache=True)
+def _assemble_units(ids, seg_start, seg_len, word_symbols, lengths, unit_ends, unit_counts, breaks,
+                    symbols, ends, weights, cut_after):
+    """:meth:`DistinctWords.assemble` into the units the words lie in, and per symbol what a run
+    over the units loads with it: its last byte, its unit's count (where ``weights`` has room)
+    and whether ``breaks`` cuts after it."""
+    pos = 0
+    last = np.int64(-1)
+    u = 0
+    for t in range(ids.size):
+        w = ids[t]
+        for k in range(seg_len[w]):
+            s = word_symbols[seg_start[w] + k]
+            symbols[pos] = s
+            last += lengths[s]
+            while unit_ends[u] <= last:
+                u += 1
+            ends[pos] = last
+            if weights.size:
+                weights[pos] = unit_counts[u]
+            cut_after[pos] = breaks[last]
+            pos += 1
+
+
 class WordCounts:
     """Distinct words and their counts: word u is ``buf[offsets[u]:offsets[u + 1]]``, seen
-    ``counts[u]`` times."""
+    ``counts[u]`` times. ``steps``: where the words are a boundary policy's units (counted with
+    one: :func:`count_words`), when each boundary inside them opens, an entry a byte of ``buf``
+    as :func:`~.units.opening_steps` gives them (-1: never, as after every unit's last byte);
+    None otherwise."""
 
-    def __init__(self, buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray):
-        self.buf, self.offsets, self.counts = buf, offsets, counts
+    def __init__(self, buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, steps: np.ndarray | None = None):
+        self.buf, self.offsets, self.counts, self.steps = buf, offsets, counts, steps
 
     @property
     def breaks(self) -> np.ndarray:
@@ -151,35 +198,60 @@ class WordCounts:
         shifts = np.cumsum([0] + [p.buf.size for p in parts[:-1]])
         starts = np.concatenate([p.offsets[:-1] + s for p, s in zip(parts, shifts, strict=False)])
         ends = np.concatenate([p.offsets[1:] + s for p, s in zip(parts, shifts, strict=False)])
-        ids, _, merged, offsets = _distinct_tokens(buf, starts, ends)
+        ids, first, merged, offsets = _distinct_tokens(buf, starts, ends)
         counts = np.zeros(offsets.size - 1, dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
-        return cls(merged, offsets, counts)
+        steps = None
+        if all(p.steps is not None for p in parts):  # a unit's steps are alike wherever it occurs
+            steps = np.empty(merged.size, dtype=np.result_type(*(p.steps for p in parts)))
+            _spans(np.concatenate([p.steps for p in parts]), starts[first], offsets, steps)
+        return cls(merged, offsets, counts, steps)
 
 
 class DistinctWords(WordCounts):
     """A text cut at pre-token boundaries, as its distinct words (a :class:`WordCounts`) plus
     ``ids[t]``: which distinct word token t is, so the text can be assembled again.
     ``within``: the word counts whose ``buf`` is ``arr``, each token then counted as often as
-    the word it lies in; None: each token once."""
+    the word it lies in; None: each token once. ``steps``: a boundary policy's opening steps
+    over ``arr`` (:func:`~.units.opening_steps`): the words are then its units, cut only where
+    a boundary never opens, and keep their steps (a unit is split alike wherever it occurs)."""
 
-    def __init__(self, arr: np.ndarray, breaks: np.ndarray, within: WordCounts | None = None):
-        cuts = np.flatnonzero(breaks[:-1]) + 1
-        starts = np.concatenate([[0], cuts]).astype(np.int64)
-        ends = np.concatenate([cuts, [arr.size]]).astype(np.int64)
+    def __init__(self, arr: np.ndarray, breaks: np.ndarray, within: WordCounts | None = None,
+                 steps: np.ndarray | None = None):
+        cuts = np.flatnonzero((breaks if steps is None else breaks & (steps < 0))[:-1])
+        starts, ends = np.empty(cuts.size + 1, dtype=np.int64), np.empty(cuts.size + 1, dtype=np.int64)
+        np.add(cuts, 1, out=starts[1:])
+        starts[0], ends[:-1], ends[-1] = 0, starts[1:], arr.size
         self.ids, first, buf, offsets = _distinct_tokens(arr, starts, ends)
         if within is None:
             counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
-        else:  # exact: counts stay far below 2**53
-            weights = within.counts[searchsorted_ascending(within.offsets, starts, side="right") - 1]
-            counts = np.bincount(self.ids, weights=weights, minlength=first.size).astype(np.int64)
-        super().__init__(buf, offsets, counts)
+        else:
+            counts = np.zeros(first.size, dtype=np.int64)
+            _count_within(self.ids, starts, within.offsets[1:], within.counts, counts)
+        kept = None
+        if steps is not None:
+            kept = np.empty(buf.size, dtype=steps.dtype)
+            _spans(steps, starts[first], offsets, kept)
+        super().__init__(buf, offsets, counts, kept)
 
     def assemble(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray) -> np.ndarray:
         """The full text's symbols: word u's symbols are word_symbols[seg_start[u]:+seg_len[u]]."""
         out = np.empty(int(seg_len[self.ids].sum()), dtype=np.int64)
         _assemble(self.ids, seg_start, seg_len, word_symbols, out)
         return out
+
+    def assemble_units(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray,
+                       lengths: np.ndarray, units: WordCounts, breaks: np.ndarray, weighted: bool):
+        """:meth:`assemble` where the text is ``units.buf`` (these words its pre-tokens, cut at
+        ``breaks``), with what a run over the units loads: (symbols as int32, each symbol's
+        last byte, each symbol's unit count or None where not ``weighted``, whether ``breaks``
+        cuts after it); ``lengths``: each symbol's bytes."""
+        n = int(seg_len[self.ids].sum())
+        symbols, ends = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64)
+        weights, cut_after = np.empty(n if weighted else 0, dtype=np.int64), np.empty(n, dtype=np.bool_)
+        _assemble_units(self.ids, seg_start, seg_len, word_symbols, lengths, units.offsets[1:], units.counts,
+                        breaks, symbols, ends, weights, cut_after)
+        return symbols, ends, weights if weighted else None, cut_after
 
 
 def cut_special(text: bytes, special: tuple[bytes, ...] = ()) -> tuple[bytes, np.ndarray]:
@@ -213,8 +285,18 @@ def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tu
     if breaks is None:
         raise ValueError("word counts need a pre-tokenizer other than 'none'")
     ends = np.concatenate([cuts, np.flatnonzero(arr == 10) + 1]) if lines else cuts
-    words = DistinctWords(arr, unit_breaks(boundary, arr, breaks, ends))
-    return WordCounts(words.buf, words.offsets, words.counts)  # without the per-token ids
+    words = distinct_units(boundary, arr, breaks, ends)
+    return WordCounts(words.buf, words.offsets, words.counts, words.steps)  # without the per-token ids
+
+
+def distinct_units(policy, arr: np.ndarray, breaks: np.ndarray, piece_ends=None) -> DistinctWords:
+    """The distinct units of ``arr`` cut at pre-token ``breaks``: the pre-tokens a boundary
+    ``policy`` (None: one that opens nothing) may join, never across ``piece_ends``; with a
+    policy, each unit keeps its steps (all -1 where nothing in ``arr`` opens)."""
+    words = DistinctWords(arr, breaks, steps=opening_steps(policy, arr, breaks, piece_ends))
+    if policy is not None and words.steps is None:  # every unit one pre-token
+        words.steps = np.full(words.buf.size, -1, dtype=np.int8)
+    return words
 
 
 #: Unicode's white space beyond ASCII (U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029,
