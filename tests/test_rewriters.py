@@ -200,6 +200,30 @@ def test_lexicographic_argmin_is_lexsorts_first_row(rows):
     assert lexicographic_argmin(loss, k, s) == np.lexsort((s, k, loss))[0]
 
 
+@pytest.mark.parametrize(("scorer", "rules"), [("mdl", None), ("repair", 400), ("length-max", 400), ("wordpiece", 400)])
+def test_the_stopping_step_settles_block_by_block_as_over_all_pairs_at_once(registry, monkeypatch, scorer, rules):
+    """The last step's search among the pairs below the scorer's floor, a block of slots at a
+    time, finds the candidate (and so the stop and the trace's last row) of one search."""
+    import chunkpress.engine.index as index
+
+    blocks = []
+    whole_argmin = index.lexicographic_argmin
+    monkeypatch.setattr(index, "lexicographic_argmin", lambda *keys: blocks.append(1) or whole_argmin(*keys))
+    data, limits = read("alice29.txt")[:60_000], Limits(max_rules=rules)
+    results = {}
+    for block in (1 << 40, 97):
+        monkeypatch.setattr(index, "SETTLE_BLOCK", block)
+        blocks.clear()
+        results[block] = fit(data, registry.get("scorer", scorer).build(), LinkedRewriter(), limits)
+        searched = len(blocks)
+    assert searched > 1  # the last run searched many blocks
+    one, many = results[1 << 40], results[97]
+    assert one.stop_reason == many.stop_reason and one.rules.tolist() == many.rules.tolist()
+    for field in one.trace.dtype.names:
+        if field != "seconds":
+            assert np.array_equal(one.trace[field][-1:], many.trace[field][-1:], equal_nan=True), field
+
+
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(st.integers(-(2**31), 2**31 - 1), max_size=300), split=st.integers(0, 300))
 def test_sort_in_place_sorts_and_leaves_the_rest(values, split):

@@ -426,6 +426,10 @@ def select_by_count(top, floor, gsize, groot):
     return -1, top
 
 
+#: the pair slots :meth:`PairIndex.settle` scores at a time
+SETTLE_BLOCK = 1 << 15
+
+
 def lexicographic_argmin(*keys: np.ndarray) -> int:
     """Index of the first row whose keys (in priority order) are smallest: ``np.lexsort``'s
     first entry, by narrowing the ties key by key instead of sorting every row."""
@@ -566,22 +570,32 @@ class PairIndex:
         the scorer's ``min_merge_count``, which were not kept up to date while merging."""
         if self.floor <= self.min_count:
             return best
-        k = self.rec["k01"][: self.n_slots]
-        slots = np.flatnonzero((k >= self.min_count) & (k < self.floor))
-        if slots.size == 0:
+        low, low_key = None, None
+        # a block of slots at a time: the temporaries stay small enough to reuse one heap's
+        # pages (whole, they were tens of MB of fresh pages on a large string)
+        for lo in range(0, self.n_slots, SETTLE_BLOCK):
+            k = self.rec["k01"][lo: min(self.n_slots, lo + SETTLE_BLOCK)]
+            slots = np.flatnonzero((k >= self.min_count) & (k < self.floor))
+            if slots.size == 0:
+                continue
+            slots += lo
+            # field by field: a copy of the whole records would double the memory of this step
+            a = self.rec["ps0"][slots].astype(np.int64)
+            b = self.rec["ps1"][slots].astype(np.int64)
+            kk, k0, k1, same = k[slots - lo], counts[a], counts[b], a == b
+            if self.full:
+                losses = self.scorer.losses(N, m, kk, k0, k1, same)
+                keys = (losses, kk, a, b)
+            else:
+                loss_b = self.scorer.losses_b(kk, k0, k1, same, *self._lengths_of(a, b))
+                losses = self.scorer.losses_a(N, m, kk) + loss_b
+                keys = (losses, kk, loss_b, a, b)
+            i = lexicographic_argmin(*keys)
+            key = tuple((bool(np.isnan(v)), 0 if np.isnan(v) else v) for v in (x[i] for x in keys))  # NaN last
+            if low_key is None or key < low_key:  # the first of equals, as over all slots at once
+                low, low_key = (int(a[i]), int(b[i]), int(kk[i]), float(losses[i])), key
+        if low is None:
             return best
-        # field by field: a copy of the whole records would double the memory of this step
-        a = self.rec["ps0"][slots].astype(np.int64)
-        b = self.rec["ps1"][slots].astype(np.int64)
-        kk, k0, k1, same = k[slots], counts[a], counts[b], a == b
-        if self.full:
-            losses = self.scorer.losses(N, m, kk, k0, k1, same)
-            i = lexicographic_argmin(losses, kk, a, b)
-        else:
-            loss_b = self.scorer.losses_b(kk, k0, k1, same, *self._lengths_of(a, b))
-            losses = self.scorer.losses_a(N, m, kk) + loss_b
-            i = lexicographic_argmin(losses, kk, loss_b, a, b)
-        low = (int(a[i]), int(b[i]), int(kk[i]), float(losses[i]))
         if best is None or low[3] < best[3] or (low[3] == best[3] and low[2] < best[2]):
             return low
         return best
