@@ -546,9 +546,9 @@ class PairIndex:
         if n == 0:
             return
         slots = self._out[:n].copy()
-        r = self.rec[slots]
-        a, b = r["ps0"].astype(np.int64), r["ps1"].astype(np.int64)
-        losses = self.scorer.losses_b(r["k01"], counts[a], counts[b], a == b, *self._lengths_of(a, b))
+        # field by field: the whole records of a load's every pair would be tens of MB
+        a, b = self.rec["ps0"][slots].astype(np.int64), self.rec["ps1"][slots].astype(np.int64)
+        losses = self.scorer.losses_b(self.rec["k01"][slots], counts[a], counts[b], a == b, *self._lengths_of(a, b))
         insert_scored(
             slots, losses, n_moved, self.floor, self.meta, self.rec,
             self.groot, self.gsize, self.gactive, self.gpos, self.scratch,

@@ -64,12 +64,14 @@ def room_for(nsites, z):
 
 
 @kernel
-def load_nodes(data, breaks, node):
+def load_nodes(data, breaks, weight, node, counts):
     """Fill a fresh node array in one pass: symbols, string links (cut after every position
-    ``breaks`` marks; an empty ``breaks`` marks none), no occurrences yet."""
+    ``breaks`` marks; an empty ``breaks`` marks none), no occurrences yet; and add each
+    symbol's occurrences to ``counts``, each ``weight[q]`` times (an empty ``weight``: once)."""
     n = data.size
     for q in range(n):
         node[q, SYM] = data[q]
+        counts[data[q]] += weight[q] if weight.size else 1
         cut_before = q == 0 or (breaks.size > 0 and breaks[q - 1])
         cut_after = q == n - 1 or (breaks.size > 0 and breaks[q])
         node[q, PRV] = EMPTY if cut_before else q - 1
@@ -362,16 +364,15 @@ class LinkedString:
         n = len(data)
         node = np.empty((n, NODE_FIELDS), dtype=np.int32)
         cuts = np.zeros(0, dtype=np.bool_) if breaks is None else np.asarray(breaks, dtype=np.bool_)
-        load_nodes(np.asarray(data), cuts, node)
+        self.weight = np.zeros(0, dtype=np.int64) if weights is None else np.ascontiguousarray(weights, dtype=np.int64)
+        data = np.asarray(data)
+        if data.size and data.min() < 0:
+            raise ValueError("a string's symbols are ids from 0")
+        self.counts = np.zeros(max(dictionary_size, int(data.max(initial=0)) + 1), dtype=np.int64)
+        load_nodes(data, cuts, self.weight, node, self.counts)
         self.node = node
         # a merge's sites, sort scratch: as much is touched (made resident) as the largest merge uses
         self.sites = np.empty((2, n // 2 + 1), dtype=np.int32)
-        if weights is None:
-            self.weight = np.zeros(0, dtype=np.int64)
-            self.counts = np.bincount(node[:, SYM], minlength=dictionary_size).astype(np.int64)
-        else:
-            self.weight = np.ascontiguousarray(weights, dtype=np.int64)
-            self.counts = np.bincount(node[:, SYM], weights=self.weight, minlength=dictionary_size).astype(np.int64)
         self.meta = np.zeros(META_FIELDS, dtype=np.int64)
         self.meta[META_LENGTH] = n if weights is None else int(self.weight.sum())
         cap = min(max(n, 16), self.initial_slots)

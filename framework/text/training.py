@@ -18,6 +18,7 @@ import attrs
 import numpy as np
 from numpy.lib import recfunctions
 
+from ..arrays import searchsorted_ascending
 from ..contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, REPLAYS_MERGES
 from ..engine.learner import FitResult
 from ..errors import ChunkpressError, ConfigError, InputError, PluginError
@@ -112,7 +113,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         sources = [c[:3] for c in counted]
         with meter("train", pipeline.config.limits.max_rules, unit="rules") as progress:
             result = pipeline.fit_words(words, trace=True, progress=progress.rules)
-        weights = words.counts[np.searchsorted(words.offsets, _symbol_starts(result), side="right") - 1]
+        weights = words.counts[searchsorted_ascending(words.offsets, _symbol_starts(result), side="right") - 1]
     else:
         if workers or scheduler:
             raise InputError("workers (--workers) and scheduler (--scheduler) count pre-tokens in parallel: "
