@@ -594,8 +594,6 @@ class PairIndex:
             key = tuple((bool(np.isnan(v)), 0 if np.isnan(v) else v) for v in (x[i] for x in keys))  # NaN last
             if low_key is None or key < low_key:  # the first of equals, as over all slots at once
                 low, low_key = (int(a[i]), int(b[i]), int(kk[i]), float(losses[i])), key
-        if low is None:
-            return best
-        if best is None or low[3] < best[3] or (low[3] == best[3] and low[2] < best[2]):
+        if low is not None and (best is None or low[3] < best[3] or (low[3] == best[3] and low[2] < best[2])):
             return low
         return best
