@@ -583,6 +583,7 @@ class PairIndex:
             a = self.rec["ps0"][slots].astype(np.int64)
             b = self.rec["ps1"][slots].astype(np.int64)
             kk, k0, k1, same = k[slots - lo], counts[a], counts[b], a == b
+            keys: tuple[np.ndarray, ...]
             if self.full:
                 losses = self.scorer.losses(N, m, kk, k0, k1, same)
                 keys = (losses, kk, a, b)

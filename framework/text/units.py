@@ -70,7 +70,6 @@ def inside_units(policy, buf: np.ndarray, offsets: np.ndarray, pretokenizer: str
         opened = openings(steps) if breaks.any() else []
         breaks[offsets[1:-1] - 1] = True  # as pre-tokenizing marks them: none after the last byte
         return breaks, opened
-    breaks = pretoken_breaks(buf, pretokenizer, pieces=offsets[1:])
-    if breaks is None:
-        breaks = np.zeros(buf.size, dtype=bool)
-    return breaks, openings(opening_steps(policy, buf, breaks, offsets[1:]))
+    split = pretoken_breaks(buf, pretokenizer, pieces=offsets[1:])
+    split = np.zeros(buf.size, dtype=bool) if split is None else split
+    return split, openings(opening_steps(policy, buf, split, offsets[1:]))
