@@ -81,18 +81,28 @@ def dask_client(workers: int | None = None, scheduler: str | None = None):
             cluster.close()
 
 
+def _large_graphs_quiet():
+    """Dask's configuration, while the items are mapped, without its warning of large task
+    graphs (see :func:`ordered_map`)."""
+    import dask  # optional: installed with distributed, which dask_client has checked
+
+    return dask.config.set({"distributed.admin.large-graph-warning-threshold": "64GiB"})
+
+
 def ordered_map(func, items, *args, workers: int | None = None, scheduler: str | None = None,
                 broadcast: tuple = ()):
     """``(item, func(item, *args, *broadcast))`` for every item, in order: here one after the
     other, or as Dask tasks on ``workers`` local processes or the cluster at ``scheduler``,
     with at most two tasks per worker in flight, so that only a few items are held at a time
     whatever their number. ``broadcast`` (bulky values every task needs) is sent to each worker
-    once. A task whose worker dies is rerun by Dask."""
+    once. A task whose worker dies is rerun by Dask: each item travels inside its task (a
+    scattered item would die with the worker that held it), so Dask's warning of a large graph
+    is for what is meant here, and is not shown."""
     if not (workers or scheduler):
         for item in items:
             yield item, func(item, *args, *broadcast)
         return
-    with dask_client(workers, scheduler) as client:
+    with dask_client(workers, scheduler) as client, _large_graphs_quiet():
         limit = 2 * max(1, len(client.scheduler_info()["workers"]))
         shared = [client.scatter(value, broadcast=True) if value is not None else None for value in broadcast]
         pending: collections.deque = collections.deque()

@@ -92,6 +92,21 @@ def test_train_on_two_workers_writes_the_serial_rules(tmp_path, alice):
     assert main(["train", str(text), "--workers", "2", "--rules", str(parallel), "-f"]) == 5  # no pre-tokenizer
 
 
+def test_shards_sent_inside_their_tasks_draw_no_dask_warning():
+    """A shard of megabytes travels inside its task, so that a dead worker's task can be rerun;
+    Dask's warning of a large graph printed on every train --workers of a big file."""
+    pytest.importorskip("distributed")
+    import warnings
+
+    from chunkpress.parallel import ordered_map
+
+    items = [bytes([65 + k]) * (12 << 20) for k in range(3)]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert [(i[:1], n) for i, n in ordered_map(len, items, workers=2)] == [(i[:1], 12 << 20) for i in items]
+    assert not [w for w in seen if "large graph" in str(w.message)], [str(w.message) for w in seen]
+
+
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_the_walk_through_ascending_positions_answers_as_searchsorted(side):
     from chunkpress.arrays import searchsorted_ascending
