@@ -253,9 +253,18 @@ class Pipeline:
         return tokenizer.symbols(data)
 
 
-def _coder_for(header: container.Header, registry: Registry) -> Coder:
+def _coder_info(header: container.Header, registry: Registry):
+    """The registry's entry for the header's codec (FormatError for one not installed),
+    without importing the coder's module."""
     try:
-        info = registry.coder_for_id(header.codec)
+        return registry.coder_for_id(header.codec)
+    except ChunkpressError as exc:
+        raise FormatError(str(exc)) from None
+
+
+def _coder_for(header: container.Header, registry: Registry, info=None) -> Coder:
+    info = info or _coder_info(header, registry)
+    try:
         params = build_params(registry, "coder", info.name, header.params, where="archive header")
         return info.build(params)
     except ChunkpressError as exc:
@@ -323,8 +332,6 @@ def decode_archive(archive: bytes, registry: Registry | None = None, rules: np.n
 
 
 def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedArchive:
-    from .format.expand import symbol_lengths  # numba: see the module's imports
-
     header, payload, header_bytes = unpacked
     dictionary_size = None
     if header.rules is not None:
@@ -340,8 +347,10 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
         dictionary_size = BYTE_SYMBOLS + len(rules)
     # the output and at most one 8-byte symbol per output byte: refuse before allocating
     check_allocation(f"{header.length:,} bytes of output", (1 + BYTES_PER_SYMBOL) * header.length + len(payload))
-    coder = _coder_for(header, registry)
-    ahead.started(registry.coder_for_id(header.codec).name)  # the program's: its loop compiles meanwhile
+    info = _coder_info(header, registry)
+    # the program's helper: the coder's loop compiles while its modules load and the rules decode
+    ahead.started(info.name)
+    coder = _coder_for(header, registry, info)
     if dictionary_size is not None and not coder.references_dictionary:
         raise FormatError(f"codec {header.codec} cannot use an external dictionary, but the header names one")
     try:
@@ -358,6 +367,8 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
         raise FormatError(f"corrupt payload for codec {header.codec}: {type(exc).__name__}: {exc}") from None
     rules = np.asarray(rules, dtype=np.int64).reshape(-1, 2)
     if len(rules):  # cyclic or future rules are refused here, for inspect as for decompress
+        from .format.expand import symbol_lengths  # numba: imported after the helper starts
+
         symbol_lengths(rules)
     return DecodedArchive(
         header=header, payload=payload, header_bytes=header_bytes, archive_bytes=archive_bytes, coder=coder,
