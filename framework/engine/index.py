@@ -470,6 +470,11 @@ class PairIndex:
         #: bytes per symbol, for a scorer that reads them (its learner keeps them up to date)
         self.lengths: np.ndarray | None = None
 
+    def _pairs_at(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(s0, s1, k01) of the records at ``slots``, field by field: whole records (64 bytes
+        a pair) would be tens of MB for a load's every pair."""
+        return self.rec["ps0"][slots].astype(np.int64), self.rec["ps1"][slots].astype(np.int64), self.rec["k01"][slots]
+
     def _lengths_of(self, a: np.ndarray, b: np.ndarray) -> tuple:
         if not self.scorer.uses_lengths:
             return None, None
@@ -546,9 +551,8 @@ class PairIndex:
         if n == 0:
             return
         slots = self._out[:n].copy()
-        # field by field: the whole records of a load's every pair would be tens of MB
-        a, b = self.rec["ps0"][slots].astype(np.int64), self.rec["ps1"][slots].astype(np.int64)
-        losses = self.scorer.losses_b(self.rec["k01"][slots], counts[a], counts[b], a == b, *self._lengths_of(a, b))
+        a, b, k = self._pairs_at(slots)
+        losses = self.scorer.losses_b(k, counts[a], counts[b], a == b, *self._lengths_of(a, b))
         insert_scored(
             slots, losses, n_moved, self.floor, self.meta, self.rec,
             self.groot, self.gsize, self.gactive, self.gpos, self.scratch,
@@ -571,18 +575,14 @@ class PairIndex:
         if self.floor <= self.min_count:
             return best
         low, low_key = None, None
-        # a block of slots at a time: the temporaries stay small enough to reuse one heap's
-        # pages (whole, they were tens of MB of fresh pages on a large string)
+        # a block of slots at a time: small temporaries reuse the heap's pages (not tens of MB)
         for lo in range(0, self.n_slots, SETTLE_BLOCK):
             k = self.rec["k01"][lo: min(self.n_slots, lo + SETTLE_BLOCK)]
             slots = np.flatnonzero((k >= self.min_count) & (k < self.floor))
             if slots.size == 0:
                 continue
-            slots += lo
-            # field by field: a copy of the whole records would double the memory of this step
-            a = self.rec["ps0"][slots].astype(np.int64)
-            b = self.rec["ps1"][slots].astype(np.int64)
-            kk, k0, k1, same = k[slots - lo], counts[a], counts[b], a == b
+            a, b, kk = self._pairs_at(slots + lo)
+            k0, k1, same = counts[a], counts[b], a == b
             keys: tuple[np.ndarray, ...]
             if self.full:
                 losses = self.scorer.losses(N, m, kk, k0, k1, same)
