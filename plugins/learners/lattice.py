@@ -1,7 +1,7 @@
-"""The lattice of a vocabulary over a text's words: every (position, token) edge, read off the
-vocabulary's trie once, so that the passes of a pruning round (forward-backward, Viterbi)
-follow flat arrays instead of walking the trie at every position again; and the searches a
-pruning round makes on the tokens' own spellings.
+"""The lattice of a vocabulary over a text's words, found once for a pruning run (each position's
+pieces, as one chain of prefixes), so that the passes of its rounds (forward-backward, Viterbi)
+follow arrays instead of looking the pieces up at every position again; and the searches a
+pruning round makes on the pieces' own spellings.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Vocabulary, trie_child
+from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Vocabulary
 
 from .seeds import gathered
 
@@ -46,107 +46,143 @@ def trie_of(spell: np.ndarray, starts: np.ndarray, ids: np.ndarray, scores: np.n
     return Vocabulary.of_spellings(sub_spell, sub_starts, ids, scores), sub_spell, sub_starts
 
 
-@numba.njit(cache=True)
-def _lattice_size(buf, offsets, keys, children, token, stride):
-    """How many (position, piece) edges every ``stride``-th word's lattice has."""
-    edges = 0
-    for w in range(0, offsets.size - 1, stride):
-        hi = offsets[w + 1]
-        for i in range(offsets[w], hi):
-            node = np.int64(0)
-            for k in range(i, hi):
-                node = trie_child(keys, children, node, buf[k])
-                if node < 0:
-                    break
-                if token[node] >= 0:
-                    edges += 1
-    return edges
+#: the polynomial hash's base (an odd 64-bit multiplier)
+_BASE = np.uint64(0x100000001B3)
+
+
+@numba.njit(cache=True, forceinline=True)
+def _key(h, n):
+    """A table key for bytes of polynomial hash ``h`` and length ``n``: never 0 (an empty slot)."""
+    x = h ^ (np.uint64(n) * np.uint64(0x9E3779B97F4A7C15))
+    x = (x ^ (x >> np.uint64(29))) * np.uint64(0xC2B2AE3D27D4EB4F)
+    return (x ^ (x >> np.uint64(32))) | np.uint64(1)
+
+
+@numba.njit(cache=True, forceinline=True)
+def _found(keys, ids, spell, starts, key, buf, lo, n):
+    """The piece spelled ``buf[lo:lo + n]`` (hashed to ``key``), or -1: keys that collide are
+    told apart by their bytes."""
+    mask = keys.size - 1
+    s = np.int64(key & np.uint64(mask))
+    while keys[s] != 0:
+        if keys[s] == key:
+            t = ids[s]
+            if starts[t + 1] - starts[t] == n:
+                same = True
+                for k in range(n):
+                    if spell[starts[t] + k] != buf[lo + k]:
+                        same = False
+                        break
+                if same:
+                    return t
+        s = (s + 1) & mask
+    return -1
 
 
 @numba.njit(cache=True)
-def _fill_lattice(buf, offsets, keys, children, token, first, span, piece):
-    """The edges of every position ``p`` of ``buf``: ``span[e]`` bytes of piece ``piece[e]``
-    for e in ``first[p]:first[p + 1]``, shortest first. Returns (edges, span, piece): the
-    arrays given, or larger ones (by half) where they were too small."""
-    edges = 0
+def _chains(buf, offsets, spell, starts, top, shorter, length):
+    """Fills ``top`` (per byte of the words: the longest piece the word's bytes from there
+    begin with), ``shorter`` (per piece: the longest piece that is a proper prefix of it) and
+    ``length`` (per piece: its bytes), looking each prefix up in a hash table of the pieces,
+    longest first; a piece's first two bytes bound how long a prefix is looked up at all."""
+    n_pieces = starts.size - 1
+    size = 16
+    while size < 2 * n_pieces:
+        size *= 2
+    keys = np.zeros(size, dtype=np.uint64)
+    ids = np.full(size, -1, dtype=np.int32)
+    longest_after = np.zeros(1 << 16, dtype=np.int32)  # by first two bytes: the longest such piece
+    longest = 1
+    for t in range(n_pieces):
+        lo, n = starts[t], starts[t + 1] - starts[t]
+        length[t] = n
+        longest = max(longest, n)
+        if n >= 2:
+            pair = np.int64(spell[lo]) << 8 | np.int64(spell[lo + 1])
+            longest_after[pair] = max(longest_after[pair], n)
+        h = np.uint64(0)
+        for k in range(lo, lo + n):
+            h = h * _BASE + np.uint64(spell[k] + 1)
+        s = np.int64(_key(h, n) & np.uint64(size - 1))
+        while keys[s] != 0:
+            s = (s + 1) & (size - 1)
+        keys[s], ids[s] = _key(h, n), t
+    prefix = np.zeros(longest + 1, dtype=np.uint64)  # the polynomial hash of each prefix
+    for t in range(n_pieces):
+        lo, n = starts[t], starts[t + 1] - starts[t]
+        for k in range(n):
+            prefix[k + 1] = prefix[k] * _BASE + np.uint64(spell[lo + k] + 1)
+        shorter[t] = -1
+        for m in range(n - 1, 0, -1):
+            u = _found(keys, ids, spell, starts, _key(prefix[m], m), spell, lo, m)
+            if u >= 0:
+                shorter[t] = u
+                break
     for w in range(offsets.size - 1):
         hi = offsets[w + 1]
         for i in range(offsets[w], hi):
-            first[i] = edges
-            node = np.int64(0)
-            for k in range(i, hi):
-                node = trie_child(keys, children, node, buf[k])
-                if node < 0:
+            reach = 1
+            if hi - i >= 2:
+                reach = min(hi - i, max(1, longest_after[np.int64(buf[i]) << 8 | np.int64(buf[i + 1])]))
+            for k in range(reach):
+                prefix[k + 1] = prefix[k] * _BASE + np.uint64(buf[i + k] + 1)
+            top[i] = -1
+            for m in range(reach, 0, -1):
+                u = _found(keys, ids, spell, starts, _key(prefix[m], m), buf, i, m)
+                if u >= 0:
+                    top[i] = u
                     break
-                if token[node] >= 0:
-                    if edges == span.size:
-                        size = span.size + span.size // 2 + 1024
-                        grown_span = np.empty(size, dtype=span.dtype)
-                        grown_piece = np.empty(size, dtype=piece.dtype)
-                        grown_span[:edges] = span[:edges]
-                        grown_piece[:edges] = piece[:edges]
-                        span, piece = grown_span, grown_piece
-                    span[edges] = k - i + 1
-                    piece[edges] = token[node]
-                    edges += 1
-    first[buf.size] = edges
-    return edges, span, piece
+    top[buf.size] = -1
 
 
-#: every how many words the edges are counted to size the lattice before it is filled
-SAMPLE_STRIDE = 16
+@numba.njit(cache=True, forceinline=True)
+def _living(shorter, alive, t):
+    """``t`` if it lives, else the longest living piece that is a proper prefix of it (-1: none)."""
+    while t >= 0 and not alive[t]:
+        t = shorter[t]
+    return t
+
+
+@numba.njit(cache=True)
+def _keep_living(top, shorter, alive):
+    # in any order: a link not yet moved on still points to a prefix, which the walk passes
+    for t in range(shorter.size):
+        shorter[t] = _living(shorter, alive, shorter[t])
+    for p in range(top.size):
+        top[p] = _living(shorter, alive, top[p])
 
 
 @attrs.frozen(kw_only=True, eq=False)
 class Lattice:
-    """Every word's lattice, read off the trie once a round: the E steps and the Viterbi pass
-    then follow flat arrays instead of walking the trie at every position again."""
+    """Every word's lattice. A position's edges are the pieces its word's bytes from there begin
+    with, and those are prefixes of one another: one chain, from the position's longest piece
+    to each piece's longest proper prefix among the pieces. So the lattice is a piece a byte
+    and a link a piece, where a list of (position, piece) edges would be ten times larger."""
 
-    first: np.ndarray  # int32 (int64 past 2**31 edges), a position's edges start here (one past the end: the last)
-    span: np.ndarray  # uint8, an edge's bytes
-    piece: np.ndarray  # int32, an edge's piece
+    top: np.ndarray  # int32 per byte of the words (and one past the end): its longest piece, -1 for none
+    shorter: np.ndarray  # int32 per piece: its longest proper prefix among the pieces, -1 for none
+    length: np.ndarray  # int32 per piece: its bytes
 
     @classmethod
-    def of(cls, buf, offsets, vocabulary: Vocabulary) -> Lattice:
-        """The lattice of the words under ``vocabulary``, sized from a sample of the words
-        (one walk of the trie a position, not two) and grown if the sample fell short."""
-        sampled = _lattice_size(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, SAMPLE_STRIDE)
-        capacity = sampled * SAMPLE_STRIDE * 9 // 8 + 1024
-        for index in (np.int32, np.int64):  # int32 while it holds every edge's number
-            first = np.zeros(buf.size + 1, dtype=index)
-            edges, span, piece = _fill_lattice(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token,
-                                               first, np.empty(capacity, dtype=np.uint8), np.empty(capacity, dtype=np.int32))
-            if edges < 2**31:
-                break
-        return cls(first=first, span=span[:edges], piece=piece[:edges])
+    def of(cls, buf, offsets, spell: np.ndarray, starts: np.ndarray) -> Lattice:
+        """The lattice of the words ``buf[offsets[w]:offsets[w + 1]]`` under the pieces
+        ``spell[starts[t]:starts[t + 1]]`` (distinct)."""
+        n = starts.size - 1
+        top = np.empty(buf.size + 1, dtype=np.int32)
+        shorter, length = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
+        _chains(buf, offsets, spell, np.asarray(starts, dtype=np.int64), top, shorter, length)
+        return cls(top=top, shorter=shorter, length=length)
 
     def keep(self, alive: np.ndarray) -> Lattice:
-        """The lattice without the edges of the pieces that are no longer ``alive``: a later
-        round's lattice, with no trie walked again. Compacted in place (a kept edge never moves
-        later), so a round holds one lattice."""
-        edges = _kept_edges(self.first, self.span, self.piece, alive)
-        return Lattice(first=self.first, span=self.span[:edges], piece=self.piece[:edges])
-
-
-@numba.njit(cache=True)
-def _kept_edges(first, span, piece, alive):
-    edges = 0
-    start = first[0]
-    for p in range(first.size - 1):
-        end = first[p + 1]
-        first[p] = edges
-        for e in range(start, end):
-            if alive[piece[e]]:
-                span[edges] = span[e]
-                piece[edges] = piece[e]
-                edges += 1
-        start = end
-    first[first.size - 1] = edges
-    return edges
+        """The lattice without the pieces that are no longer ``alive``: a position's chain then
+        starts at its longest living piece and passes over the dead ones. In place, so a run
+        holds one lattice."""
+        _keep_living(self.top, self.shorter, alive)
+        return self
 
 
 @numba.njit(cache=True, forceinline=True)
-def _best_path(first, span, piece, logp, lo, n, whole_left_out, score, back_len, back_tok):
+def _best_path(top, shorter, length, logp, lo, n, whole_left_out, score, back_len, back_tok):
     """The most likely path through the lattice's positions ``lo`` to ``lo + n`` (edges that end
     past it are not taken; with ``whole_left_out``, neither is one edge spanning all of it):
     ``score[n]``, and each position's last edge in ``back_len``/``back_tok``. A piece at
@@ -158,28 +194,26 @@ def _best_path(first, span, piece, logp, lo, n, whole_left_out, score, back_len,
     for i in range(n):
         if score[i] <= NEG:
             continue
-        for e in range(first[lo + i], first[lo + i + 1]):
-            j = i + span[e]
-            if j > n:
-                break  # shortest first: the rest end past it too
-            t = piece[e]
-            if logp[t] <= NEG or (whole_left_out and i == 0 and j == n):
-                continue
-            s = score[i] + logp[t]
-            if s > score[j] or (s == score[j] and j - i > back_len[j]):
-                score[j], back_len[j], back_tok[j] = s, j - i, t
+        t = top[lo + i]
+        while t >= 0:  # a position reaches each end once, so the order of its edges is no matter
+            j = i + length[t]
+            if j <= n and logp[t] > NEG and not (whole_left_out and i == 0 and j == n):
+                s = score[i] + logp[t]
+                if s > score[j] or (s == score[j] and j - i > back_len[j]):
+                    score[j], back_len[j], back_tok[j] = s, j - i, t
+            t = shorter[t]
     return score[n]
 
 
 @numba.njit(cache=True)
-def viterbi_counts(offsets, counts, first, span, piece, logp, freq, inverted, seen, score, back_len, back_tok):
+def viterbi_counts(offsets, counts, top, shorter, length, logp, freq, inverted, seen, score, back_len, back_tok):
     """Each piece's count in the words' Viterbi paths over their lattices (``freq``; a piece at
     ``NEG`` is dead) and the count of the words whose path holds it (``inverted``:
     sentencepiece's F, before its normalisation). Ties go to the longest last piece."""
     for w in range(offsets.size - 1):
         lo = offsets[w]
         n = offsets[w + 1] - lo
-        _best_path(first, span, piece, logp, lo, n, False, score, back_len, back_tok)
+        _best_path(top, shorter, length, logp, lo, n, False, score, back_len, back_tok)
         j = n
         while j > 0 and back_len[j] > 0:
             t = back_tok[j]
@@ -191,21 +225,21 @@ def viterbi_counts(offsets, counts, first, span, piece, logp, freq, inverted, se
 
 
 @numba.njit(cache=True)
-def second_best_in_lattice(where, starts, wanted, first, span, piece, logp, own, alt_first, alt_pieces, score,
+def second_best_in_lattice(where, starts, wanted, top, shorter, length, logp, own, alt_first, alt_pieces, score,
                            back_len, back_tok):
     """For each ``wanted`` piece t: the best segmentation of its own bytes without the piece
     itself (``alt_pieces[alt_first[t]:alt_first[t + 1]]``, empty where there is none), and
     ``own[t]``: whether the piece itself is its bytes' best segmentation (else Viterbi never
     takes it). Read off the lattice: piece t occurs at ``where[t]`` in the words, so the edges
     there that end within it are the pieces its bytes hold (a piece at ``NEG`` in ``logp`` is
-    dead), shortest first as a walk of the trie finds them."""
+    dead)."""
     used = 0
     for t in range(starts.size - 1):
         alt_first[t] = used
         if not wanted[t]:
             continue
         n = starts[t + 1] - starts[t]
-        own[t] = _best_path(first, span, piece, logp, where[t], n, True, score, back_len, back_tok) <= logp[t]
+        own[t] = _best_path(top, shorter, length, logp, where[t], n, True, score, back_len, back_tok) <= logp[t]
         j = n
         while j > 0 and back_len[j] > 0:
             alt_pieces[used] = back_tok[j]
@@ -215,11 +249,13 @@ def second_best_in_lattice(where, starts, wanted, first, span, piece, logp, own,
 
 
 @numba.njit(cache=True)
-def occurrences(first, piece, n_pieces):
-    """A position where each piece occurs in the words (its first edge's), -1 where none."""
+def occurrences(top, shorter, n_pieces):
+    """A position where each piece occurs in the words (its first), -1 where none."""
     where = np.full(n_pieces, -1, dtype=np.int64)
-    for p in range(first.size - 1):
-        for e in range(first[p], first[p + 1]):
-            if where[piece[e]] < 0:
-                where[piece[e]] = p
+    for p in range(top.size):
+        t = top[p]
+        while t >= 0:
+            if where[t] < 0:
+                where[t] = p
+            t = shorter[t]
     return where

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, Learner
 
-from .lattice import NEG, Lattice, occurrences, second_best_in_lattice, sizes_down, spelled, trie_of, viterbi_counts
+from .lattice import NEG, Lattice, occurrences, second_best_in_lattice, sizes_down, spelled, viterbi_counts
 
 _LN2 = math.log(2.0)
 
@@ -100,14 +100,11 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
     score, back_len, back_tok = np.zeros(longest + 1), np.zeros(longest + 1, dtype=np.int64), \
         np.zeros(longest + 1, dtype=np.int64)
     answers = {}
+    lattice = Lattice.of(buf, offsets, spell, starts)  # found once: a removed token leaves its chains
     while True:
-        ids = np.flatnonzero(alive)
-        trie, _, _ = trie_of(spell, starts, ids, logp[ids])
-        lattice = Lattice.of(buf, offsets, trie)
-        del trie
         parsed = np.where(alive, logp, NEG)  # the parse's log-probabilities, which the cuts below use too
         freq, inverted = np.zeros(size), np.zeros(size)
-        viterbi_counts(offsets, counts, lattice.first, lattice.span, lattice.piece, parsed, freq, inverted,
+        viterbi_counts(offsets, counts, lattice.top, lattice.shorter, lattice.length, parsed, freq, inverted,
                        np.full(size, -1, dtype=np.int64), score, back_len, back_tok)
         total = freq.sum()
         logp = np.where(freq > 0, np.log(np.maximum(freq, 1.0) / max(total, 1.0)), math.log(0.5 / max(total, 1.0)))
@@ -121,16 +118,16 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
         alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int32)
         # the change of a token in no path needs no other segmentation of it; one in a path
         # occurs in the words, and its bytes' other cuts are the lattice's edges there
-        second_best_in_lattice(occurrences(lattice.first, lattice.piece, size), starts, alive & beyond & (freq > 0),
-                               lattice.first, lattice.span, lattice.piece, parsed, own, alt_first, alt_pieces, score,
+        second_best_in_lattice(occurrences(lattice.top, lattice.shorter, size), starts, alive & beyond & (freq > 0),
+                               lattice.top, lattice.shorter, lattice.length, parsed, own, alt_first, alt_pieces, score,
                                back_len, back_tok)
-        del lattice
         delta = np.full(size, np.inf)
         _removal_bits(alive, beyond, own, alt_first, alt_pieces, freq, int(alive.sum()), delta)
         candidates = np.flatnonzero(alive & beyond)
         gone = min(candidates.size - target, max(1, math.floor((1 - params.keep) * candidates.size)))
         order = np.lexsort((-lengths[candidates], delta[candidates]))  # lowest first; among equals the longest
         alive[candidates[order[:gone]]] = False
+        lattice.keep(alive)
     return [answers[size - BYTE_SYMBOLS] for size in vocab_sizes]
 
 

@@ -33,7 +33,7 @@ import math
 import attrs
 import numba
 import numpy as np
-from chunkpress.plugin import BYTE_SYMBOLS, Learner, Vocabulary, char_scripts, script_names
+from chunkpress.plugin import BYTE_SYMBOLS, Learner, char_scripts, script_names
 
 from .lattice import NEG, Lattice, second_best_in_lattice, sizes_down, viterbi_counts
 from .seeds import ANY_GROUP, LEADING_ONLY, largest, seed_pieces
@@ -102,10 +102,11 @@ SMALLEST_INVERTED = 1e-290
 
 
 @numba.njit(cache=True)
-def _e_step(offsets, counts, first, span, piece, logp, prob, expected, alpha, beta):
+def _e_step(offsets, counts, top, shorter, length, logp, prob, expected, alpha, beta, chain):
     """Each piece's expected count over the words' lattices (forward-backward), into
     ``expected``; returns the counts' log-likelihood. A word up to LINEAR_BYTES is summed in
-    probabilities (``prob``: exp(logp)), a longer one in logs."""
+    probabilities (``prob``: exp(logp)), a longer one in logs. ``chain``: scratch for a
+    position's pieces, which the backward sum takes shortest first."""
     objective = 0.0
     for w in range(offsets.size - 1):
         lo = offsets[w]
@@ -119,23 +120,32 @@ def _e_step(offsets, counts, first, span, piece, logp, prob, expected, alpha, be
             a = alpha[i]
             if (a == 0.0) if linear else (a <= NEG):
                 continue
-            for e in range(first[lo + i], first[lo + i + 1]):
-                j = i + span[e]
+            t = top[lo + i]
+            while t >= 0:
+                j = i + length[t]
                 if linear:
-                    alpha[j] += a * prob[piece[e]]
+                    alpha[j] += a * prob[t]
                 else:
-                    alpha[j] = _logadd(alpha[j], a + logp[piece[e]])
+                    alpha[j] = _logadd(alpha[j], a + logp[t])
+                t = shorter[t]
         if (alpha[n] == 0.0) if linear else (alpha[n] <= NEG):
             continue  # no path: a character that is no piece (never, while every character is one)
         beta[n] = 1.0 if linear else 0.0
         for i in range(n - 1, -1, -1):
+            links = 0
+            t = top[lo + i]
+            while t >= 0:
+                chain[links] = t
+                links += 1
+                t = shorter[t]
             b = 0.0 if linear else NEG
-            for e in range(first[lo + i], first[lo + i + 1]):
-                j = i + span[e]
+            for k in range(links - 1, -1, -1):
+                t = chain[k]
+                j = i + length[t]
                 if linear:
-                    b += prob[piece[e]] * beta[j]
+                    b += prob[t] * beta[j]
                 else:
-                    b = _logadd(b, logp[piece[e]] + beta[j])
+                    b = _logadd(b, logp[t] + beta[j])
             beta[i] = b
         c = counts[w]
         z = alpha[n]
@@ -147,15 +157,16 @@ def _e_step(offsets, counts, first, span, piece, logp, prob, expected, alpha, be
             if (a == 0.0) if linear else (a <= NEG):
                 continue
             ca = c * a
-            for e in range(first[lo + i], first[lo + i + 1]):
-                t = piece[e]
-                j = i + span[e]
+            t = top[lo + i]
+            while t >= 0:
+                j = i + length[t]
                 if inv_z > 0.0:
                     expected[t] += ca * prob[t] * beta[j] * inv_z
                 elif linear:
                     expected[t] += ca * prob[t] * beta[j] / z
                 else:
                     expected[t] += c * math.exp(a + logp[t] + beta[j] - z)
+                t = shorter[t]
     return objective
 
 
@@ -239,16 +250,17 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     longest = max(int(np.diff(offsets).max(initial=0)), int(np.diff(starts).max(initial=0))) + 1
     alpha, beta, score = np.zeros(longest + 1), np.zeros(longest + 1), np.zeros(longest + 1)
     back_len, back_tok = np.zeros(longest + 1, dtype=np.int64), np.zeros(longest + 1, dtype=np.int64)
+    chain = np.zeros(longest + 1, dtype=np.int32)
     alive = np.ones(n, dtype=bool)
     answers: dict[int, tuple[list[bytes], np.ndarray]] = {}
-    # the seeds' lattice is built once, from their trie: a pruned piece loses its edges
-    lattice = Lattice.of(buf, offsets, Vocabulary.of_spellings(spell, starts, np.arange(n), scores, by_prefix=True))
+    # the seeds' lattice is found once: a pruned piece leaves its chains
+    lattice = Lattice.of(buf, offsets, spell, starts)
     while True:
         for _ in range(params.sub_iterations):
             expected = np.zeros(n)
             logp = np.where(alive, scores, NEG)
-            _e_step(offsets, counts, lattice.first, lattice.span, lattice.piece, logp, np.exp(logp), expected,
-                    alpha, beta)
+            _e_step(offsets, counts, lattice.top, lattice.shorter, lattice.length, logp, np.exp(logp), expected,
+                    alpha, beta, chain)
             alive &= (expected >= EXPECTED_AT_LEAST) | required
             _m_step(expected, alive, scores)
         while pending and int((alive & beyond).sum()) <= _pruned_to(pending[0]):
@@ -259,13 +271,13 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         target = _pruned_to(pending[0])
         logp = np.where(alive, scores, NEG)
         freq, inverted, seen = np.zeros(n), np.zeros(n), np.full(n, -1, dtype=np.int64)
-        viterbi_counts(offsets, counts, lattice.first, lattice.span, lattice.piece, logp, freq, inverted, seen, score,
+        viterbi_counts(offsets, counts, lattice.top, lattice.shorter, lattice.length, logp, freq, inverted, seen, score,
                        back_len, back_tok)
         own, alt_first = np.zeros(n, dtype=bool), np.zeros(n + 1, dtype=np.int64)
         alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int32)
         # a loss needs the other segmentation only of a piece in some Viterbi path that may go
-        second_best_in_lattice(where, starts, alive & beyond & ~required & (freq > 0), lattice.first, lattice.span,
-                               lattice.piece, logp, own, alt_first, alt_pieces, score, back_len, back_tok)
+        second_best_in_lattice(where, starts, alive & beyond & ~required & (freq > 0), lattice.top, lattice.shorter,
+                               lattice.length, logp, own, alt_first, alt_pieces, score, back_len, back_tok)
         loss = np.full(n, -np.inf)
         _losses(alive, required, beyond, own, alt_first, alt_pieces, freq, inverted, counts.sum(), loss)
         candidates = np.flatnonzero(alive & beyond)
