@@ -95,7 +95,7 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
     beyond = lengths > 1
     alive = np.ones(size, dtype=bool)
     logp = np.zeros(size)  # the first parse: every token alike, so the fewest tokens
-    counts = np.asarray(counts, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.int64)
     longest = max(int(np.diff(offsets).max(initial=0)), int(lengths.max())) + 1
     score, back_len, back_tok = np.zeros(longest + 1), np.zeros(longest + 1, dtype=np.int64), \
         np.zeros(longest + 1, dtype=np.int64)
@@ -105,7 +105,7 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
         parsed = np.where(alive, logp, NEG)  # the parse's log-probabilities, which the cuts below use too
         freq, inverted = np.zeros(size), np.zeros(size)
         viterbi_counts(offsets, counts, lattice.top, lattice.shorter, lattice.length, parsed, freq, inverted,
-                       np.full(size, -1, dtype=np.int64), score, back_len, back_tok)
+                       np.full(size, -1, dtype=np.int32), score, back_len, back_tok)
         total = freq.sum()
         logp = np.where(freq > 0, np.log(np.maximum(freq, 1.0) / max(total, 1.0)), math.log(0.5 / max(total, 1.0)))
         while pending and int((alive & beyond).sum()) <= pending[0]:
@@ -114,7 +114,7 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
         if not pending:
             break
         target = pending[0]
-        own, alt_first = np.zeros(size, dtype=bool), np.zeros(size + 1, dtype=np.int64)
+        own, alt_first = np.zeros(size, dtype=bool), np.zeros(size + 1, dtype=np.int32)
         alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int32)
         # the change of a token in no path needs no other segmentation of it; one in a path
         # occurs in the words, and its bytes' other cuts are the lattice's edges there

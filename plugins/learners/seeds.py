@@ -10,6 +10,7 @@ best ``seed_size`` are held from one length to the next.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numba
 import numpy as np
@@ -63,11 +64,11 @@ def _count_level(buf, offsets, counts, char_len, reach, ends, h, powers, prev_ke
     substring is right-maximal (a node of the words' suffix tree) unless every occurrence is
     followed by the same character within its word."""
     size = 1 << 16
-    # a slot's key and count side by side (one cache line a count), its example apart (written once)
+    # a slot's key and count side by side (one cache line a count), the rest apart (written once)
     table = np.zeros((size, 2), dtype=np.uint64)
     where = np.zeros(size, dtype=np.int64)
-    length = np.zeros(size, dtype=np.int64)
-    follows = np.zeros(size, dtype=np.int64)  # the character after every occurrence so far (_MIXED: not one)
+    length = np.zeros(size, dtype=np.uint8)
+    follows = np.zeros(size, dtype=np.uint32)  # the character after every occurrence so far (_MIXED: not one)
     used = 0
     for w in range(offsets.size - 1):
         lo_w, hi_w = offsets[w], offsets[w + 1]
@@ -108,46 +109,54 @@ def _count_level(buf, offsets, counts, char_len, reach, ends, h, powers, prev_ke
             elif follows[s] != after:
                 follows[s] = _MIXED
             table[s, 1] += weight
-            if 2 * used > size:  # grow
+            if 4 * used > 3 * size:  # grow: linear probing stays short up to three quarters full
                 size *= 2
                 old_table, old_where, old_len, old_follows = table, where, length, follows
                 table = np.zeros((size, 2), dtype=np.uint64)
                 where = np.zeros(size, dtype=np.int64)
-                length = np.zeros(size, dtype=np.int64)
-                follows = np.zeros(size, dtype=np.int64)
+                length = np.zeros(size, dtype=np.uint8)
+                follows = np.zeros(size, dtype=np.uint32)
                 for t in range(old_table.shape[0]):
                     if old_table[t, 0] != 0:
                         u = _table_find(table[:, 0], old_table[t, 0])
                         table[u, 0], table[u, 1] = old_table[t, 0], old_table[t, 1]
                         where[u], length[u], follows[u] = old_where[t], old_len[t], old_follows[t]
                 if used > cap:
-                    return table[:0, 0].copy(), where[:0], where[:0], length[:0], follows[:0] == 0, True
+                    empty = np.zeros(0, dtype=np.int64)
+                    return table[:0, 0].copy(), empty, empty, empty, follows[:0] == 0, True
     kept = 0
-    keys = np.empty(used, dtype=np.uint64)
-    found = np.empty(used, dtype=np.int64)
-    maximal = np.empty(used, dtype=np.bool_)
     for t in range(table.shape[0]):
         if table[t, 0] != 0 and (table[t, 1] >= 2 or k == 1):
-            keys[kept], found[kept], where[kept], length[kept] = table[t, 0], np.int64(table[t, 1]), where[t], length[t]
+            kept += 1
+    keys = np.empty(kept, dtype=np.uint64)
+    found = np.empty(kept, dtype=np.int64)
+    at = np.empty(kept, dtype=np.int64)
+    spans = np.empty(kept, dtype=np.int64)
+    maximal = np.empty(kept, dtype=np.bool_)
+    kept = 0
+    for t in range(table.shape[0]):
+        if table[t, 0] != 0 and (table[t, 1] >= 2 or k == 1):
+            keys[kept], found[kept], at[kept], spans[kept] = table[t, 0], np.int64(table[t, 1]), where[t], length[t]
             maximal[kept] = follows[t] == _MIXED or follows[t] == _WORD_END
             kept += 1
-    return keys[:kept], found[:kept], where[:kept], length[:kept], maximal[:kept], False
+    return keys, found, at, spans, maximal, False
 
 
-#: ``_following``'s answers besides a character: more than one character, and a word's end
-_MIXED, _WORD_END = -1, 1
+#: ``_following``'s answers besides a character (which is 2 and up): more than one character,
+#: and a word's end
+_MIXED, _WORD_END = 0, 1
 
 
 @numba.njit(cache=True, forceinline=True)
 def _following(buf, char_len, j, word_end):
     """What follows a substring that ends at ``j``: _WORD_END, or its next character's bytes
-    as one number (above _WORD_END)."""
+    as one number, plus 2 (a character is at most 4 bytes, below 0xF5 first: under 2**32 - 2)."""
     if j >= word_end:
-        return _WORD_END
-    code = np.int64(0)
+        return np.uint32(_WORD_END)
+    code = np.uint32(0)
     for p in range(j, j + np.int64(char_len[j])):
-        code = (code << 8) | np.int64(buf[p])
-    return code + 2
+        code = (code << np.uint32(8)) | np.uint32(buf[p])
+    return code + np.uint32(2)
 
 
 def _key_table(keys: np.ndarray) -> np.ndarray:
@@ -164,22 +173,24 @@ def _fill_table(table, keys):
 
 
 def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_size: int,
-                max_piece_bytes: int = 16, right_maximal: bool = False, groups: np.ndarray | None = None):
+                max_piece_bytes: int = 16, right_maximal: bool = False,
+                grouping: Callable[[np.ndarray], np.ndarray] | None = None):
     """(the pieces' bytes one after the other, where each starts, their seed scores, which are
     characters, where each occurs in ``buf``): every character, and the ``seed_size`` most
     frequent longer substrings by frequency times byte length; ``right_maximal``: only those
     that some occurrence ends a word with or that two characters follow, as sentencepiece's
     seeds are its suffix array's internal nodes (a substring always followed by the same
-    character scores less than the longer one, which is as frequent). ``groups``: per byte, the
-    group of its character (:data:`ANY_GROUP` joins any, :data:`LEADING_ONLY` only starts a
-    piece); a seed's characters are then all of one group."""
+    character scores less than the longer one, which is as frequent). ``grouping``: gives per
+    byte of ``buf`` the group of its character (:data:`ANY_GROUP` joins any,
+    :data:`LEADING_ONLY` only starts a piece); a seed's characters are then all of one group
+    (the groups are dropped before the counting begins)."""
     if not 1 <= max_piece_bytes <= 64:  # a substring's length is held in a byte
         raise ConfigError(f"max_piece_bytes {max_piece_bytes}: from 1 to 64")
     _, starts = char_classes(buf)
     char_len = _char_lengths(offsets, starts)
     del starts
     # a substring past its start's reach is no seed, nor is any longer one
-    reach = np.zeros(0, dtype=np.uint8) if groups is None else _reach(offsets, char_len, groups, max_piece_bytes)
+    reach = np.zeros(0, dtype=np.uint8) if grouping is None else _reach(offsets, char_len, grouping(buf), max_piece_bytes)
     h = np.zeros(int(np.diff(offsets).max(initial=0)) + 1, dtype=np.uint64)
     powers = np.array([pow(int(_BASE), k, 1 << 64) for k in range(max_piece_bytes + 2)], dtype=np.uint64)
     prev = np.zeros(16, dtype=np.uint64)
@@ -209,18 +220,19 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
             best_where, best_len, best_count = best_where[top], best_len[top], best_count[top]
     if chars_where is None:
         raise ConfigError("no text to learn from: the words are empty")
+    del ends, char_len, reach, prev, h  # the counting's arrays go before the seeds are put together
     order = np.argsort(-(best_count * best_len), kind="stable")
     where = np.concatenate([chars_where, best_where[order]])
     length = np.concatenate([chars_len, best_len[order]])
     count = np.concatenate([chars_count, best_count[order]])
+    del best_where, best_len, best_count, order
     chars = np.zeros(length.size, dtype=bool)
     chars[: chars_where.size] = True
-    keep = np.arange(length.size)
-    starts = np.zeros(keep.size + 1, dtype=np.int64)
-    np.cumsum(length[keep], out=starts[1:])
-    spell = gathered(buf, where[keep], length[keep], int(starts[-1]))
-    weight = (count[keep] * length[keep]).astype(np.float64)
-    return spell, starts, np.log(weight) - math.log(weight.sum()), chars[keep], where[keep]
+    starts = np.zeros(length.size + 1, dtype=np.int64)
+    np.cumsum(length, out=starts[1:])
+    spell = gathered(buf, where, length, int(starts[-1]))
+    weight = (count * length).astype(np.float64)
+    return spell, starts, np.log(weight) - math.log(weight.sum()), chars, where
 
 
 def largest(values: np.ndarray, k: int) -> np.ndarray:

@@ -243,8 +243,8 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     pending = sizes_down(vocab_sizes)
     spell, starts, scores, required, where = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64), params.seed_size,
                                                          params.max_piece_bytes, right_maximal=True,
-                                                         groups=script_groups(buf) if params.split_by_script else None)
-    counts = np.asarray(counts, dtype=np.float64)
+                                                         grouping=script_groups if params.split_by_script else None)
+    counts = np.asarray(counts, dtype=np.int64)
     n = starts.size - 1
     beyond = np.diff(starts) > 1
     longest = max(int(np.diff(offsets).max(initial=0)), int(np.diff(starts).max(initial=0))) + 1
@@ -255,11 +255,16 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     answers: dict[int, tuple[list[bytes], np.ndarray]] = {}
     # the seeds' lattice is found once: a pruned piece leaves its chains
     lattice = Lattice.of(buf, offsets, spell, starts)
+    # the per-piece arrays are made once and filled again each pass: fresh ones each round
+    # would leave the freed ones in the heap, and the run's peak would climb a round at a time
+    expected, prob, logp = np.empty(n), np.empty(n), np.empty(n)
+    seen, own, alt_first = np.empty(n, dtype=np.int32), np.empty(n, dtype=bool), np.empty(n + 1, dtype=np.int32)
     while True:
         for _ in range(params.sub_iterations):
-            expected = np.zeros(n)
-            logp = np.where(alive, scores, NEG)
-            _e_step(offsets, counts, lattice.top, lattice.shorter, lattice.length, logp, np.exp(logp), expected,
+            expected[:] = 0.0
+            _living_scores(scores, alive, logp)
+            np.exp(logp, out=prob)
+            _e_step(offsets, counts, lattice.top, lattice.shorter, lattice.length, logp, prob, expected,
                     alpha, beta, chain)
             alive &= (expected >= EXPECTED_AT_LEAST) | required
             _m_step(expected, alive, scores)
@@ -269,17 +274,19 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         if not pending:
             break
         target = _pruned_to(pending[0])
-        logp = np.where(alive, scores, NEG)
-        freq, inverted, seen = np.zeros(n), np.zeros(n), np.full(n, -1, dtype=np.int64)
+        _living_scores(scores, alive, logp)
+        freq, inverted = expected, prob  # the E step's arrays, free until the next E step
+        freq[:], inverted[:], seen[:] = 0.0, 0.0, -1
         viterbi_counts(offsets, counts, lattice.top, lattice.shorter, lattice.length, logp, freq, inverted, seen, score,
                        back_len, back_tok)
-        own, alt_first = np.zeros(n, dtype=bool), np.zeros(n + 1, dtype=np.int64)
-        alt_pieces = np.zeros(int(starts[-1]) + 1, dtype=np.int32)
         # a loss needs the other segmentation only of a piece in some Viterbi path that may go
-        second_best_in_lattice(where, starts, alive & beyond & ~required & (freq > 0), lattice.top, lattice.shorter,
-                               lattice.length, logp, own, alt_first, alt_pieces, score, back_len, back_tok)
-        loss = np.full(n, -np.inf)
-        _losses(alive, required, beyond, own, alt_first, alt_pieces, freq, inverted, counts.sum(), loss)
+        wanted = alive & beyond & ~required & (freq > 0)
+        alt_pieces = np.empty(int(starts[1:][wanted].sum() - starts[:-1][wanted].sum()) + 1, dtype=np.int32)
+        second_best_in_lattice(where, starts, wanted, lattice.top, lattice.shorter, lattice.length, logp, own, alt_first,
+                               alt_pieces, score, back_len, back_tok)
+        loss = logp  # free once the other segmentations are found
+        loss[:] = -np.inf
+        _losses(alive, required, beyond, own, alt_first, alt_pieces, freq, inverted, float(counts.sum()), loss)
         candidates = np.flatnonzero(alive & beyond)
         size = max(target, math.floor(params.shrinking * candidates.size))
         candidates = candidates[loss[candidates] > -np.inf]  # never in a Viterbi path: gone, as in sentencepiece
@@ -288,6 +295,12 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         alive &= kept | ~beyond
         lattice = lattice.keep(alive)
     return [answers[size - BYTE_SYMBOLS] for size in vocab_sizes]
+
+
+def _living_scores(scores: np.ndarray, alive: np.ndarray, logp: np.ndarray) -> None:
+    """``logp``: the living pieces' scores, NEG for the dead."""
+    np.copyto(logp, scores)
+    logp[~alive] = NEG
 
 
 def _pruned_to(beyond_bytes: int) -> int:
