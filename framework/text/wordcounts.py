@@ -41,26 +41,25 @@ _LONG = np.int64(0xFFFFFF)
 
 
 @numba.njit(cache=True)
-def _distinct_tokens(data, starts, ends):
+def _distinct_tokens(data, bounds):
     """(id of each token's distinct byte string, in first-seen order; the first token of each
     id; the distinct strings one after the other; where each starts, the last entry the end).
+    Token t is ``data[bounds[t]:bounds[t + 1]]``.
     Exact: a hash hit is confirmed by comparing the bytes with the string kept, which lies in
     a compact buffer, so a token seen before costs its table row and a cached comparison."""
-    n = starts.size
+    n = bounds.size - 1
     size = 1 << 16
     table = np.full((size, 2), -1, dtype=np.int64)  # (hash << 32 | id, kept at << 24 | length, at most _LONG)
     ids = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
-    total = 0
-    for t in range(n):
-        total += ends[t] - starts[t]
+    total = bounds[n] - bounds[0]
     kept = np.empty(total, dtype=data.dtype)  # pages past what is kept are never touched
     offsets = np.empty(n + 1, dtype=np.int64)
     offsets[0] = 0
     n_ids = 0
     used = 0
     for t in range(n):
-        lo, length = starts[t], ends[t] - starts[t]
+        lo, length = bounds[t], bounds[t + 1] - bounds[t]
         h = np.int64(-3750763034362895579)  # FNV-1a offset basis
         for p in range(lo, lo + length):
             h = (h ^ np.int64(data[p])) * np.int64(1099511628211)
@@ -196,9 +195,10 @@ class WordCounts:
             return parts[0] if parts else cls(np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(0, np.int64))
         buf = np.concatenate([p.buf for p in parts])
         shifts = np.cumsum([0] + [p.buf.size for p in parts[:-1]])
-        starts = np.concatenate([p.offsets[:-1] + s for p, s in zip(parts, shifts, strict=False)])
-        ends = np.concatenate([p.offsets[1:] + s for p, s in zip(parts, shifts, strict=False)])
-        ids, first, merged, offsets = _distinct_tokens(buf, starts, ends)
+        # each part's words lie one after the other, and the parts too: one array of bounds
+        bounds = np.concatenate([*(p.offsets[:-1] + s for p, s in zip(parts, shifts, strict=False)), [buf.size]])
+        starts = bounds[:-1]
+        ids, first, merged, offsets = _distinct_tokens(buf, bounds)
         counts = np.zeros(offsets.size - 1, dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
         steps = None
@@ -219,10 +219,12 @@ class DistinctWords(WordCounts):
     def __init__(self, arr: np.ndarray, breaks: np.ndarray, within: WordCounts | None = None,
                  steps: np.ndarray | None = None):
         cuts = np.flatnonzero((breaks if steps is None else breaks & (steps < 0))[:-1])
-        starts, ends = np.empty(cuts.size + 1, dtype=np.int64), np.empty(cuts.size + 1, dtype=np.int64)
-        np.add(cuts, 1, out=starts[1:])
-        starts[0], ends[:-1], ends[-1] = 0, starts[1:], arr.size
-        self.ids, first, buf, offsets = _distinct_tokens(arr, starts, ends)
+        bounds = np.empty(cuts.size + 2, dtype=np.int64)  # token t: arr[bounds[t]:bounds[t + 1]]
+        np.add(cuts, 1, out=bounds[1:-1])
+        bounds[0], bounds[-1] = 0, arr.size
+        del cuts
+        starts = bounds[:-1]
+        self.ids, first, buf, offsets = _distinct_tokens(arr, bounds)
         if within is None:
             counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
         else:
