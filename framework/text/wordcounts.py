@@ -41,17 +41,21 @@ _LONG = np.int64(0xFFFFFF)
 
 
 @numba.njit(cache=True)
-def _distinct_tokens(data, bounds):
-    """(id of each token's distinct byte string, in first-seen order; the first token of each
-    id; the distinct strings one after the other; where each starts, the last entry the end).
-    Token t is ``data[bounds[t]:bounds[t + 1]]``.
+def _distinct_tokens(data, bounds, weights, ids):
+    """(the first token of each distinct byte string, numbered in first-seen order; the
+    distinct strings one after the other; where each starts, the last entry the end; each one's
+    count: its tokens' ``weights`` summed, or its tokens where ``weights`` is empty). Token t is
+    ``data[bounds[t]:bounds[t + 1]]``; ``ids[t]`` gets its string's number where ``ids`` is not
+    empty (a count needs no array a token).
     Exact: a hash hit is confirmed by comparing the bytes with the string kept, which lies in
     a compact buffer, so a token seen before costs its table row and a cached comparison."""
     n = bounds.size - 1
     size = 1 << 16
     table = np.full((size, 2), -1, dtype=np.int64)  # (hash << 32 | id, kept at << 24 | length, at most _LONG)
-    ids = np.empty(n, dtype=np.int64)
+    keep_ids = ids.size > 0
+    weighted = weights.size > 0
     first = np.empty(n, dtype=np.int64)
+    tally = np.empty(n, dtype=np.int64)  # like first and offsets, touched only as far as the strings go
     total = bounds[n] - bounds[0]
     kept = np.empty(total, dtype=data.dtype)  # pages past what is kept are never touched
     offsets = np.empty(n + 1, dtype=np.int64)
@@ -85,7 +89,9 @@ def _distinct_tokens(data, bounds):
                 used += length
                 offsets[n_ids + 1] = used
                 first[n_ids] = t
-                ids[t] = n_ids
+                tally[n_ids] = weights[t] if weighted else 1
+                if keep_ids:
+                    ids[t] = n_ids
                 n_ids += 1
                 break
             held = table[i, 1] & _LONG
@@ -98,10 +104,12 @@ def _distinct_tokens(data, bounds):
                         same = False
                         break
                 if same:
-                    ids[t] = key & _LOW32
+                    tally[key & _LOW32] += weights[t] if weighted else 1
+                    if keep_ids:
+                        ids[t] = key & _LOW32
                     break
             i = (i + 1) & (size - 1)
-    return ids, first[:n_ids], kept[:used], offsets[:n_ids + 1]
+    return first[:n_ids], kept[:used], offsets[:n_ids + 1], tally[:n_ids]
 
 
 @numba.njit(cache=True)
@@ -198,9 +206,8 @@ class WordCounts:
         # each part's words lie one after the other, and the parts too: one array of bounds
         bounds = np.concatenate([*(p.offsets[:-1] + s for p, s in zip(parts, shifts, strict=False)), [buf.size]])
         starts = bounds[:-1]
-        ids, first, merged, offsets = _distinct_tokens(buf, bounds)
-        counts = np.zeros(offsets.size - 1, dtype=np.int64)
-        np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
+        first, merged, offsets, counts = _distinct_tokens(buf, bounds, np.concatenate([p.counts for p in parts]),
+                                                          np.zeros(0, dtype=np.int64))
         steps = None
         if all(p.steps is not None for p in parts):  # a unit's steps are alike wherever it occurs
             steps = np.empty(merged.size, dtype=np.result_type(*(p.steps for p in parts)))
@@ -214,22 +221,23 @@ class DistinctWords(WordCounts):
     ``within``: the word counts whose ``buf`` is ``arr``, each token then counted as often as
     the word it lies in; None: each token once. ``steps``: a boundary policy's opening steps
     over ``arr`` (:func:`~.units.opening_steps`): the words are then its units, cut only where
-    a boundary never opens, and keep their steps (a unit is split alike wherever it occurs)."""
+    a boundary never opens, and keep their steps (a unit is split alike wherever it occurs).
+    ``keep_ids``: False where only the words and counts are wanted (``ids`` is then None)."""
 
     def __init__(self, arr: np.ndarray, breaks: np.ndarray, within: WordCounts | None = None,
-                 steps: np.ndarray | None = None):
+                 steps: np.ndarray | None = None, keep_ids: bool = True):
         cuts = np.flatnonzero((breaks if steps is None else breaks & (steps < 0))[:-1])
         bounds = np.empty(cuts.size + 2, dtype=np.int64)  # token t: arr[bounds[t]:bounds[t + 1]]
         np.add(cuts, 1, out=bounds[1:-1])
         bounds[0], bounds[-1] = 0, arr.size
         del cuts
         starts = bounds[:-1]
-        self.ids, first, buf, offsets = _distinct_tokens(arr, bounds)
-        if within is None:
-            counts = np.bincount(self.ids, minlength=first.size).astype(np.int64)
-        else:
+        ids = np.empty(bounds.size - 1 if keep_ids or within is not None else 0, dtype=np.int64)
+        first, buf, offsets, counts = _distinct_tokens(arr, bounds, np.zeros(0, dtype=np.int64), ids)
+        if within is not None:
             counts = np.zeros(first.size, dtype=np.int64)
-            _count_within(self.ids, starts, within.offsets[1:], within.counts, counts)
+            _count_within(ids, starts, within.offsets[1:], within.counts, counts)
+        self.ids = ids if keep_ids else None
         kept = None
         if steps is not None:
             kept = np.empty(buf.size, dtype=steps.dtype)
@@ -287,15 +295,16 @@ def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tu
     if breaks is None:
         raise ValueError("word counts need a pre-tokenizer other than 'none'")
     ends = np.concatenate([cuts, np.flatnonzero(arr == 10) + 1]) if lines else cuts
-    words = distinct_units(boundary, arr, breaks, ends)
-    return WordCounts(words.buf, words.offsets, words.counts, words.steps)  # without the per-token ids
+    words = distinct_units(boundary, arr, breaks, ends, keep_ids=False)
+    return WordCounts(words.buf, words.offsets, words.counts, words.steps)
 
 
-def distinct_units(policy, arr: np.ndarray, breaks: np.ndarray, piece_ends=None) -> DistinctWords:
+def distinct_units(policy, arr: np.ndarray, breaks: np.ndarray, piece_ends=None, keep_ids: bool = True) -> DistinctWords:
     """The distinct units of ``arr`` cut at pre-token ``breaks``: the pre-tokens a boundary
     ``policy`` (None: one that opens nothing) may join, never across ``piece_ends``; with a
-    policy, each unit keeps its steps (all -1 where nothing in ``arr`` opens)."""
-    words = DistinctWords(arr, breaks, steps=opening_steps(policy, arr, breaks, piece_ends))
+    policy, each unit keeps its steps (all -1 where nothing in ``arr`` opens). ``keep_ids`` as
+    in :class:`DistinctWords`."""
+    words = DistinctWords(arr, breaks, steps=opening_steps(policy, arr, breaks, piece_ends), keep_ids=keep_ids)
     if policy is not None and words.steps is None:  # every unit one pre-token
         words.steps = np.full(words.buf.size, -1, dtype=np.int8)
     return words
