@@ -35,14 +35,20 @@ def spelled(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(pieces), dtype=np.uint8), starts
 
 
+def spellings_of(spell: np.ndarray, starts: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of the pieces ``ids`` (each ``spell[starts[t]:starts[t + 1]]``) one after the
+    other, and where each starts (the last entry: the end)."""
+    lengths = starts[ids + 1] - starts[ids]
+    sub_starts = np.zeros(ids.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=sub_starts[1:])
+    return gathered(spell, starts[ids], lengths, int(sub_starts[-1])), sub_starts
+
+
 def trie_of(spell: np.ndarray, starts: np.ndarray, ids: np.ndarray, scores: np.ndarray):
     """(the trie of the pieces ``ids``, each ``spell[starts[t]:starts[t + 1]]`` with its score in
     ``scores``, aligned with ``ids``; their bytes one after the other; where each starts): a
     pruning round's trie of the pieces still alive."""
-    lengths = starts[ids + 1] - starts[ids]
-    sub_starts = np.zeros(ids.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=sub_starts[1:])
-    sub_spell = gathered(spell, starts[ids], lengths, int(sub_starts[-1]))
+    sub_spell, sub_starts = spellings_of(spell, starts, ids)
     return Vocabulary.of_spellings(sub_spell, sub_starts, ids, scores), sub_spell, sub_starts
 
 
@@ -87,7 +93,7 @@ def _chains(buf, offsets, spell, starts, top, shorter, length):
     longest first; a piece's first two bytes bound how long a prefix is looked up at all."""
     n_pieces = starts.size - 1
     size = 16
-    while size < 2 * n_pieces:
+    while 3 * size < 4 * n_pieces:  # at most three quarters full: linear probing stays short
         size *= 2
     keys = np.zeros(size, dtype=np.uint64)
     ids = np.full(size, -1, dtype=np.int32)
@@ -152,6 +158,28 @@ def _keep_living(top, shorter, alive):
         top[p] = _living(shorter, alive, top[p])
 
 
+@numba.njit(cache=True)
+def _renumber(top, shorter, length, alive):
+    """(shorter, length) of the living pieces, numbered in their order, and ``top`` so numbered
+    in place; every link already points to a living piece (or none)."""
+    number = np.full(alive.size, -1, dtype=np.int32)
+    living = 0
+    for t in range(alive.size):
+        if alive[t]:
+            number[t] = living
+            living += 1
+    new_shorter = np.empty(living, dtype=np.int32)
+    new_length = np.empty(living, dtype=np.int32)
+    for t in range(alive.size):
+        if alive[t]:
+            new_shorter[number[t]] = number[shorter[t]] if shorter[t] >= 0 else -1
+            new_length[number[t]] = length[t]
+    for p in range(top.size):
+        if top[p] >= 0:
+            top[p] = number[top[p]]
+    return new_shorter, new_length
+
+
 @attrs.frozen(kw_only=True, eq=False)
 class Lattice:
     """Every word's lattice. A position's edges are the pieces its word's bytes from there begin
@@ -179,6 +207,13 @@ class Lattice:
         holds one lattice."""
         _keep_living(self.top, self.shorter, alive)
         return self
+
+    def renumbered(self, alive: np.ndarray) -> Lattice:
+        """The lattice of the ``alive`` pieces alone, numbered in their order (the others are
+        gone): ``top`` moved on in place, a piece's arrays that many entries long."""
+        self.keep(alive)
+        shorter, length = _renumber(self.top, self.shorter, self.length, alive)
+        return Lattice(top=self.top, shorter=shorter, length=length)
 
 
 @numba.njit(cache=True, forceinline=True)

@@ -35,7 +35,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, Learner, char_scripts, script_names
 
-from .lattice import NEG, Lattice, second_best_in_lattice, sizes_down, viterbi_counts
+from .lattice import NEG, Lattice, second_best_in_lattice, sizes_down, spellings_of, viterbi_counts
 from .seeds import ANY_GROUP, LEADING_ONLY, largest, seed_pieces
 
 #: sentencepiece's: an expected count under this drops a piece in the M step
@@ -255,10 +255,7 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
     answers: dict[int, tuple[list[bytes], np.ndarray]] = {}
     # the seeds' lattice is found once: a pruned piece leaves its chains
     lattice = Lattice.of(buf, offsets, spell, starts)
-    # the per-piece arrays are made once and filled again each pass: fresh ones each round
-    # would leave the freed ones in the heap, and the run's peak would climb a round at a time
-    expected, prob, logp = np.empty(n), np.empty(n), np.empty(n)
-    seen, own, alt_first = np.empty(n, dtype=np.int32), np.empty(n, dtype=bool), np.empty(n + 1, dtype=np.int32)
+    expected, prob, logp, seen, own, alt_first = _per_piece(n)
     while True:
         for _ in range(params.sub_iterations):
             expected[:] = 0.0
@@ -273,6 +270,14 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
             answers[beyond_bytes] = _final_pieces(spell, starts, alive, required, beyond, scores, beyond_bytes)
         if not pending:
             break
+        if 4 * int(alive.sum()) <= 3 * n:  # a quarter or more is gone: the rest, numbered anew
+            living = np.flatnonzero(alive)
+            lattice = lattice.renumbered(alive)
+            spell, starts = spellings_of(spell, starts, living)
+            scores, required, where, beyond = scores[living], required[living], where[living], beyond[living]
+            n = living.size
+            alive = np.ones(n, dtype=bool)
+            expected, prob, logp, seen, own, alt_first = _per_piece(n)
         target = _pruned_to(pending[0])
         _living_scores(scores, alive, logp)
         freq, inverted = expected, prob  # the E step's arrays, free until the next E step
@@ -295,6 +300,15 @@ def train_unigram_sizes(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray
         alive &= kept | ~beyond
         lattice = lattice.keep(alive)
     return [answers[size - BYTE_SYMBOLS] for size in vocab_sizes]
+
+
+def _per_piece(n: int) -> tuple[np.ndarray, ...]:
+    """A run's arrays for each of ``n`` pieces (expected counts, probabilities, log-probabilities,
+    seen, own, second-best offsets), made once and filled again each pass: fresh ones each
+    round would leave the freed ones in the heap, and the run's peak would climb a round at a
+    time."""
+    return (np.empty(n), np.empty(n), np.empty(n), np.empty(n, dtype=np.int32), np.empty(n, dtype=bool),
+            np.empty(n + 1, dtype=np.int32))
 
 
 def _living_scores(scores: np.ndarray, alive: np.ndarray, logp: np.ndarray) -> None:
