@@ -191,7 +191,8 @@ class Pipeline:
         # its own copies, and of each opening once it has opened
         handed = dict(zip(("symbols", "ends", "weights", "breaks"),
                           inner.assemble_units(head.symbols, *segments, units, breaks, _weighted(units)), strict=True))
-        del inner, breaks
+        del inner, breaks, segments
+        head = attrs.evolve(head, symbols=head.symbols[:0])  # its rules and trace go on; its string is assembled
         ends = handed.pop("ends")  # each symbol's last byte
         handed["openings"] = [Opening(at=o.at, positions=searchsorted_ascending(ends, o.positions)) for o in opened]
         del ends, opened
