@@ -192,7 +192,8 @@ class Pipeline:
         handed = dict(zip(("symbols", "ends", "weights", "breaks"),
                           inner.assemble_units(head.symbols, *segments, units, breaks, _weighted(units)), strict=True))
         del inner, breaks, segments
-        head = attrs.evolve(head, symbols=head.symbols[:0])  # its rules and trace go on; its string is assembled
+        # its rules and trace go on; its string is assembled (an empty slice would keep the whole)
+        head = attrs.evolve(head, symbols=np.zeros(0, dtype=head.symbols.dtype))
         ends = handed.pop("ends")  # each symbol's last byte
         handed["openings"] = [Opening(at=o.at, positions=searchsorted_ascending(ends, o.positions)) for o in opened]
         del ends, opened
