@@ -11,7 +11,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, ConfigError, Vocabulary
 
-from .seeds import gathered
+from .seeds import HASH_BASE, gathered, hash_key
 
 #: no path (a log-probability below every real one)
 NEG = -1e300
@@ -50,18 +50,6 @@ def trie_of(spell: np.ndarray, starts: np.ndarray, ids: np.ndarray, scores: np.n
     pruning round's trie of the pieces still alive."""
     sub_spell, sub_starts = spellings_of(spell, starts, ids)
     return Vocabulary.of_spellings(sub_spell, sub_starts, ids, scores), sub_spell, sub_starts
-
-
-#: the polynomial hash's base (an odd 64-bit multiplier)
-_BASE = np.uint64(0x100000001B3)
-
-
-@numba.njit(cache=True, forceinline=True)
-def _key(h, n):
-    """A table key for bytes of polynomial hash ``h`` and length ``n``: never 0 (an empty slot)."""
-    x = h ^ (np.uint64(n) * np.uint64(0x9E3779B97F4A7C15))
-    x = (x ^ (x >> np.uint64(29))) * np.uint64(0xC2B2AE3D27D4EB4F)
-    return (x ^ (x >> np.uint64(32))) | np.uint64(1)
 
 
 @numba.njit(cache=True, forceinline=True)
@@ -108,19 +96,19 @@ def _chains(buf, offsets, spell, starts, top, shorter, length):
             longest_after[pair] = max(longest_after[pair], n)
         h = np.uint64(0)
         for k in range(lo, lo + n):
-            h = h * _BASE + np.uint64(spell[k] + 1)
-        s = np.int64(_key(h, n) & np.uint64(size - 1))
+            h = h * HASH_BASE + np.uint64(spell[k] + 1)
+        s = np.int64(hash_key(h, n) & np.uint64(size - 1))
         while keys[s] != 0:
             s = (s + 1) & (size - 1)
-        keys[s], ids[s] = _key(h, n), t
+        keys[s], ids[s] = hash_key(h, n), t
     prefix = np.zeros(longest + 1, dtype=np.uint64)  # the polynomial hash of each prefix
     for t in range(n_pieces):
         lo, n = starts[t], starts[t + 1] - starts[t]
         for k in range(n):
-            prefix[k + 1] = prefix[k] * _BASE + np.uint64(spell[lo + k] + 1)
+            prefix[k + 1] = prefix[k] * HASH_BASE + np.uint64(spell[lo + k] + 1)
         shorter[t] = -1
         for m in range(n - 1, 0, -1):
-            u = _found(keys, ids, spell, starts, _key(prefix[m], m), spell, lo, m)
+            u = _found(keys, ids, spell, starts, hash_key(prefix[m], m), spell, lo, m)
             if u >= 0:
                 shorter[t] = u
                 break
@@ -131,10 +119,10 @@ def _chains(buf, offsets, spell, starts, top, shorter, length):
             if hi - i >= 2:
                 reach = min(hi - i, max(1, longest_after[np.int64(buf[i]) << 8 | np.int64(buf[i + 1])]))
             for k in range(reach):
-                prefix[k + 1] = prefix[k] * _BASE + np.uint64(buf[i + k] + 1)
+                prefix[k + 1] = prefix[k] * HASH_BASE + np.uint64(buf[i + k] + 1)
             top[i] = -1
             for m in range(reach, 0, -1):
-                u = _found(keys, ids, spell, starts, _key(prefix[m], m), buf, i, m)
+                u = _found(keys, ids, spell, starts, hash_key(prefix[m], m), buf, i, m)
                 if u >= 0:
                     top[i] = u
                     break

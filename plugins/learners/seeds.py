@@ -16,7 +16,8 @@ import numba
 import numpy as np
 from chunkpress.plugin import ConfigError, char_classes
 
-_BASE = np.uint64(0x100000001B3)
+#: the base of the polynomial hash of a byte string: h = h * HASH_BASE + (byte + 1), byte by byte
+HASH_BASE = np.uint64(0x100000001B3)
 
 
 #: ``ends``' mark of a position no longer substring starts at
@@ -26,19 +27,25 @@ _DONE = 255
 @numba.njit(cache=True, forceinline=True)
 def _prefix_hashes(buf, lo, hi, h):
     """``h[p]``: the polynomial hash of ``buf[lo:lo + p]``, so that bytes ``lo + a:lo + b``
-    hash to ``h[b] - h[a] * _BASE ** (b - a)`` (one word's, into a scratch array)."""
+    hash to ``h[b] - h[a] * HASH_BASE ** (b - a)`` (one word's, into a scratch array)."""
     h[0] = 0
     for p in range(lo, hi):
-        h[p - lo + 1] = h[p - lo] * _BASE + np.uint64(buf[p] + 1)
+        h[p - lo + 1] = h[p - lo] * HASH_BASE + np.uint64(buf[p] + 1)
+
+
+@numba.njit(cache=True, forceinline=True)
+def hash_key(h, n):
+    """A table key for a byte string of polynomial hash ``h`` and length ``n``: the two mixed,
+    never 0 (an empty slot)."""
+    x = h ^ (np.uint64(n) * np.uint64(0x9E3779B97F4A7C15))
+    x = (x ^ (x >> np.uint64(29))) * np.uint64(0xC2B2AE3D27D4EB4F)
+    return (x ^ (x >> np.uint64(32))) | np.uint64(1)
 
 
 @numba.njit(cache=True, forceinline=True)
 def _substring_key(h, powers, lo, hi):
-    """A key for the bytes ``lo:hi``: their hash and length, mixed, never 0 (an empty slot)."""
-    a = h[hi] - h[lo] * powers[hi - lo]
-    x = a ^ (np.uint64(hi - lo) * np.uint64(0x9E3779B97F4A7C15))
-    x = (x ^ (x >> np.uint64(29))) * np.uint64(0xC2B2AE3D27D4EB4F)
-    return (x ^ (x >> np.uint64(32))) | np.uint64(1)
+    """:func:`hash_key` of the bytes ``lo:hi`` of a word whose prefix hashes are ``h``."""
+    return hash_key(h[hi] - h[lo] * powers[hi - lo], hi - lo)
 
 
 @numba.njit(cache=True)
@@ -192,7 +199,7 @@ def seed_pieces(buf: np.ndarray, offsets: np.ndarray, counts: np.ndarray, seed_s
     # a substring past its start's reach is no seed, nor is any longer one
     reach = np.zeros(0, dtype=np.uint8) if grouping is None else _reach(offsets, char_len, grouping(buf), max_piece_bytes)
     h = np.zeros(int(np.diff(offsets).max(initial=0)) + 1, dtype=np.uint64)
-    powers = np.array([pow(int(_BASE), k, 1 << 64) for k in range(max_piece_bytes + 2)], dtype=np.uint64)
+    powers = np.array([pow(int(HASH_BASE), k, 1 << 64) for k in range(max_piece_bytes + 2)], dtype=np.uint64)
     prev = np.zeros(16, dtype=np.uint64)
     ends = np.zeros(buf.size, dtype=np.uint8)  # the empty substring at each position
     cap = max(4 * seed_size, 1 << 20)
