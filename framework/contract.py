@@ -15,7 +15,7 @@ non-split ``loss``: smallest loss, then lower k01, then smallest (s0, s1)).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -145,6 +145,18 @@ class Rewriter:
         return None
 
 
+@attrs.frozen(kw_only=True)
+class AheadPart:
+    """A kernel a coder's first call compiles, as :meth:`Coder.ahead_parts` lists it: ``compile``
+    compiles it (numba keeps it in its cache). ``shared``: the process that will call the coder
+    may compile it while a helper compiles the others (the kernels it calls are no other part's
+    to compile); a part not shared waits, in the helper, for every part listed before it."""
+
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    compile: Callable[[], object] = attrs.field(validator=attrs.validators.is_callable())
+    shared: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+
 class Coder:
     """Turns (rules, symbols) into bytes and back. ``codec_id`` is written into every archive
     and must change whenever the byte format changes (as in numcodecs)."""
@@ -197,15 +209,23 @@ class Coder:
         them beside the learner's memory. 0 by default, as the default prepare holds nothing."""
         return 0
 
+    def ahead_parts(self) -> Sequence[AheadPart]:
+        """The kernels :meth:`encode` and :meth:`decode` spend their first call compiling, each
+        for the argument types they pass it (numba's cache keys on those), in an order that
+        compiles a part after the parts it calls. The ``chunkpress`` program compiles them in a
+        helper process on a spare core where numba's cache lacks them, while its own process
+        learns the dictionary or decodes the rules, for the coders whose first compile it knows
+        (``engine.interruptible.FIRST_COMPILE``: chunk-cm's models); the coder calls
+        :func:`chunkpress.plugin.await_compiled_ahead` right before its first call of them,
+        compiles there the shared parts the helper has not begun, and loads the rest from the
+        cache. The default lists none."""
+        return ()
+
     def compile_ahead(self) -> None:
-        """Compile the kernels :meth:`encode` and :meth:`decode` spend their time in, for the
-        argument types they pass them (numba's cache keys on those), without coding anything.
-        The ``chunkpress`` program runs it in a helper process on a spare core where numba's
-        cache lacks them, while its own process learns the dictionary or decodes the rules,
-        for the coders whose first compile it knows (``engine.interruptible.FIRST_COMPILE``:
-        chunk-cm's models); the coder calls :func:`chunkpress.plugin.await_compiled_ahead`
-        right before its first call of them, and loads them from the cache. The default
-        compiles nothing."""
+        """Compile :meth:`ahead_parts` in order, without coding anything (numba keeps them in its
+        cache)."""
+        for part in self.ahead_parts():
+            part.compile()
 
     def describe(self, payload: bytes, rules: np.ndarray, symbols: np.ndarray | None) -> dict:
         """Sizes by part of an already decoded payload, for ``inspect`` and studies. Keys the

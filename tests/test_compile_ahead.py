@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import chunkpress
 import pytest
 from chunkpress.compile_helper import PARENT_POLL_SECONDS
@@ -29,6 +30,82 @@ def test_chunk_cm_compiles_ahead_the_loop_its_coding_runs():
     for name in ("chunk-cm", "chunk-cm-v5"):
         default_registry().get("coder", name).build().compile_ahead()
     assert len(code_chunks.overloads) == 1
+
+
+def test_chunk_cm_types_its_ahead_parts_as_the_loop_calls_them():
+    """Each ahead part is compiled for the types its caller passes it: typing the loop and
+    code_rank anew (fresh copies, uncached) compiles no second signature of any part, so a part
+    compiled by the other process is the one the loop links."""
+    import numba
+
+    parts = default_registry().get("coder", "chunk-cm").build().ahead_parts()
+    for part in parts:
+        part.compile()
+    kernels = {part.name: part.compile.func.__self__ for part in parts}  # type: ignore[attr-defined]
+    compiled = {name: set(k.overloads) for name, k in kernels.items()}  # (other tests here may have added some)
+    for part in parts:
+        if part.name in ("code_rank", "code_chunks"):
+            numba.njit(kernels[part.name].py_func).compile(part.compile.args[0])  # type: ignore[attr-defined]
+    assert {name: set(k.overloads) for name, k in kernels.items()} == compiled
+    assert [p.name for p in parts if not p.shared] == ["code_rank", "code_chunks"]  # each after the parts it calls
+
+
+def test_the_board_gives_the_helper_parts_from_the_first_and_the_program_shared_ones_from_the_last():
+    import threading
+
+    from chunkpress.compile_helper import Board
+    from chunkpress.plugin import AheadPart
+
+    parts = [AheadPart(name=n, compile=lambda: None, shared=s)
+             for n, s in (("a", True), ("b", True), ("ab", False), ("c", True), ("d", True), ("all", False))]
+    board = Board(parts)
+    assert board.for_helper(0)
+    assert board.for_program() == 4 and board.for_program() == 3 and board.for_program() == 1
+    board.done(0)
+    assert board.for_program() == -1  # the others are begun or the helper's alone
+    waited = []
+    helper = threading.Thread(target=lambda: waited.append(board.for_helper(1)))
+    helper.start()
+    helper.join(0.2)
+    assert helper.is_alive()  # part 1 is the program's: the helper waits for it
+    board.done(1)
+    helper.join(5)
+    assert waited == [False] and board.for_helper(2)
+    board.program_gone()  # parts 3 and 4, never finished, go back to the helper
+    assert board.for_helper(3) and board.for_helper(4)
+
+
+def _fake_helper(script: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def test_the_waiting_program_compiles_what_its_helper_hands_over_and_nothing_once_it_is_gone():
+    from chunkpress.plugin import AheadPart
+
+    compiled: list[str] = []
+    parts = [AheadPart(name=n, compile=lambda n=n: compiled.append(n), shared=True) for n in "abc"]
+    helper = _fake_helper("import sys\n"
+                          "for reply in ('2', '0', '-1'):\n"
+                          "    assert sys.stdin.readline() == 'claim\\n'\n"
+                          "    print(reply, flush=True)\n"
+                          "    if reply != '-1':\n"
+                          "        assert sys.stdin.readline() == f'done {reply}\\n'\n")
+    ahead._helpers["chunk-cm"] = helper
+    ahead.await_compiled_ahead("chunk-cm", lambda: parts)
+    assert compiled == ["c", "a"] and helper.returncode == 0 and "chunk-cm" not in ahead._helpers
+    compiled.clear()
+    ahead._helpers["chunk-cm"] = _fake_helper("import sys; sys.exit(0)")  # gone before it answers
+    ahead.await_compiled_ahead("chunk-cm", lambda: parts)
+    assert compiled == []
+    failing = [AheadPart(name="x", compile=lambda: 1 / 0, shared=True)]
+    helper = _fake_helper("import sys\n"
+                          "for reply in ('0', '-1'):\n"
+                          "    sys.stdin.readline(); print(reply, flush=True)\n"
+                          "    if reply == '0':\n"
+                          "        assert sys.stdin.readline() == 'done 0\\n'\n")
+    ahead._helpers["chunk-cm"] = helper
+    ahead.await_compiled_ahead("chunk-cm", lambda: failing)  # a part that fails here is the helper's to compile
+    assert helper.returncode == 0
 
 
 @pytest.fixture
@@ -74,17 +151,24 @@ def test_a_helper_starts_only_for_the_program_a_cold_loop_and_a_coder_that_compi
 
 @pytest.mark.slow
 def test_a_helper_compiles_into_the_cache_and_the_coder_waits_for_it(program, monkeypatch, tmp_path):
-    """In an empty cache, the helper compiles chunk-cm's loop there; the coder's wait returns
-    once the helper has ended, with the loop in the cache."""
+    """In an empty cache, the helper compiles chunk-cm's loop there while the waiting process
+    compiles the shared parts it hands over; the wait returns once the helper has ended, with
+    the loop in the cache."""
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     from chunkpress.engine.interruptible import first_compile_seconds
 
     assert first_compile_seconds(["chunk-cm"]) > 0
     assert ahead.started("chunk-cm") == ("chunk-cm",)
     helper = ahead._helpers["chunk-cm"]
-    ahead.await_compiled_ahead("chunk-cm")
+    parts = default_registry().get("coder", "chunk-cm").build().ahead_parts()
+    here: list[str] = []
+    recorded = [attrs.evolve(p, compile=lambda p=p: here.append(p.name) or p.compile()) for p in parts]
+    ahead.await_compiled_ahead("chunk-cm", lambda: recorded)
     assert helper.returncode == 0
     assert first_compile_seconds(["chunk-cm"]) == 0
+    # waiting from the start, this process compiled shared parts, the last first
+    shared = [p.name for p in parts if p.shared]
+    assert here and here == shared[::-1][:len(here)] and len(here) < len(shared)
 
 
 @pytest.mark.slow

@@ -4,10 +4,12 @@ A cold run of a context-mixing level compiles the learner's kernels, then the co
 ``-d`` decodes the dictionary, then compiles the coder's loop. The ``chunkpress`` program (not
 a library call: :func:`enable` is the program's choice) starts one helper process for a coder
 whose kernels numba's cache lacks, as soon as it knows the coder: the helper compiles them
-(:meth:`Coder.compile_ahead`) into the same cache while this process goes on, and the coder
-waits for it (:func:`await_compiled_ahead`) right before its first call, then loads them from
-the cache. An archive never depends on it: the helper only compiles, and a helper that fails
-or is not there leaves the compile to this process, as without one.
+(:meth:`Coder.ahead_parts`) into the same cache while this process goes on, and the coder
+waits for it (:func:`await_compiled_ahead`) right before its first call: meanwhile this process
+compiles the shared parts the helper has not begun (:mod:`chunkpress.compile_helper` says how
+they agree), then loads them all from the cache. An archive never depends on it: the helper
+and the waiting process only compile, and a helper that fails or is not there leaves the
+compile to this process, as without one.
 
 A helper writes nothing but numba's cache, prints nothing, and ends with this process (it
 watches its parent: :mod:`chunkpress.compile_helper`). No numba here: the program starts
@@ -20,6 +22,7 @@ import atexit
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .interruptible import first_compile_seconds, part_cache
@@ -78,7 +81,7 @@ def started(coder: str) -> tuple[str, ...]:
         if not _spare_core() or not first_compile_seconds([part]) or not _writable(part_cache(part)):
             return ()
         _helpers[part] = subprocess.Popen([sys.executable, "-m", HELPER, coder, str(os.getpid())],
-                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.DEVNULL)
     return (part,)
 
@@ -87,21 +90,59 @@ def started(coder: str) -> tuple[str, ...]:
 HELPER_WAIT_SECONDS = 600
 
 
-def await_compiled_ahead(part: str) -> None:
+def await_compiled_ahead(part: str, parts: Callable[[], Sequence] | None = None) -> None:
     """Wait for the helper compiling the kernels of ``part`` (a key of FIRST_COMPILE), if this
-    process started one: the kernels are then in numba's cache. Nothing where none was started
-    (a library call, a warm cache), and nothing more once it has ended. A coder calls it right
-    before the first kernel its ``compile_ahead`` compiles."""
+    process started one: the kernels are then in numba's cache. Meanwhile compile here the
+    shared ones it hands over: ``parts`` gives the coder's ahead parts (the helper's list, as
+    :meth:`Coder.ahead_parts` makes it; asked for only when a part is handed over). Nothing
+    where none was started (a library call, a warm cache), and nothing more once it has
+    ended. A coder calls it right before the first kernel its ahead parts compile."""
     helper = _helpers.pop(part, None)
     if helper is None:
         return
     try:
+        if parts is not None:
+            _compile_handed_over(helper, parts)
         helper.wait(HELPER_WAIT_SECONDS)
     except subprocess.TimeoutExpired:  # a helper far slower than a compile: this process compiles
         _stop(helper)
     except BaseException:  # an interrupt while waiting: the helper goes too
         _stop(helper)
         raise
+    finally:
+        _close_pipes(helper)
+
+
+def _compile_handed_over(helper: subprocess.Popen, parts: Callable[[], Sequence]) -> None:
+    """Compile the parts ``helper`` hands over, one at a time, until it has none left."""
+    assert helper.stdin is not None and helper.stdout is not None
+    listed = None
+    try:
+        while True:
+            helper.stdin.write(b"claim\n")
+            helper.stdin.flush()
+            i = int(helper.stdout.readline() or -1)
+            if i < 0:
+                return
+            listed = listed if listed is not None else list(parts())
+            try:
+                listed[i].compile()
+            except Exception:  # noqa: BLE001  the helper compiles it when typing its caller, and the coder's own call reports a real fault
+                pass
+            finally:  # compiled or not, the helper goes on
+                helper.stdin.write(f"done {i}\n".encode())
+                helper.stdin.flush()
+    except (OSError, ValueError, IndexError):  # the helper gone or not understood: it only saves time
+        return
+
+
+def _close_pipes(helper: subprocess.Popen) -> None:
+    for pipe in (helper.stdin, helper.stdout):
+        if pipe is not None:
+            try:
+                pipe.close()
+            except OSError:  # a broken pipe: the helper has gone
+                pass
 
 
 def stop_all() -> None:
@@ -111,6 +152,7 @@ def stop_all() -> None:
 
 
 def _stop(helper: subprocess.Popen) -> None:
+    _close_pipes(helper)
     if helper.poll() is None:
         helper.terminate()  # numba writes each cache file whole, under a temporary name first
         try:

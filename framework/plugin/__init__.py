@@ -22,6 +22,7 @@ from .base import (
     BYTE_SYMBOLS,
     LEARNS_BY_MERGES,
     REPLAYS_MERGES,
+    AheadPart,
     BoundaryPolicy,
     Coder,
     DeletionPolicy,
@@ -94,7 +95,7 @@ def __getattr__(name: str):
 
 __all__ = [
     # hooks and roles
-    "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
+    "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "AheadPart", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
     "BoundaryPolicy", "DeletionPolicy", "Segmenter", "REPLAYS_MERGES", "ScorerInfo", "RewriterInfo", "CoderInfo",
     "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams", "Learner", "LEARNS_BY_MERGES", "LearnerInfo",
     # errors

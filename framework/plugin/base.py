@@ -7,6 +7,7 @@ from ..contract import (
     LEARNS_BY_MERGES,
     OPENS_NOTHING,
     REPLAYS_MERGES,
+    AheadPart,
     BoundaryPolicy,
     Coder,
     DeletionPolicy,
@@ -19,5 +20,5 @@ from ..contract import (
     as_symbols,
 )
 
-__all__ = ["BYTE_SYMBOLS", "BoundaryPolicy", "Coder", "DeletionPolicy", "MergeReport", "OPENS_NOTHING",
+__all__ = ["AheadPart", "BYTE_SYMBOLS", "BoundaryPolicy", "Coder", "DeletionPolicy", "MergeReport", "OPENS_NOTHING",
            "REPLAYS_MERGES", "Rewriter", "Scorer", "Segmenter", "Learner", "LEARNS_BY_MERGES", "SplitScorer", "as_symbols"]

@@ -23,6 +23,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import (
     BYTE_SYMBOLS,
+    AheadPart,
     Coder,
     FormatError,
     await_compiled_ahead,
@@ -37,6 +38,7 @@ from chunkpress.plugin import (
 
 from .chunk_cm_model import layout
 from .chunk_cm_model import ranks as rks
+from .chunk_cm_model.ahead import loop_parts
 from .chunk_cm_model.model import Status, code_chunks, finish
 from .chunk_cm_model.versions import MODELS, Model
 from .dictionary import (
@@ -467,8 +469,10 @@ def weight_classes(counts: np.ndarray) -> np.ndarray:
     return classes
 
 
-def _run(decode: bool, ranks, text, rk: rks.Ranks, tables, io) -> int:
-    await_compiled_ahead("chunk-cm")  # where a helper compiles the loop, it is in the cache once it ends
+def _run(decode: bool, ranks, text, rk: rks.Ranks, tables, io, ahead) -> int:
+    # where a helper compiles the loop, this process compiles a share of its parts meanwhile,
+    # and the loop is in the cache once the helper ends
+    await_compiled_ahead("chunk-cm", ahead)
     return call_interruptibly(code_chunks, decode, ranks, text, rk, tables, layout.new_scratch(), io,
                               meter=coding_meter(io.control, ranks.size, "decoding" if decode else "coding"),
                               stop=lambda: stop_coder(io.ac))
@@ -524,7 +528,7 @@ class ChunkCmCoder(Coder):
                 rks.code_weights(False, classes.copy(), io)
             ahead, self._ahead = self._ahead, None
             tables = new_tables(text.size, ranks.size, rd.ranks.length.size, self.model, self.params, ahead)
-            status = _run(False, ranks.copy(), text, rk, tables, io)
+            status = _run(False, ranks.copy(), text, rk, tables, io, self.ahead_parts)
             if status != text.size:
                 raise FormatError(f"chunk-cm could not code this parse (status {status})")
             payload = finish(io)
@@ -568,7 +572,7 @@ class ChunkCmCoder(Coder):
             status, tree = 0, rd.complete_tree()
         if status == 0:
             tables = new_tables(n, t, rd.ranks.length.size, self.model, self.params)
-            status = _run(True, ranks, text, rd.with_tree(tree), tables, io)
+            status = _run(True, ranks, text, rd.with_tree(tree), tables, io, self.ahead_parts)
         if io.ac[AC.OVERRUN] or status == Status.INPUT_ENDED:
             raise FormatError("corrupt chunk-cm payload: the coded chunks end early")
         if status == Status.OVER_BUDGET:
@@ -582,13 +586,8 @@ class ChunkCmCoder(Coder):
             raise FormatError("corrupt chunk-cm payload: trailing bytes after the coded chunks")
         return rules, rd.symbol_of[ranks]
 
-    def compile_ahead(self) -> None:
-        # the coding loop typed for the arguments coding passes it, compiled without running:
-        # before the kernels that build a dictionary's ranks and tree (the coding process's)
-        args = (False, np.zeros(16, dtype=np.int64), np.zeros(16, dtype=np.uint8), rks.byte_ranks(),
-                new_tables(16, 16, BYTE_SYMBOLS, self.model, self.params), layout.new_scratch(),
-                layout.new_stream(False, capacity=64))
-        code_chunks.compile(tuple(numba.typeof(a) for a in args))
+    def ahead_parts(self) -> list[AheadPart]:
+        return loop_parts(new_tables(16, 16, BYTE_SYMBOLS, self.model, self.params))
 
     def describe(self, payload: bytes, rules, symbols) -> dict:
         _, _, _, _, coded = self._sections(payload, None)
