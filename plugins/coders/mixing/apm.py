@@ -35,7 +35,7 @@ def apm_predict(t, ctx, pr):
 
 def apm_table(contexts: int) -> np.ndarray:
     """Each context's knots start on the identity map, counted as 6 observations."""
-    knots = np.array([squash((k - 16) * 128) for k in range(APM_STEPS)], dtype=np.int32) << 10
+    knots = np.array([squash.py_func((k - 16) * 128) for k in range(APM_STEPS)], dtype=np.int32) << 10  # not compiled
     return np.tile((knots << 8) | 6, contexts)
 
 
