@@ -91,7 +91,9 @@ def test_the_waiting_program_compiles_what_its_helper_hands_over_and_nothing_onc
                           "    if reply != '-1':\n"
                           "        assert sys.stdin.readline() == f'done {reply}\\n'\n")
     ahead._helpers["chunk-cm"] = helper
-    ahead.await_compiled_ahead("chunk-cm", lambda: parts)
+    ahead.share_compile_ahead("chunk-cm", lambda: parts)  # a decoder's share before its rules: the helper goes on
+    assert compiled == ["c", "a"] and ahead._helpers["chunk-cm"] is helper
+    ahead.await_compiled_ahead("chunk-cm", lambda: parts)  # none left to share: it waits for the end
     assert compiled == ["c", "a"] and helper.returncode == 0 and "chunk-cm" not in ahead._helpers
     compiled.clear()
     ahead._helpers["chunk-cm"] = _fake_helper("import sys; sys.exit(0)")  # gone before it answers

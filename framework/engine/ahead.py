@@ -113,6 +113,22 @@ def await_compiled_ahead(part: str, parts: Callable[[], Sequence] | None = None)
         _close_pipes(helper)
 
 
+def share_compile_ahead(part: str, parts: Callable[[], Sequence]) -> None:
+    """Compile here the shared parts the helper compiling ``part`` hands over (``parts`` as
+    :func:`await_compiled_ahead` takes them), until it has none left, and go on while it
+    compiles the rest: a coder whose own work before its first call compiles kernels of its own
+    (a decoder's rules) calls it first, so that this process compiles those while the helper
+    ends the loop's compile. Nothing where no helper was started."""
+    helper = _helpers.get(part)
+    if helper is None:
+        return
+    try:
+        _compile_handed_over(helper, parts)
+    except BaseException:  # an interrupt: the helper goes too
+        _stop(_helpers.pop(part))
+        raise
+
+
 def _compile_handed_over(helper: subprocess.Popen, parts: Callable[[], Sequence]) -> None:
     """Compile the parts ``helper`` hands over, one at a time, until it has none left."""
     assert helper.stdin is not None and helper.stdout is not None

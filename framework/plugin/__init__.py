@@ -49,7 +49,8 @@ from .hookspecs import hookimpl
 #: the helpers, each loaded from its module on first use: the engine and the formats import
 #: this package's base classes, so this package imports them only when a plugin asks
 _HELPERS = {
-    "call_interruptibly": "engine.interruptible", "await_compiled_ahead": "engine.ahead", "kernel": "engine.kernels",
+    "call_interruptibly": "engine.interruptible", "await_compiled_ahead": "engine.ahead",
+    "share_compile_ahead": "engine.ahead", "kernel": "engine.kernels",
     "long_kernel": "engine.kernels",
     "LinkedString": "engine.linkedstring", "LOG2E": "engine.numerics", "bit_length_scalar": "engine.numerics",
     "elias_delta_bits_scalar": "engine.numerics", "log_factorial_scalar": "engine.numerics",
@@ -65,7 +66,7 @@ _HELPERS = {
 }
 
 if TYPE_CHECKING:
-    from ..engine.ahead import await_compiled_ahead
+    from ..engine.ahead import await_compiled_ahead, share_compile_ahead
     from ..engine.codelength import code_length
     from ..engine.interruptible import call_interruptibly
     from ..engine.kernels import kernel, long_kernel
@@ -103,6 +104,7 @@ __all__ = [
     # coders' helpers
     "encode_varints", "decode_varints", "varint", "read_varint", "expand", "expand_into", "symbol_lengths", "MAX_EXPANSION",
     "check_allocation", "memory_limit", "kernel", "long_kernel", "call_interruptibly", "await_compiled_ahead",
+    "share_compile_ahead",
     "prefetch_row",
     "prefetch_item", "coding_meter", "STORED_CODEC",
     # rewriters' and scorers' helpers

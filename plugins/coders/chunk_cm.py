@@ -34,6 +34,7 @@ from chunkpress.plugin import (
     encode_varints,
     expand,
     expand_into,
+    share_compile_ahead,
 )
 
 from .chunk_cm_model import layout
@@ -559,6 +560,9 @@ class ChunkCmCoder(Coder):
         model = model_bytes(n, t, r + BYTE_SYMBOLS, self.model, self.params)
         check_allocation(f"{n:,} bytes of text in {t:,} chunks and {r:,} rules",
                          n * 2 + 16 * t + 96 * (r + BYTE_SYMBOLS) + model)
+        # a cold cache: a share of the loop's compile first, then the rules' own kernels here
+        # while the helper ends the loop's
+        share_compile_ahead("chunk-cm", self.ahead_parts)
         rules = decode_rules(rule_stream, r)
         rd = RankedDictionary(rules, n)
         text = np.zeros(n, dtype=np.uint8)
