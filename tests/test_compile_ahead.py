@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import attrs
 import chunkpress
 import pytest
 from chunkpress.compile_helper import PARENT_POLL_SECONDS
@@ -151,26 +151,67 @@ def test_a_helper_starts_only_for_the_program_a_cold_loop_and_a_coder_that_compi
     ahead.await_compiled_ahead("chunk-cm")  # none left: no wait
 
 
+#: a program that starts a helper for chunk-cm's loop and waits for it from the start,
+#: compiling what it hands over; prints the parts it compiled and whether the cache then holds
+#: the loop
+_WAITING_PROGRAM = """
+import json
+import attrs
+from chunkpress.engine import ahead
+from chunkpress.engine.interruptible import first_compile_seconds
+from chunkpress.plugin.registry import default_registry
+ahead.enable()
+before = first_compile_seconds(["chunk-cm"])
+assert ahead.started("chunk-cm") == ("chunk-cm",)
+helper = ahead._helpers["chunk-cm"]
+parts = default_registry().get("coder", "chunk-cm").build().ahead_parts()
+here = []
+recorded = [attrs.evolve(p, compile=lambda p=p: here.append(p.name) or p.compile()) for p in parts]
+ahead.await_compiled_ahead("chunk-cm", lambda: recorded)
+print(json.dumps([before, helper.returncode, first_compile_seconds(["chunk-cm"]), here,
+                  [p.name for p in parts if p.shared]]))
+"""
+
+
 @pytest.mark.slow
-def test_a_helper_compiles_into_the_cache_and_the_coder_waits_for_it(program, monkeypatch, tmp_path):
+def test_a_helper_compiles_into_the_cache_and_the_coder_waits_for_it(tmp_path):
     """In an empty cache, the helper compiles chunk-cm's loop there while the waiting process
     compiles the shared parts it hands over; the wait returns once the helper has ended, with
-    the loop in the cache."""
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    from chunkpress.engine.interruptible import first_compile_seconds
+    the loop in the cache, its machine code that of the loop compiled whole."""
+    def run(script: str, cache: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / cache)),
+                                stdout=subprocess.PIPE, text=True)
 
-    assert first_compile_seconds(["chunk-cm"]) > 0
-    assert ahead.started("chunk-cm") == ("chunk-cm",)
-    helper = ahead._helpers["chunk-cm"]
-    parts = default_registry().get("coder", "chunk-cm").build().ahead_parts()
-    here: list[str] = []
-    recorded = [attrs.evolve(p, compile=lambda p=p: here.append(p.name) or p.compile()) for p in parts]
-    ahead.await_compiled_ahead("chunk-cm", lambda: recorded)
-    assert helper.returncode == 0
-    assert first_compile_seconds(["chunk-cm"]) == 0
-    # waiting from the start, this process compiled shared parts, the last first
-    shared = [p.name for p in parts if p.shared]
+    # the loop compiled whole, by its caller's compile alone, beside it
+    whole = run("from chunkpress.plugin.registry import default_registry; "
+                "default_registry().get('coder', 'chunk-cm').build().ahead_parts()[-1].compile()", "whole")
+    program = run(_WAITING_PROGRAM, "shared")
+    before, helper_status, after, here, shared = json.loads(program.communicate(timeout=300)[0])
+    assert program.returncode == 0 and helper_status == 0 and before > 0 and after == 0
+    # waiting from the start, the program compiled shared parts, the last first
     assert here and here == shared[::-1][:len(here)] and len(here) < len(shared)
+    # a part compiled first by itself once counted references its caller's compile leaves out
+    assert whole.wait(300) == 0
+    code = [_machine_code(next((tmp_path / name).rglob("model.code_chunks-*.nbc")).read_bytes())
+            for name in ("shared", "whole")]
+    assert code[0] == code[1] and len(code[0][".ltext"]) > 10_000
+
+
+def _machine_code(cached: bytes) -> dict[str, bytes]:
+    """The code sections (and their relocations) of the ELF object in a numba cache file."""
+    import struct
+
+    elf = cached[cached.index(b"\x7fELF"):]
+    table, = struct.unpack_from("<Q", elf, 0x28)
+    size, count, names_at = struct.unpack_from("<HHH", elf, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQ", elf, table + k * size) for k in range(count)]
+    names = elf[sections[names_at][4]:][:sections[names_at][5]]
+    found = {}
+    for name, _, _, _, offset, length in sections:
+        label = names[name:names.index(b"\0", name)].decode()
+        if "text" in label:
+            found[label] = elf[offset:offset + length]
+    return found
 
 
 @pytest.mark.slow

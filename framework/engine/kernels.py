@@ -35,6 +35,12 @@ def _without_refcounts():
 kernel = numba.njit(**_without_refcounts())
 #: the same for a long kernel run by :func:`call_interruptibly` (it releases the GIL)
 long_kernel = numba.njit(nogil=True, **_without_refcounts())
+#: the same for a long helper of such kernels, inlined by LLVM (``forceinline``). A helper
+#: without options of its own takes its caller's when the caller's compile types it, but
+#: counts references when it is compiled first by itself (ahead of its caller, or in another
+#: process, as :meth:`chunkpress.contract.Coder.ahead_parts` does), and its caller then links
+#: that copy: saying so here compiles it alike either way
+inlined_kernel = numba.njit(forceinline=True, **_without_refcounts())
 
 
 @numba.njit(cache=True, inline="always")

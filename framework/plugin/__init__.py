@@ -51,7 +51,7 @@ from .hookspecs import hookimpl
 _HELPERS = {
     "call_interruptibly": "engine.interruptible", "await_compiled_ahead": "engine.ahead",
     "share_compile_ahead": "engine.ahead", "kernel": "engine.kernels",
-    "long_kernel": "engine.kernels",
+    "long_kernel": "engine.kernels", "inlined_kernel": "engine.kernels",
     "LinkedString": "engine.linkedstring", "LOG2E": "engine.numerics", "bit_length_scalar": "engine.numerics",
     "elias_delta_bits_scalar": "engine.numerics", "log_factorial_scalar": "engine.numerics",
     "prefetch_item": "engine.prefetch", "prefetch_row": "engine.prefetch", "STORED_CODEC": "format.container",
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from ..engine.ahead import await_compiled_ahead, share_compile_ahead
     from ..engine.codelength import code_length
     from ..engine.interruptible import call_interruptibly
-    from ..engine.kernels import kernel, long_kernel
+    from ..engine.kernels import inlined_kernel, kernel, long_kernel
     from ..engine.linkedstring import LinkedString
     from ..engine.numerics import LOG2E, bit_length_scalar, elias_delta_bits_scalar, log_factorial_scalar
     from ..engine.prefetch import prefetch_item, prefetch_row
@@ -103,7 +103,7 @@ __all__ = [
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
     # coders' helpers
     "encode_varints", "decode_varints", "varint", "read_varint", "expand", "expand_into", "symbol_lengths", "MAX_EXPANSION",
-    "check_allocation", "memory_limit", "kernel", "long_kernel", "call_interruptibly", "await_compiled_ahead",
+    "check_allocation", "memory_limit", "kernel", "long_kernel", "inlined_kernel", "call_interruptibly", "await_compiled_ahead",
     "share_compile_ahead",
     "prefetch_row",
     "prefetch_item", "coding_meter", "STORED_CODEC",

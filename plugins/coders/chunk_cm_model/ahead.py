@@ -10,7 +10,6 @@ import numba
 import numpy as np
 from chunkpress.plugin import AheadPart
 
-from ..mixing.arithmetic import code_bit_scaled
 from . import layout
 from . import ranks as rks
 from .model import after_chunk, code_chunks, code_rank, learn, predict, set_contexts
@@ -27,8 +26,7 @@ def loop_parts(tables: layout.Tables) -> list[AheadPart]:
     flag, index = numba.types.boolean, numba.types.int64
     ranks, text = numba.typeof(np.zeros(16, dtype=np.int64)), numba.typeof(np.zeros(16, dtype=np.uint8))
     rk, tb = numba.typeof(rks.byte_ranks()), numba.typeof(tables)
-    sc, stream = numba.typeof(layout.new_scratch()), layout.new_stream(False, capacity=64)
-    io = numba.typeof(stream)
+    sc, io = numba.typeof(layout.new_scratch()), numba.typeof(layout.new_stream(False, capacity=64))
 
     def part(kernel, *types, shared=True) -> AheadPart:
         return AheadPart(name=kernel.py_func.__name__, compile=functools.partial(kernel.compile, types), shared=shared)
@@ -36,8 +34,6 @@ def loop_parts(tables: layout.Tables) -> list[AheadPart]:
     return [
         part(predict, tb, sc, *[index] * 9), part(learn, tb, sc, index), part(match_lookup, tb, ranks, sc),
         part(run_read, tb, sc), part(forced_bit, rk, *[index] * 5),
-        part(code_bit_scaled, flag, *(numba.typeof(a) for a in (stream.ac, stream.out, stream.inp)), index, index,
-             numba.types.literal(12)),  # code_bit's precision, a literal where it calls
         part(code_rank, flag, index, index, ranks, rk, tb, sc, io, shared=False),
         part(run_update, tb, sc, index), part(follow_match, ranks, index, index, tb, sc),
         part(after_chunk, index, index, rk, tb, sc, text, index, flag), part(set_contexts, sc, tb),

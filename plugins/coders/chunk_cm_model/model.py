@@ -8,7 +8,7 @@ import enum
 
 import numba
 import numpy as np
-from chunkpress.plugin import long_kernel, prefetch_row
+from chunkpress.plugin import inlined_kernel, long_kernel, prefetch_row
 
 from ..mixing.apm import apm_context, apm_predict, apm_update, prefetch_knots
 from ..mixing.arithmetic import AC, code_bit, coder_flush
@@ -130,7 +130,7 @@ class Status(enum.IntEnum):
     OVER_BUDGET = -6
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def set_contexts(sc, tb):
     """Hash the contexts of the next chunk from the history record; keep the used ones."""
     order, follow, tf = tb.order, tb.follow, tb.text_follow
@@ -190,7 +190,7 @@ def mixer_sets(tb, c0, jj, cls, id1):
     return s2, s3 & (tb.w3.shape[0] - 1)
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     """P(the rank's next bit is 1) in 1/4096 at a node of bit position ``j`` splitting at rank
     ``mid``, ``c0`` holding the bits above it after a leading 1, ``g`` of them since the last
@@ -263,7 +263,7 @@ def predict(tb, sc, j, g, c0, eb, m_len, c1, cls, id1, mid):
     return max(1, min(4095, (pm + pa1 + pa2 + pa3 + 2) >> 2))
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def learn(tb, sc, y):
     """Update every piece that predicted the bit just coded."""
     bit = sc.bit
@@ -318,7 +318,7 @@ def find_slots(tb, sc, c0, hmask):
         sc.lines[k] = direct_line(tb.dc, slot_hash(sc.ctx[tb.direct[k]], c0))
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def code_rank(decode, rank, t, ranks, rk, tb, sc, io):
     """Code (or decode and return) the rank of chunk ``t`` down the tree, skipping the bits the
     exclusion decides (but coding at least one); the match model's expected rank is known at
@@ -454,7 +454,7 @@ def add_byte(h, c):
         h[H_WORD0] = ZERO
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def after_chunk(t, rank, rk, tb, sc, text, pos, decode):
     """The chunk is known: spell it into the text history (and, decoding, the text), move the
     id history. Returns the text position after it."""

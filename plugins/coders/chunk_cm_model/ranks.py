@@ -13,6 +13,7 @@ from collections import namedtuple
 
 import numba
 import numpy as np
+from chunkpress.plugin import inlined_kernel
 
 from ..mixing.arithmetic import AC, code_bit
 
@@ -46,7 +47,7 @@ def _covered(rk, a, b, lo, hi):
     return lo >= hi
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def forced_bit(rk, a, b, lo, mid, hi):
     """The bit both sides know at a trie node: 0 when ranks ``mid:hi`` are past the last rank
     or all excluded, 1 when ``lo:mid`` are all excluded, else -1 (code it)."""

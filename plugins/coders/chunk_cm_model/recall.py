@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from chunkpress.plugin import prefetch_row
+from chunkpress.plugin import inlined_kernel, kernel, prefetch_row
 
 from ..mixing.hashing import B8, K1, K2, K3, M8, context_hash, mix64
 from ..mixing.logistic import STRETCH
@@ -87,7 +87,7 @@ def run_lookup(tb, sc, ranks, t):
         prefetch_row(tb.run, sc.runs[i, R_SLOT])
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def run_read(tb, sc):
     """Each run's rank and repeats (rank -1 where its entry holds another key)."""
     for i in range(n_runs(tb)):
@@ -125,7 +125,7 @@ def run_inputs(tb, sc, mid, jj, first):
     return vote
 
 
-@numba.njit(cache=True, inline="never")
+@kernel
 def run_update(tb, sc, rank):
     """The chunk is known: each run's entry now holds it, one repeat more if it was expected.
     Not inlined: inlined into ``code_chunks``, its store made LLVM compile the whole loop worse
@@ -156,7 +156,7 @@ def match_find(mm_ht, ranks, t, h):
     return cand, k
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def follow_match(ranks, t, rank, tb, sc):
     """The match model after chunk ``t``: follow the match, and ask for the entries of the two
     lookups (the last ``MATCH_IDS`` ids, and model 4's last ``long_ids``): :func:`match_lookup`
@@ -189,7 +189,7 @@ def follow_match(ranks, t, rank, tb, sc):
         prefetch_row(tb.mm_ht, mt[M_SHORT])
 
 
-@numba.njit(cache=True, forceinline=True)
+@inlined_kernel
 def match_lookup(tb, ranks, sc):
     """The lookups :func:`follow_match` asked for: model 4's long one taken where the match in
     hand is shorter (two ids often repeat in a new place; four seldom do), else its entry kept
