@@ -22,6 +22,7 @@ import atexit
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -129,27 +130,32 @@ def share_compile_ahead(part: str, parts: Callable[[], Sequence]) -> None:
         raise
 
 
+#: one thread at a time talks with a helper (each question waits for its answer)
+_talking = threading.Lock()
+
+
 def _compile_handed_over(helper: subprocess.Popen, parts: Callable[[], Sequence]) -> None:
     """Compile the parts ``helper`` hands over, one at a time, until it has none left."""
     assert helper.stdin is not None and helper.stdout is not None
     listed = None
-    try:
-        while True:
-            helper.stdin.write(b"claim\n")
-            helper.stdin.flush()
-            i = int(helper.stdout.readline() or -1)
-            if i < 0:
-                return
-            listed = listed if listed is not None else list(parts())
-            try:
-                listed[i].compile()
-            except Exception:  # noqa: BLE001  the helper compiles it when typing its caller, and the coder's own call reports a real fault
-                pass
-            finally:  # compiled or not, the helper goes on
-                helper.stdin.write(f"done {i}\n".encode())
+    with _talking:
+        try:
+            while True:
+                helper.stdin.write(b"claim\n")
                 helper.stdin.flush()
-    except (OSError, ValueError, IndexError):  # the helper gone or not understood: it only saves time
-        return
+                i = int(helper.stdout.readline() or -1)
+                if i < 0:
+                    return
+                listed = listed if listed is not None else list(parts())
+                try:
+                    listed[i].compile()
+                except Exception:  # noqa: BLE001  the helper compiles it when typing its caller, and the coder's own call reports a real fault
+                    pass
+                finally:  # compiled or not, the helper goes on
+                    helper.stdin.write(f"done {i}\n".encode())
+                    helper.stdin.flush()
+        except (OSError, ValueError, IndexError):  # the helper gone or not understood: it only saves time
+            return
 
 
 def _close_pipes(helper: subprocess.Popen) -> None:
