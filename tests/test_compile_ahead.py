@@ -118,6 +118,23 @@ def test_the_waiting_program_compiles_what_its_helper_hands_over_and_nothing_onc
     assert helper.returncode == 0
 
 
+def test_an_interrupt_while_compiling_a_handed_over_part_is_not_lost_with_the_helper():
+    """Ctrl-C reaches the helper too: the program's "done" then meets a broken pipe, and the
+    interrupt still goes on up."""
+    from chunkpress.plugin import AheadPart
+
+    helper = _fake_helper("import sys; sys.stdin.readline(); print('0', flush=True)")
+
+    def interrupted():
+        helper.wait(30)  # the helper has gone before this process says it is done
+        raise KeyboardInterrupt
+
+    ahead._helpers["chunk-cm"] = helper
+    with pytest.raises(KeyboardInterrupt):
+        ahead.await_compiled_ahead("chunk-cm", lambda: [AheadPart(name="x", compile=interrupted, shared=True)])
+    assert "chunk-cm" not in ahead._helpers
+
+
 @pytest.fixture
 def program(monkeypatch):
     """This process as the chunkpress program (helpers enabled; any left are ended after)."""

@@ -151,11 +151,21 @@ def _compile_handed_over(helper: subprocess.Popen, parts: Callable[[], Sequence]
                     listed[i].compile()
                 except Exception:  # noqa: BLE001  the helper compiles it when typing its caller, and the coder's own call reports a real fault
                     pass
-                finally:  # compiled or not, the helper goes on
-                    helper.stdin.write(f"done {i}\n".encode())
-                    helper.stdin.flush()
+                finally:  # compiled or not (an interrupt goes on up), the helper goes on
+                    _tell(helper, f"done {i}\n")
         except (OSError, ValueError, IndexError):  # the helper gone or not understood: it only saves time
             return
+
+
+def _tell(helper: subprocess.Popen, line: str) -> None:
+    """Write ``line`` to ``helper``; nothing where it has gone (Ctrl-C ends it with this
+    process, whose interrupt must not turn into a broken pipe)."""
+    assert helper.stdin is not None
+    try:
+        helper.stdin.write(line.encode())
+        helper.stdin.flush()
+    except OSError:
+        pass
 
 
 def _close_pipes(helper: subprocess.Popen) -> None:
