@@ -118,6 +118,22 @@ def test_the_waiting_program_compiles_what_its_helper_hands_over_and_nothing_onc
     assert helper.returncode == 0
 
 
+def test_a_reply_not_understood_gives_the_helper_its_part_back():
+    """A reply that is not a part's number (the helper took a part for the program): the
+    program closes its end, so the helper takes the part back and ends, and the wait returns at
+    once, not after the helper's long timeout."""
+    from chunkpress.plugin import AheadPart
+
+    helper = _fake_helper("import signal, sys\n"
+                          "signal.alarm(20)\n"
+                          "sys.stdin.readline(); print('part 0', flush=True)\n"
+                          "sys.exit(0 if sys.stdin.readline() == '' else 3)\n")
+    ahead._helpers["chunk-cm"] = helper
+    started = time.monotonic()
+    ahead.await_compiled_ahead("chunk-cm", lambda: [AheadPart(name="x", compile=lambda: None, shared=True)])
+    assert helper.returncode == 0 and time.monotonic() - started < 15
+
+
 def test_an_interrupt_while_compiling_a_handed_over_part_is_not_lost_with_the_helper():
     """Ctrl-C reaches the helper too: the program's "done" then meets a broken pipe, and the
     interrupt still goes on up."""

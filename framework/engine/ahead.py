@@ -19,6 +19,7 @@ helpers before any kernel loads.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import subprocess
 import sys
@@ -154,7 +155,8 @@ def _compile_handed_over(helper: subprocess.Popen, parts: Callable[[], Sequence]
                 finally:  # compiled or not (an interrupt goes on up), the helper goes on
                     _tell(helper, f"done {i}\n")
         except (OSError, ValueError, IndexError):  # the helper gone or not understood: it only saves time
-            return
+            with contextlib.suppress(OSError):  # its end of the talk: a part taken here goes back to it
+                helper.stdin.close()
 
 
 def _tell(helper: subprocess.Popen, line: str) -> None:
