@@ -24,10 +24,12 @@ def _cache_folder(folder: Path) -> Path | None:
 
 #: the kernels a first run compiles, by what uses them: (the package's folder holding their
 #: module, the cache's file name for the main one), and roughly how many seconds two cores take
+#: (chunk-cm's: its loop, shared by a helper and the process that waits for it, with a
+#: decoder's rules)
 FIRST_COMPILE = {
     "learner": (("engine",), "fused.run_fused-", 30),
     "bwt-cm": (("plugins", "coders"), "blocksort_model.code_sorted-", 5),
-    "chunk-cm": (("plugins", "coders", "chunk_cm_model"), "model.code_chunks-", 40),
+    "chunk-cm": (("plugins", "coders", "chunk_cm_model"), "model.code_chunks-", 15),
 }
 
 
