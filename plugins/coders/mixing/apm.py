@@ -13,11 +13,11 @@ import numpy as np
 from chunkpress.plugin import prefetch_row
 
 from .hashing import mix64
-from .logistic import STRETCH, squash
+from .logistic import SQUASH_KNOTS, STRETCH
 from .states import toward
 
-#: knots per context
-APM_STEPS = 33
+#: knots per context: squash's, as a map starts on the identity
+APM_STEPS = SQUASH_KNOTS.size
 
 
 @numba.njit(cache=True, forceinline=True)
@@ -34,8 +34,9 @@ def apm_predict(t, ctx, pr):
 
 
 def apm_table(contexts: int) -> np.ndarray:
-    """Each context's knots start on the identity map, counted as 6 observations."""
-    knots = np.array([squash.py_func((k - 16) * 128) for k in range(APM_STEPS)], dtype=np.int32) << 10  # not compiled
+    """Each context's knots start on the identity map, counted as 6 observations: knot k at
+    squash's value at logit (k - 16) * 128, which are squash's own knots."""
+    knots = SQUASH_KNOTS.astype(np.int32) << 10
     return np.tile((knots << 8) | 6, contexts)
 
 
