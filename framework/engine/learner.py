@@ -31,14 +31,17 @@ from .trace import ROW_FIELDS, fill_trace_row, rows_to_table
 class FitResult:
     """Rules (R x 2 int64: rule r makes symbol 256 + r), the final symbol string, the trace
     (one row per step; the last row is the candidate that was rejected, or s0 = -1 if none; a
-    deletion or an opening is a row too, see :mod:`.events`) and the deletions (D x 2: the rule
-    after which, the symbol)."""
+    deletion or an opening is a row too, see :mod:`.events`), the deletions (D x 2: the rule
+    after which, the symbol) and ``counts``: each symbol's occurrences in the final string, an
+    entry per id of the dictionary (weighted where the run was, so those of the text it stands
+    for; 0 for a deleted symbol)."""
 
     rules: np.ndarray
     symbols: np.ndarray
     trace: np.ndarray
     stop_reason: str
     seconds: float
+    counts: np.ndarray
     deletions: np.ndarray = attrs.field(factory=lambda: np.zeros((0, 2), dtype=np.int64))
 
     @property
@@ -282,5 +285,14 @@ class _Run:
             trace=rows_to_table(self.rows),
             stop_reason=stop,
             seconds=time.perf_counter() - self.started,
+            counts=self._final_counts(),
             deletions=np.array(self.deletions, dtype=np.int64).reshape(-1, 2),
         )
+
+    def _final_counts(self) -> np.ndarray:
+        """The rewriter's symbol counts, one an id of the dictionary (a copy: the rewriter may go on)."""
+        m = BYTE_SYMBOLS + len(self.rules)
+        counts = np.zeros(m, dtype=np.int64)
+        held = np.asarray(self.rewriter.symbol_counts())[:m]
+        counts[:held.size] = held
+        return counts

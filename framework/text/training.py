@@ -18,7 +18,6 @@ import attrs
 import numpy as np
 from numpy.lib import recfunctions
 
-from ..arrays import searchsorted_ascending
 from ..contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, REPLAYS_MERGES
 from ..engine.learner import FitResult
 from ..errors import ChunkpressError, ConfigError, InputError, PluginError
@@ -113,7 +112,6 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         sources = [c[:3] for c in counted]
         with meter("train", pipeline.config.limits.max_rules, unit="rules") as progress:
             result = pipeline.fit_words(words, trace=True, progress=progress.rules)
-        weights = words.counts[searchsorted_ascending(words.offsets, _symbol_starts(result), side="right") - 1]
     else:
         if workers or scheduler:
             raise InputError("workers (--workers) and scheduler (--scheduler) count pre-tokens in parallel: "
@@ -121,7 +119,6 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         sources, text, breaks = _whole_text(inputs, tokens)
         with meter("train", pipeline.config.limits.max_rules, unit="rules") as progress:
             result = pipeline.fit(text, trace=True, progress=progress.rules, breaks=breaks)
-        weights = None
     trace = result.trace
     if held is not None:
         from .tokenizer import Tokenizer  # the held-out curve replays the rules with the tokenizer's engine
@@ -138,8 +135,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
         hf=_added_vocab(result.rules, tokens), deletions=result.deletions.tolist() or None,
         segmenter=None if pipeline.config.segmenter.name == REPLAYS_MERGES else pipeline.config.segmenter.name,
-        counts=np.bincount(result.symbols, weights=weights, minlength=BYTE_SYMBOLS + len(result.rules))
-        .astype(np.int64).tolist())
+        counts=result.counts.tolist())
     return Training(rules_file=rules_file, result=result, trace=trace, special=tokens, scorer=pipeline.config.scorer.name)
 
 
@@ -249,14 +245,6 @@ def vocabulary_of(pieces: list[bytes], scores, vocab_size: int, learner: str):
     out = [(bytes([b]), own.get(bytes([b]), floor)) for b in range(BYTE_SYMBOLS)]
     out += [(pieces[k], own[pieces[k]]) for k in longer]
     return out, None if scores is None else np.array([s for _, s in out], dtype=np.float64)
-
-
-def _symbol_starts(result: FitResult) -> np.ndarray:
-    """Where each of a word-count training's final symbols starts in its words' bytes."""
-    from ..format.expand import symbol_lengths  # numba: the rules' lengths
-
-    lengths = symbol_lengths(result.rules)[result.symbols]
-    return np.cumsum(lengths) - lengths
 
 
 def _file_name(path: str) -> str:
