@@ -164,7 +164,6 @@ class Pipeline:
         units'; it costs the distinct pre-tokens only, and the second a string those rules have
         shortened."""
         # numba kernels, all of them: see the module's imports
-        from .arrays import searchsorted_ascending
         from .engine.events import Opening
         from .engine.learner import fit
         from .text.units import inside_units
@@ -187,16 +186,24 @@ class Pipeline:
         segments = self._segments(inner, head)
         if len(head.rules) < first or limits.max_rules == first:  # stopped before any boundary opens
             return attrs.evolve(head, symbols=inner.assemble(head.symbols, *segments[:2]))
+        # the openings' bytes, ascending, and where each group's lie among them
+        positions = opened[0].positions if len(opened) == 1 else np.concatenate([o.positions for o in opened])
+        order = None if len(opened) == 1 else np.argsort(positions, kind="stable")
         # handed over, not kept here: fit lets go of the symbols and breaks once the string holds
         # its own copies, and of each opening once it has opened
-        handed = dict(zip(("symbols", "ends", "weights", "breaks"),
-                          inner.assemble_units(head.symbols, *segments, units, breaks, _weighted(units)), strict=True))
-        del inner, breaks, segments
+        handed = dict(zip(("symbols", "weights", "breaks", "at_symbol"),
+                          inner.assemble_units(head.symbols, *segments, units, breaks, _weighted(units),
+                                               positions if order is None else positions[order]), strict=True))
+        del inner, breaks, segments, positions
         # its rules and trace go on; its string is assembled (an empty slice would keep the whole)
         head = attrs.evolve(head, symbols=np.zeros(0, dtype=head.symbols.dtype))
-        ends = handed.pop("ends")  # each symbol's last byte
-        handed["openings"] = [Opening(at=o.at, positions=searchsorted_ascending(ends, o.positions)) for o in opened]
-        del ends, opened
+        at_symbol = handed.pop("at_symbol")  # each opening byte's symbol, the one ending there
+        if order is not None:
+            at_symbol[order] = at_symbol.copy()
+        cuts = np.cumsum([0] + [o.positions.size for o in opened])
+        handed["openings"] = [Opening(at=o.at, positions=at_symbol[lo:hi])
+                              for o, lo, hi in zip(opened, cuts[:-1], cuts[1:], strict=True)]
+        del at_symbol, opened
         return fit(handed.pop("symbols"), self._scorer(), rewriter, limits, breaks=handed.pop("breaks"), trace=trace,
                    progress=progress, weights=handed.pop("weights"), openings=handed.pop("openings"), start=head)
 

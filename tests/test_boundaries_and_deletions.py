@@ -149,12 +149,15 @@ def test_encoding_the_training_text_gives_the_training_string_and_held_out_text_
     assert np.array_equal(loaded.symbols(text), fit.symbols)
 
 
-@pytest.mark.parametrize(("scorer", "name", "after", "rules"), [
-    ("repair", "alice29.txt", 300, 1200), ("length-max", "alice29.txt", 150, 700), ("mdl", "udhr_arb.txt", 60, None)])
-def test_superbpe_learned_in_two_stages_is_the_one_run_of_the_engine(monkeypatch, scorer, name, after, rules):
+@pytest.mark.parametrize(("scorer", "name", "after", "rules", "later"), [
+    ("repair", "alice29.txt", 300, 1200, 0), ("length-max", "alice29.txt", 150, 700, 0),
+    ("mdl", "udhr_arb.txt", 60, None, 0), ("repair", "alice29.txt", 300, 1200, 45)])
+def test_superbpe_learned_in_two_stages_is_the_one_run_of_the_engine(monkeypatch, scorer, name, after, rules, later):
     """Word counts up to the transition, then the units as the symbols those rules made: the
     rules, final string and trace of one engine run over the units (with the string's room
-    made small, so that loading after merges and opening grow it as they go)."""
+    made small, so that loading after merges and opening grow it as they go). ``later``: the
+    boundaries after a byte of odd value open that many rules after the others (two openings,
+    their boundaries interleaved in the text)."""
     from chunkpress.engine.learner import fit
     from chunkpress.text.units import inside_units
     from chunkpress.text.wordcounts import count_words
@@ -165,13 +168,25 @@ def test_superbpe_learned_in_two_stages_is_the_one_run_of_the_engine(monkeypatch
     pipe = Pipeline.from_config(scorer=scorer, pretokenizer="gpt2", superword_after=256 + after,
                                 limits={"max_rules": rules})
     boundary = pipe.policies()[0]
+    if later:
+        class TwoSteps(type(boundary)):
+            def opening_steps(self, data, breaks):
+                steps = super().opening_steps(data, breaks)
+                at = np.flatnonzero(steps >= 0)
+                steps[at[data[at] % 2 == 1]] += later
+                return steps
+
+        boundary = TwoSteps(boundary.params)
+        monkeypatch.setattr(pipe, "policies", lambda: (boundary, None))
     units = count_words(text, "gpt2", lines=True, boundary=boundary)
     staged = pipe.fit_words(units)
     breaks, opened = inside_units(boundary, units.buf, units.offsets, "gpt2")
+    assert len(opened) == (2 if later else 1)
     weights = units.position_weights() if units.counts.max() > 1 else None
     whole = fit(units.buf, pipe._scorer(), pipe._build("rewriter"), pipe.config.limits, breaks=breaks,
                 weights=weights, openings=opened)
-    assert len(whole.rules) > after and (whole.trace["s1"] == OPENED).sum() == 1  # the run went past the opening
+    # the run went past the openings
+    assert len(whole.rules) > after + later and (whole.trace["s1"] == OPENED).sum() == len(opened)
     assert staged.rules.tolist() == whole.rules.tolist() and staged.stop_reason == whole.stop_reason
     assert np.array_equal(staged.symbols, whole.symbols)
     for field in whole.trace.dtype.names:

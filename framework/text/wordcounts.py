@@ -146,14 +146,16 @@ def _assemble(ids, seg_start, seg_len, symbols, out):
 
 
 @numba.njit(cache=True)
-def _assemble_units(ids, seg_start, seg_len, word_symbols, lengths, unit_ends, unit_counts, breaks,
-                    symbols, ends, weights, cut_after):
+def _assemble_units(ids, seg_start, seg_len, word_symbols, lengths, unit_ends, unit_counts, breaks, positions,
+                    symbols, weights, cut_after, at_symbol):
     """:meth:`DistinctWords.assemble` into the units the words lie in, and per symbol what a run
-    over the units loads with it: its last byte, its unit's count (where ``weights`` has room)
-    and whether ``breaks`` cuts after it."""
+    over the units loads with it: its unit's count (where ``weights`` has room) and whether
+    ``breaks`` cuts after it; and for each byte of ``positions`` (ascending), the symbol that
+    ends at or after it (``np.searchsorted`` of the symbols' last bytes)."""
     pos = 0
     last = np.int64(-1)
     u = 0
+    j = 0
     for t in range(ids.size):
         w = ids[t]
         for k in range(seg_len[w]):
@@ -162,11 +164,14 @@ def _assemble_units(ids, seg_start, seg_len, word_symbols, lengths, unit_ends, u
             last += lengths[s]
             while unit_ends[u] <= last:
                 u += 1
-            ends[pos] = last
+            while j < positions.size and positions[j] <= last:
+                at_symbol[j] = pos
+                j += 1
             if weights.size:
                 weights[pos] = unit_counts[u]
             cut_after[pos] = breaks[last]
             pos += 1
+    at_symbol[j:] = pos
 
 
 class WordCounts:
@@ -251,17 +256,19 @@ class DistinctWords(WordCounts):
         return out
 
     def assemble_units(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray,
-                       lengths: np.ndarray, units: WordCounts, breaks: np.ndarray, weighted: bool):
+                       lengths: np.ndarray, units: WordCounts, breaks: np.ndarray, weighted: bool,
+                       positions: np.ndarray):
         """:meth:`assemble` where the text is ``units.buf`` (these words its pre-tokens, cut at
         ``breaks``), with what a run over the units loads: (symbols as int32, each symbol's
-        last byte, each symbol's unit count or None where not ``weighted``, whether ``breaks``
-        cuts after it); ``lengths``: each symbol's bytes."""
+        unit count or None where not ``weighted``, whether ``breaks`` cuts after it, and the
+        symbol each byte of ``positions`` (ascending) ends, as the offsets of openings count in
+        symbols); ``lengths``: each symbol's bytes."""
         n = int(seg_len[self.ids].sum())
-        symbols, ends = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64)
-        weights, cut_after = np.empty(n if weighted else 0, dtype=np.int64), np.empty(n, dtype=np.bool_)
+        symbols, cut_after = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.bool_)
+        weights, at_symbol = np.empty(n if weighted else 0, dtype=np.int64), np.empty(positions.size, dtype=np.int64)
         _assemble_units(self.ids, seg_start, seg_len, word_symbols, lengths, units.offsets[1:], units.counts,
-                        breaks, symbols, ends, weights, cut_after)
-        return symbols, ends, weights if weighted else None, cut_after
+                        breaks, positions, symbols, weights, cut_after, at_symbol)
+        return symbols, weights if weighted else None, cut_after, at_symbol
 
 
 def cut_special(text: bytes, special: tuple[bytes, ...] = ()) -> tuple[bytes, np.ndarray]:
