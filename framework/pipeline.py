@@ -136,14 +136,16 @@ class Pipeline:
         seg_start, seg_len, _ = Pipeline._segments(words, result)
         return attrs.evolve(result, symbols=words.assemble(result.symbols, seg_start, seg_len))
 
-    def fit_words(self, words, trace: bool = True, progress: Callable | None = None, rewriter=None) -> FitResult:
+    def fit_words(self, words, trace: bool = True, progress: Callable | None = None, rewriter=None,
+                  symbols: bool = True) -> FitResult:
         """Learn a dictionary from word counts (:class:`~chunkpress.text.wordcounts.WordCounts`):
         each distinct word once, weighted by its count, so rules and trace are those of the
         counted text. ``symbols`` in the result are those of the distinct words. Words counted
         for a boundary policy that joins pre-tokens are its units (``count_stream(boundary=)``),
         with their steps, which the learning takes: ``words.steps`` is None after it (twice the
         size of the units' bytes, and not needed once read; a later fit splits the units again,
-        to the same breaks)."""
+        to the same breaks). ``symbols`` False: the result's string is left empty (rules,
+        counts and trace are what a rules file needs)."""
         from .engine.learner import fit  # numba: see the module's imports
 
         rewriter = rewriter or self._build("rewriter")
@@ -151,11 +153,11 @@ class Pipeline:
             raise ConfigError(f"rewriter {self.config.rewriter.name!r} cannot train on word counts (no weights)")
         boundary, deletion = self.policies()
         if boundary is not None:
-            return self._fit_units(words, boundary, deletion, trace, progress, rewriter)
+            return self._fit_units(words, boundary, deletion, trace, progress, rewriter, symbols)
         return fit(words.buf, self._scorer(), rewriter, self.config.limits, breaks=words.breaks, trace=trace,
-                   progress=progress, weights=_word_weights(words), deletion=deletion)
+                   progress=progress, weights=_word_weights(words), deletion=deletion, symbols=symbols)
 
-    def _fit_units(self, units, boundary, deletion, trace: bool, progress, rewriter) -> FitResult:
+    def _fit_units(self, units, boundary, deletion, trace: bool, progress, rewriter, symbols: bool) -> FitResult:
         """Learning on ``units`` (word counts of runs of pre-tokens that ``boundary`` joins
         later). Without deletions, in the engine's linked string, in two stages that give the
         rules and trace of one: the pre-tokens inside the units, counted as words, up to the
@@ -176,7 +178,8 @@ class Pipeline:
         del steps
         if not opened or opened[0].at == 0 or deletion is not None or rewriter.linked_string() is None:
             return fit(units.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace,
-                       progress=progress, weights=_word_weights(units), openings=opened, deletion=deletion)
+                       progress=progress, weights=_word_weights(units), openings=opened, deletion=deletion,
+                       symbols=symbols)
         first, limits = opened[0].at, self.config.limits
         inner = DistinctWords(text, breaks, within=units)
         head = fit(inner.buf, self._scorer(), self._build("rewriter"),
@@ -185,7 +188,8 @@ class Pipeline:
                    breaks=inner.breaks, trace=trace, progress=progress, weights=_word_weights(inner))
         segments = self._segments(inner, head)
         if len(head.rules) < first or limits.max_rules == first:  # stopped before any boundary opens
-            return attrs.evolve(head, symbols=inner.assemble(head.symbols, *segments[:2]))
+            return attrs.evolve(head, symbols=inner.assemble(head.symbols, *segments[:2]) if symbols
+                                else np.zeros(0, dtype=np.int64))
         # the openings' bytes, ascending, and where each group's lie among them
         positions = opened[0].positions if len(opened) == 1 else np.concatenate([o.positions for o in opened])
         order = None if len(opened) == 1 else np.argsort(positions, kind="stable")
@@ -205,7 +209,8 @@ class Pipeline:
                               for o, lo, hi in zip(opened, cuts[:-1], cuts[1:], strict=True)]
         del at_symbol, opened
         return fit(handed.pop("symbols"), self._scorer(), rewriter, limits, breaks=handed.pop("breaks"), trace=trace,
-                   progress=progress, weights=handed.pop("weights"), openings=handed.pop("openings"), start=head)
+                   progress=progress, weights=handed.pop("weights"), openings=handed.pop("openings"), start=head,
+                   symbols=symbols)
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""

@@ -75,6 +75,7 @@ def fit(
     openings: Sequence[Opening] = (),
     deletion=None,
     start: FitResult | None = None,
+    symbols: bool = True,
 ) -> FitResult:
     """Grow a dictionary on ``data`` (bytes or uint8 array) and return rules, string and trace.
     ``weights`` (rewriters with ``supports_weights``) counts each position that many times;
@@ -83,6 +84,8 @@ def fit(
     symbols stay in the vocabulary. ``start``: a run that stopped after its rules (none
     deleted) to be continued, ``data`` then being its symbols (ids below 256 + its rules) and
     ``openings`` counted in them; its rules and trace (less its last, rejected row) lead.
+    ``symbols`` False: the result's string is left empty, for a caller that wants the rules,
+    counts and trace only (the string, as long as the text's distinct words, is not copied out).
 
     The loop is the engine's for every scorer and rewriter: while the rewriter offers the
     engine's linked string, whole batches of merges run in :mod:`.fused`; the last step (the
@@ -105,7 +108,7 @@ def fit(
             continue  # stopped at a step where boundaries open, or after a deletion
         stop = run.step()
         if stop is not None:
-            return run.result(stop)
+            return run.result(stop, symbols)
 
 
 class _Run:
@@ -278,10 +281,10 @@ class _Run:
             self.delete_parts(s0, s1)
         return None
 
-    def result(self, stop: StopReason) -> FitResult:
+    def result(self, stop: StopReason, symbols: bool = True) -> FitResult:
         return FitResult(
             rules=np.array(self.rules, dtype=np.int64).reshape(-1, 2),
-            symbols=np.asarray(self.rewriter.symbols()).astype(np.int64),
+            symbols=np.asarray(self.rewriter.symbols()).astype(np.int64) if symbols else np.zeros(0, dtype=np.int64),
             trace=rows_to_table(self.rows),
             stop_reason=stop,
             seconds=time.perf_counter() - self.started,

@@ -54,7 +54,8 @@ def special_tokens(given: Sequence[str]) -> tuple[bytes, ...]:
 @attrs.frozen(kw_only=True, eq=False)
 class Training:
     """What :func:`train` learned: the rules file (rules, config, sources, added tokens), the
-    fit (rules, symbols, trace) and, with held-out text, the trace with its code length at
+    fit (rules, counts, trace; from word counts its string is left empty: it would be the
+    distinct words', not the text's) and, with held-out text, the trace with its code length at
     every step (``eval_total_bits``, ``eval_N``)."""
 
     rules_file: RulesFile
@@ -111,7 +112,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         words = WordCounts.merge([w for *_, w in counted])
         sources = [c[:3] for c in counted]
         with meter("train", pipeline.config.limits.max_rules, unit="rules") as progress:
-            result = pipeline.fit_words(words, trace=True, progress=progress.rules)
+            result = pipeline.fit_words(words, trace=True, progress=progress.rules, symbols=False)
     else:
         if workers or scheduler:
             raise InputError("workers (--workers) and scheduler (--scheduler) count pre-tokens in parallel: "
