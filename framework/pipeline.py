@@ -159,14 +159,15 @@ class Pipeline:
 
     def _fit_units(self, units, boundary, deletion, trace: bool, progress, rewriter, symbols: bool) -> FitResult:
         """Learning on ``units`` (word counts of runs of pre-tokens that ``boundary`` joins
-        later). Without deletions, in the engine's linked string, in two stages that give the
-        rules and trace of one: the pre-tokens inside the units, counted as words, up to the
-        first opening; then the units as the symbols those rules made, going on from there. No
-        pair crosses a pre-token before the first opening, so the first stage's counts are the
-        units'; it costs the distinct pre-tokens only, and the second a string those rules have
-        shortened."""
+        later). Without deletions, in the engine's linked string, a run that gives the rules and
+        trace of one over the units at the cost of the distinct pre-tokens up to the first
+        opening: it starts on the pre-tokens inside the units, counted as words (no pair crosses
+        a pre-token before then, so their counts are the units'), and at the first opening
+        regroups its string into the units (:class:`~.engine.events.Regroup`: each pre-token of
+        each unit a copy of its word as merged so far, weighted by the unit's count)."""
         # numba kernels, all of them: see the module's imports
-        from .engine.events import Opening
+        from .arrays import searchsorted_ascending
+        from .engine.events import Opening, Regroup
         from .engine.learner import fit
         from .text.units import inside_units
         from .text.wordcounts import DistinctWords
@@ -180,37 +181,25 @@ class Pipeline:
             return fit(units.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace,
                        progress=progress, weights=_word_weights(units), openings=opened, deletion=deletion,
                        symbols=symbols)
-        first, limits = opened[0].at, self.config.limits
-        inner = DistinctWords(text, breaks, within=units)
-        head = fit(inner.buf, self._scorer(), self._build("rewriter"),
-                   limits if limits.max_rules is not None and limits.max_rules <= first
-                   else attrs.evolve(limits, max_rules=first),
-                   breaks=inner.breaks, trace=trace, progress=progress, weights=_word_weights(inner))
-        segments = self._segments(inner, head)
-        if len(head.rules) < first or limits.max_rules == first:  # stopped before any boundary opens
-            return attrs.evolve(head, symbols=inner.assemble(head.symbols, *segments[:2]) if symbols
-                                else np.zeros(0, dtype=np.int64))
-        # the openings' bytes, ascending, and where each group's lie among them
-        positions = opened[0].positions if len(opened) == 1 else np.concatenate([o.positions for o in opened])
-        order = None if len(opened) == 1 else np.argsort(positions, kind="stable")
-        # handed over, not kept here: fit lets go of the symbols and breaks once the string holds
-        # its own copies, and of each opening once it has opened
-        handed = dict(zip(("symbols", "weights", "breaks", "at_symbol"),
-                          inner.assemble_units(head.symbols, *segments, units, breaks, _weighted(units),
-                                               positions if order is None else positions[order]), strict=True))
-        del inner, breaks, segments, positions
-        # its rules and trace go on; its string is assembled (an empty slice would keep the whole)
-        head = attrs.evolve(head, symbols=np.zeros(0, dtype=head.symbols.dtype))
-        at_symbol = handed.pop("at_symbol")  # each opening byte's symbol, the one ending there
-        if order is not None:
-            at_symbol[order] = at_symbol.copy()
-        cuts = np.cumsum([0] + [o.positions.size for o in opened])
-        handed["openings"] = [Opening(at=o.at, positions=at_symbol[lo:hi])
-                              for o, lo, hi in zip(opened, cuts[:-1], cuts[1:], strict=True)]
-        del at_symbol, opened
-        return fit(handed.pop("symbols"), self._scorer(), rewriter, limits, breaks=handed.pop("breaks"), trace=trace,
-                   progress=progress, weights=handed.pop("weights"), openings=handed.pop("openings"), start=head,
-                   symbols=symbols)
+        inner = DistinctWords(text, breaks, within=units, token_counts=_weighted(units))
+        cuts = np.flatnonzero(breaks[:-1])  # the pre-tokens' ends: token t ends at byte cuts[t]
+        del breaks
+        # handed over, not kept here: fit lets go of the words and breaks once its string holds its
+        # own copies, and of the regroup and each opening once done
+        handed = {"data": inner.buf, "breaks": inner.breaks, "weights": _word_weights(inner),
+                  "openings": [Opening(at=o.at, positions=searchsorted_ascending(cuts, o.positions)) for o in opened],
+                  "regroup": Regroup(at=opened[0].at, tokens=inner.ids, word_starts=inner.offsets[:-1],
+                                     weights=inner.token_counts)}
+        first = opened[0].at
+        del inner, cuts, opened
+        result = fit(handed.pop("data"), self._scorer(), rewriter, self.config.limits, breaks=handed.pop("breaks"),
+                     trace=trace, progress=progress, weights=handed.pop("weights"), openings=handed.pop("openings"),
+                     regroup=handed.pop("regroup"), symbols=symbols)
+        if len(result.rules) >= first or not symbols:  # regrouped: its string is the units'
+            return result
+        # stopped before the first opening: its string is the words' (counted again: rare)
+        inner = DistinctWords(text, inside_units(boundary, text, units.offsets, self.config.pretokenizer)[0])
+        return attrs.evolve(result, symbols=inner.assemble(result.symbols, *self._segments(inner, result)[:2]))
 
     def check_references_dictionary(self) -> None:
         """ConfigError unless this pipeline's coder can write archives that reference a dictionary."""

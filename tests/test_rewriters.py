@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from chunkpress.engine.learner import fit
+from chunkpress.engine.linkednodes import NXT, SYM
 from chunkpress.engine.stops import Limits
 from chunkpress.plugins.rewriters.linked import LinkedRewriter
 from chunkpress.plugins.rewriters.scan import ScanRewriter, pair_table
@@ -263,3 +264,60 @@ def test_a_merge_that_needs_more_pool_entries_than_are_free_rebuilds_in_place(mo
     assert rw.pool.shape[0] == size and rw.pool_rebuilds >= 1
     assert sorted(zip(*map(list, rw.pairs()), strict=False)) == sorted(zip(*map(list, ref.pairs()), strict=False))
     assert report.sites == 1 and np.array_equal(rw.symbols(), ref.symbols())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), merges=st.integers(0, 12), weighted=st.booleans())
+def test_a_regrouped_string_counts_as_the_same_tokens_loaded_afresh(seed, merges, weighted):
+    """Regrouping a string of words into tokens (each a copy of a word, with its own weight)
+    leaves the pairs, their counts, the symbol counts and the next merges as loading the
+    tokens' symbols afresh would; the report names the pairs whose count changed."""
+    rng = np.random.default_rng(seed)
+    words = [bytes(rng.integers(97, 100, rng.integers(1, 7)).astype(np.uint8)) for _ in range(6)]
+    data = np.frombuffer(b"".join(words), dtype=np.uint8)
+    starts = np.cumsum([0] + [len(w) for w in words])
+    breaks = np.zeros(data.size, dtype=bool)
+    breaks[starts[1:] - 1] = True
+    string = LinkedRewriter()
+    string.load(data, breaks, rng.integers(1, 4, data.size) if weighted else None)
+    for _ in range(merges):  # the commonest pair, as a learner would take it
+        s0, s1, k = string.pairs()
+        if not k.size:
+            break
+        best = int(np.argmax(k))
+        string.apply(int(s0[best]), int(s1[best]))
+    tokens = rng.integers(0, len(words), 9)
+    weights = rng.integers(1, 5, tokens.size) if weighted else None
+    live = string.symbols()
+    word_symbols = []  # each word's symbols as merged, read off the string before regrouping
+    for w in range(len(words)):
+        q, out = int(starts[w]), []
+        while q != -1:
+            out.append(int(string.node[q, SYM]))
+            q = int(string.node[q, NXT])
+        word_symbols.append(out)
+    assert sum(len(s) for s in word_symbols) == live.size
+    before = {(a, b): c for a, b, c in zip(*map(np.ndarray.tolist, string.pairs()), strict=True)}
+    report, token_last = string.regroup(tokens, starts[:-1], weights)
+
+    fresh = LinkedRewriter()
+    symbols = np.concatenate([word_symbols[t] for t in tokens.tolist()])
+    ends = np.cumsum([len(word_symbols[t]) for t in tokens.tolist()]) - 1
+    cut = np.zeros(symbols.size, dtype=bool)
+    cut[ends] = True
+    fresh.load(symbols, cut, None if weights is None else np.repeat(weights, [len(word_symbols[t]) for t in tokens]),
+               dictionary_size=string.next_symbol)
+    after = {(a, b): c for a, b, c in zip(*map(np.ndarray.tolist, string.pairs()), strict=True)}
+    assert after == {(a, b): c for a, b, c in zip(*map(np.ndarray.tolist, fresh.pairs()), strict=True)}
+    assert np.array_equal(string.symbol_counts()[:string.next_symbol], fresh.symbol_counts()[:string.next_symbol])
+    assert string.length == fresh.length and np.array_equal(token_last, ends)
+    assert np.array_equal(string.symbols(), fresh.symbols())
+    moved = {(a, b): c for a, b, c in zip(report.s0.tolist(), report.s1.tolist(), report.k01.tolist(), strict=True)}
+    assert moved == {p: after.get(p, 0) for p in before.keys() | after.keys() if after.get(p, 0) != before.get(p, 0)}
+    for _ in range(3):  # and merging goes on alike
+        s0, s1, k = fresh.pairs()
+        if not k.size:
+            break
+        best = int(np.argmax(k))
+        a, b = string.apply(int(s0[best]), int(s1[best])), fresh.apply(int(s0[best]), int(s1[best]))
+        assert a.sites == b.sites and np.array_equal(string.symbols(), fresh.symbols())

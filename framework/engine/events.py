@@ -1,6 +1,8 @@
 """What happens between two merges besides the merges: a symbol deleted (its occurrences split
 back into the symbols it was made of) and pre-token boundaries opened (pairs across them become
 candidates). Training records them; encoding replays them at the same points of the rules.
+(A learning run may also regroup its string, :class:`Regroup`: a change of layout that counts
+the same text, which nothing records.)
 
 A deletion after rule r happens before rule r + 1; boundaries that open at step s open when s
 rules have been learned, before rule s. At the same point, deletions come first.
@@ -49,6 +51,21 @@ class Opening:
     @property
     def point(self) -> tuple[int, int]:
         return self.at, 1
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Regroup:
+    """Once ``at`` rules are learned, before that step's openings, the string is laid out again
+    as tokens (:meth:`~.linkedstring.LinkedString.regroup`): token t a copy of the segment that
+    starts at node ``word_starts[tokens[t]]``, counted ``weights[t]`` times (None: once). The
+    openings due from then on name each boundary by the token it follows. A learning step only:
+    nothing is recorded, since it changes no count where the tokens' weights add up to the
+    segments' (as a text's words and the runs of them it was counted in do)."""
+
+    at: int
+    tokens: np.ndarray = attrs.field(converter=_array)
+    word_starts: np.ndarray = attrs.field(converter=_array)
+    weights: np.ndarray | None = attrs.field(converter=attrs.converters.optional(_array))
 
 
 #: the pieces all of a dictionary's deletions split their symbols into, at most: Picky BPE's

@@ -20,7 +20,7 @@ from ..contract import BYTE_SYMBOLS, Rewriter, Scorer, as_symbols
 from ..errors import ConfigError
 from . import fused
 from .codelength import merge_sum_delta, string_log_sum
-from .events import DELETED, OPENED, Deletion, Opening, split_of
+from .events import DELETED, OPENED, Deletion, Opening, Regroup, split_of
 from .index import PairIndex
 from .losses import compile_removes, compile_scorer, removes
 from .stops import Limits
@@ -74,18 +74,18 @@ def fit(
     weights: np.ndarray | None = None,
     openings: Sequence[Opening] = (),
     deletion=None,
-    start: FitResult | None = None,
     symbols: bool = True,
+    regroup: Regroup | None = None,
 ) -> FitResult:
     """Grow a dictionary on ``data`` (bytes or uint8 array) and return rules, string and trace.
     ``weights`` (rewriters with ``supports_weights``) counts each position that many times;
     ``openings``: boundaries of ``breaks`` that open at a step (a boundary policy's); ``deletion``:
     a deletion policy (None: nothing is deleted). ``limits.max_rules`` counts the rules whose
-    symbols stay in the vocabulary. ``start``: a run that stopped after its rules (none
-    deleted) to be continued, ``data`` then being its symbols (ids below 256 + its rules) and
-    ``openings`` counted in them; its rules and trace (less its last, rejected row) lead.
+    symbols stay in the vocabulary.
     ``symbols`` False: the result's string is left empty, for a caller that wants the rules,
     counts and trace only (the string, as long as the text's distinct words, is not copied out).
+    ``regroup``: the string laid out again at a step (:class:`~.events.Regroup`; the engine's
+    linked string), the openings due from then on naming boundaries by token.
 
     The loop is the engine's for every scorer and rewriter: while the rewriter offers the
     engine's linked string, whole batches of merges run in :mod:`.fused`; the last step (the
@@ -94,13 +94,14 @@ def fit(
     if (openings or run.removes is not None) and not rewriter.supports_events:
         raise ConfigError(f"rewriter {type(rewriter).__name__} cannot open boundaries or delete symbols "
                           "(supports_events): use the linked rewriter")
-    if start is None:
-        run.load(data, breaks, weights)
-    else:
-        run.resume(start, data, breaks, weights)
+    run.load(data, breaks, weights)
     del data, breaks, weights  # the rewriter holds what it needs: the caller's copies may go
     run.pending = sorted(openings, key=lambda o: o.at)
     del openings  # an opening goes once it has opened
+    if regroup is not None:
+        if rewriter.linked_string() is None or (run.pending and run.pending[0].at < regroup.at):
+            raise ConfigError("a regroup needs the engine's linked string, and comes before every opening")
+        run.regroup, regroup = regroup, None  # it goes once done
     string = rewriter.linked_string()
     while True:
         run.open_due()
@@ -128,6 +129,7 @@ class _Run:
         if self.compiled.uses_lengths:  # every symbol's bytes: 1 for each byte, a rule's the sum of its parts'
             self.index.lengths = np.ones(BYTE_SYMBOLS, dtype=np.int64)
         self.pending: list[Opening] = []
+        self.regroup: Regroup | None = None
         self.deletions: list[tuple[int, int]] = []
         self.gone: dict[int, int] = {}  # deleted symbol -> the rule after which
         self.bytes_of = [1] * BYTE_SYMBOLS  # each symbol's bytes, for splitting a deleted one
@@ -144,26 +146,6 @@ class _Run:
         s0, s1, k01 = self.rewriter.pairs()
         self.index.update(s0, s1, k01, counts=self.rewriter.symbol_counts())
 
-    def resume(self, start: FitResult, symbols, breaks, weights) -> None:
-        """Go on from ``start``: its rules, its trace rows and the time it took, and its
-        ``symbols`` into the rewriter (the engine's linked string loads symbols past the bytes)."""
-        string = self.rewriter.linked_string()
-        if string is None or len(start.deletions):
-            raise ConfigError("a run goes on from learned rules only in the engine's linked string, with none deleted")
-        self.started -= start.seconds
-        self.rules = list(map(tuple, start.rules.tolist()))
-        if self.trace:
-            self.rows = [tuple(row) for row in start.trace[:-1].tolist()]
-        m = BYTE_SYMBOLS + len(self.rules)
-        string.load(np.asarray(symbols), breaks, weights, dictionary_size=m)
-        self._follow_the_string()
-        if self.index.lengths is not None:
-            self.index.lengths = np.asarray(self._bytes_of(), dtype=np.int64)
-        counts = self.rewriter.symbol_counts()
-        self.acc[0] = string_log_sum(counts, m)
-        s0, s1, k01 = self.rewriter.pairs()
-        self.index.update(s0, s1, k01, counts=counts)
-
     def _follow_the_string(self) -> None:
         """Over the engine's linked string, the index keeps its records at the string's slots."""
         string = self.rewriter.linked_string()
@@ -176,7 +158,7 @@ class _Run:
     def _bound(self) -> int | None:
         """The rules after which the fused loop must hand back: the limit (deleted symbols make
         room for as many rules more) or the next step where boundaries open."""
-        bounds = [o.at for o in self.pending]
+        bounds = [o.at for o in self.pending] + ([self.regroup.at] if self.regroup is not None else [])
         if self.limits.max_rules is not None:
             bounds.append(self.limits.max_rules + len(self.deletions))
         return min(bounds) if bounds else None
@@ -199,7 +181,12 @@ class _Run:
                 a, b = self.rules[-1]
                 self.delete_parts(a, b)
                 return False
-        return not (self.pending and len(self.rules) >= self.pending[0].at)
+        return not self._event_due()
+
+    def _event_due(self) -> bool:
+        """Whether the string is regrouped or boundaries open at this step."""
+        due = [o.at for o in self.pending[:1]] + ([self.regroup.at] if self.regroup is not None else [])
+        return bool(due) and len(self.rules) >= min(due)
 
     def _learned(self, a: int, b: int) -> None:
         self.rules.append((a, b))
@@ -224,7 +211,19 @@ class _Run:
             self._record(BYTE_SYMBOLS + len(self.rules), self.rewriter.length, counts, s0, s1, k01, np.nan)
 
     def open_due(self) -> None:
-        """Open the boundaries whose step has come."""
+        """Regroup the string and open the boundaries whose step has come."""
+        if self.regroup is not None and len(self.rules) >= self.regroup.at:
+            step, self.regroup = self.regroup, None
+            m = BYTE_SYMBOLS + len(self.rules)
+            before = self.rewriter.symbol_counts()[:m].copy()
+            report, token_last = self.rewriter.linked_string().regroup(step.tokens, step.word_starts, step.weights)
+            del step
+            self.pending = [Opening(at=o.at, positions=token_last[o.positions]) for o in self.pending]
+            counts = self.rewriter.symbol_counts()
+            moved = np.flatnonzero(counts[:m] != before)
+            if report.s0.size or moved.size:  # counts moved: as after a deletion, the sum is taken again
+                self.acc[0] = string_log_sum(counts, m)
+                self.index.update(report.s0, report.s1, report.k01, counts=counts, touched=moved)
         while self.pending and len(self.rules) >= self.pending[0].at:
             opening = self.pending.pop(0)
             report = self.rewriter.open(opening.positions)

@@ -52,6 +52,7 @@ from .linkednodes import (
 )
 from .pairtable import EMPTY, HASH_USED, N_SLOTS, find_slot, find_slots, grow, has_room, home_row, new_table, rehash
 from .prefetch import prefetch_row
+from .regroup import gather_words, lay_out, recount, word_lengths
 
 
 @numba.njit(cache=True)
@@ -497,6 +498,36 @@ class LinkedString:
             if done == positions.size:
                 break
         return self._report(-1, int(positions.size))
+
+    def regroup(self, tokens, word_starts, weights=None) -> tuple[MergeReport, np.ndarray]:
+        """Lay the string out again as tokens (see :mod:`.regroup`): token t a copy of the
+        segment that starts at node ``word_starts[tokens[t]]``, a segment of its own, counted
+        ``weights[t]`` times (None: once). Every pair keeps its slot. Returns the report (the
+        pairs whose count changed: none where the tokens' weights add up to the segments') and
+        each token's last node, which names the boundary after it from now on."""
+        tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+        word_starts = np.ascontiguousarray(word_starts, dtype=np.int64)
+        lengths = np.empty(word_starts.size, dtype=np.int64)
+        word_lengths(self.node, word_starts, lengths)
+        word_offsets = np.concatenate([[0], np.cumsum(lengths)])
+        symbols = np.empty((int(word_offsets[-1]), 2), dtype=np.int32)
+        gather_words(self.node, word_starts, word_offsets, symbols)
+        n = int(lengths[tokens].sum())
+        del lengths
+        # the old arrays go before the new ones are made
+        self.node, self.sites, self.pool = (np.empty((0, 2), dtype=np.int32),) * 3
+        self.weight = np.zeros(0, dtype=np.int64)
+        node = np.empty((n, NODE_FIELDS), dtype=np.int32)
+        weight = np.empty(n if weights is not None else 0, dtype=np.int64)
+        token_last = np.empty(tokens.size, dtype=np.int64)
+        lay_out(tokens, word_offsets, symbols, np.zeros(0, dtype=np.int64) if weights is None
+                else np.ascontiguousarray(weights, dtype=np.int64), node, weight, token_last)
+        del symbols
+        self.node, self.weight = node, weight
+        self.sites = np.empty((2, n // 2 + 1), dtype=np.int32)
+        self.pool = np.empty((n + int(n * self.pool_headroom) + 16, 2), dtype=np.int32)
+        recount(self.node, self.pool, self.pair_records, self.changed, self.meta, self.weight, self.counts)
+        return self._report(-1, int(tokens.size)), token_last
 
     def replay(self, rules: np.ndarray, record: bool = False, events=()):
         """Apply ``rules`` in order to the loaded string (see :func:`replay`), and ``events``

@@ -113,14 +113,18 @@ def _distinct_tokens(data, bounds, weights, ids):
 
 
 @numba.njit(cache=True)
-def _count_within(ids, starts, word_ends, word_counts, counts):
+def _count_within(ids, starts, word_ends, word_counts, counts, token_counts):
     """``counts[ids[t]]`` summed over the tokens, each weighted by the count of the word it lies
-    in (the words end at ``word_ends``, ascending, as the tokens ``starts``)."""
+    in (the words end at ``word_ends``, ascending, as the tokens ``starts``); that count of each
+    token in ``token_counts`` where it has room."""
     w = 0
+    keep = token_counts.size > 0
     for t in range(ids.size):
         while word_ends[w] <= starts[t]:
             w += 1
         counts[ids[t]] += word_counts[w]
+        if keep:
+            token_counts[t] = word_counts[w]
 
 
 @numba.njit(cache=True)
@@ -143,35 +147,6 @@ def _assemble(ids, seg_start, seg_len, symbols, out):
             out[pos] = symbols[s + k]
             pos += 1
     return pos
-
-
-@numba.njit(cache=True)
-def _assemble_units(ids, seg_start, seg_len, word_symbols, lengths, unit_ends, unit_counts, breaks, positions,
-                    symbols, weights, cut_after, at_symbol):
-    """:meth:`DistinctWords.assemble` into the units the words lie in, and per symbol what a run
-    over the units loads with it: its unit's count (where ``weights`` has room) and whether
-    ``breaks`` cuts after it; and for each byte of ``positions`` (ascending), the symbol that
-    ends at or after it (``np.searchsorted`` of the symbols' last bytes)."""
-    pos = 0
-    last = np.int64(-1)
-    u = 0
-    j = 0
-    for t in range(ids.size):
-        w = ids[t]
-        for k in range(seg_len[w]):
-            s = word_symbols[seg_start[w] + k]
-            symbols[pos] = s
-            last += lengths[s]
-            while unit_ends[u] <= last:
-                u += 1
-            while j < positions.size and positions[j] <= last:
-                at_symbol[j] = pos
-                j += 1
-            if weights.size:
-                weights[pos] = unit_counts[u]
-            cut_after[pos] = breaks[last]
-            pos += 1
-    at_symbol[j:] = pos
 
 
 class WordCounts:
@@ -227,10 +202,12 @@ class DistinctWords(WordCounts):
     the word it lies in; None: each token once. ``steps``: a boundary policy's opening steps
     over ``arr`` (:func:`~.units.opening_steps`): the words are then its units, cut only where
     a boundary never opens, and keep their steps (a unit is split alike wherever it occurs).
-    ``keep_ids``: False where only the words and counts are wanted (``ids`` is then None)."""
+    ``keep_ids``: False where only the words and counts are wanted (``ids`` is then None).
+    ``token_counts``: each token's count (that of the word of ``within`` it lies in), kept as
+    ``token_counts`` (None otherwise)."""
 
     def __init__(self, arr: np.ndarray, breaks: np.ndarray, within: WordCounts | None = None,
-                 steps: np.ndarray | None = None, keep_ids: bool = True):
+                 steps: np.ndarray | None = None, keep_ids: bool = True, token_counts: bool = False):
         cuts = np.flatnonzero((breaks if steps is None else breaks & (steps < 0))[:-1])
         bounds = np.empty(cuts.size + 2, dtype=np.int64)  # token t: arr[bounds[t]:bounds[t + 1]]
         np.add(cuts, 1, out=bounds[1:-1])
@@ -239,9 +216,12 @@ class DistinctWords(WordCounts):
         starts = bounds[:-1]
         ids = np.empty(bounds.size - 1 if keep_ids or within is not None else 0, dtype=np.int64)
         first, buf, offsets, counts = _distinct_tokens(arr, bounds, np.zeros(0, dtype=np.int64), ids)
+        self.token_counts = None
         if within is not None:
             counts = np.zeros(first.size, dtype=np.int64)
-            _count_within(ids, starts, within.offsets[1:], within.counts, counts)
+            per_token = np.empty(ids.size if token_counts else 0, dtype=np.int64)
+            _count_within(ids, starts, within.offsets[1:], within.counts, counts, per_token)
+            self.token_counts = per_token if token_counts else None
         self.ids = ids if keep_ids else None
         kept = None
         if steps is not None:
@@ -254,21 +234,6 @@ class DistinctWords(WordCounts):
         out = np.empty(int(seg_len[self.ids].sum()), dtype=np.int64)
         _assemble(self.ids, seg_start, seg_len, word_symbols, out)
         return out
-
-    def assemble_units(self, word_symbols: np.ndarray, seg_start: np.ndarray, seg_len: np.ndarray,
-                       lengths: np.ndarray, units: WordCounts, breaks: np.ndarray, weighted: bool,
-                       positions: np.ndarray):
-        """:meth:`assemble` where the text is ``units.buf`` (these words its pre-tokens, cut at
-        ``breaks``), with what a run over the units loads: (symbols as int32, each symbol's
-        unit count or None where not ``weighted``, whether ``breaks`` cuts after it, and the
-        symbol each byte of ``positions`` (ascending) ends, as the offsets of openings count in
-        symbols); ``lengths``: each symbol's bytes."""
-        n = int(seg_len[self.ids].sum())
-        symbols, cut_after = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.bool_)
-        weights, at_symbol = np.empty(n if weighted else 0, dtype=np.int64), np.empty(positions.size, dtype=np.int64)
-        _assemble_units(self.ids, seg_start, seg_len, word_symbols, lengths, units.offsets[1:], units.counts,
-                        breaks, positions, symbols, weights, cut_after, at_symbol)
-        return symbols, weights if weighted else None, cut_after, at_symbol
 
 
 def cut_special(text: bytes, special: tuple[bytes, ...] = ()) -> tuple[bytes, np.ndarray]:
