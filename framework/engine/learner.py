@@ -142,15 +142,19 @@ class _Run:
             raise TypeError(f"{type(self.rewriter).__name__} does not support weights")
         else:
             self.rewriter.load(as_symbols(data), breaks, weights)
-        self._follow_the_string()
-        s0, s1, k01 = self.rewriter.pairs()
-        self.index.update(s0, s1, k01, counts=self.rewriter.symbol_counts())
+        self._index_the_string()
 
-    def _follow_the_string(self) -> None:
-        """Over the engine's linked string, the index keeps its records at the string's slots."""
+    def _index_the_string(self) -> None:
+        """Every pair of the rewriter's string into a new index (over the engine's linked
+        string, the index keeps its records at the string's slots)."""
+        lengths = self.index.lengths
+        self.index = PairIndex(self.compiled, self.limits.min_count)
+        self.index.lengths = lengths
         string = self.rewriter.linked_string()
         if string is not None:
             self.index.follow(string)
+        s0, s1, k01 = self.rewriter.pairs()
+        self.index.update(s0, s1, k01, counts=self.rewriter.symbol_counts())
 
     def limited(self) -> bool:
         return self.limits.max_rules is not None and len(self.rules) - len(self.deletions) >= self.limits.max_rules
@@ -214,16 +218,12 @@ class _Run:
         """Regroup the string and open the boundaries whose step has come."""
         if self.regroup is not None and len(self.rules) >= self.regroup.at:
             step, self.regroup = self.regroup, None
-            m = BYTE_SYMBOLS + len(self.rules)
-            before = self.rewriter.symbol_counts()[:m].copy()
-            report, token_last = self.rewriter.linked_string().regroup(step.tokens, step.word_starts, step.weights)
+            _, token_last = self.rewriter.linked_string().regroup(step.tokens, step.word_starts, step.weights)
             del step
             self.pending = [Opening(at=o.at, positions=token_last[o.positions]) for o in self.pending]
-            counts = self.rewriter.symbol_counts()
-            moved = np.flatnonzero(counts[:m] != before)
-            if report.s0.size or moved.size:  # counts moved: as after a deletion, the sum is taken again
-                self.acc[0] = string_log_sum(counts, m)
-                self.index.update(report.s0, report.s1, report.k01, counts=counts, touched=moved)
+            self._index_the_string()  # its slots are new
+            # taken again, as after a deletion: exact, and right where the tokens' weights moved counts
+            self.acc[0] = string_log_sum(self.rewriter.symbol_counts(), BYTE_SYMBOLS + len(self.rules))
         while self.pending and len(self.rules) >= self.pending[0].at:
             opening = self.pending.pop(0)
             report = self.rewriter.open(opening.positions)

@@ -502,16 +502,17 @@ class LinkedString:
     def regroup(self, tokens, word_starts, weights=None) -> tuple[MergeReport, np.ndarray]:
         """Lay the string out again as tokens (see :mod:`.regroup`): token t a copy of the
         segment that starts at node ``word_starts[tokens[t]]``, a segment of its own, counted
-        ``weights[t]`` times (None: once). Every pair keeps its slot. Returns the report (the
-        pairs whose count changed: none where the tokens' weights add up to the segments') and
-        each token's last node, which names the boundary after it from now on."""
+        ``weights[t]`` times (None: once). The slots are numbered anew, the pairs counted
+        before first, in their order (an index at the slots is built again). Returns the report
+        (the pairs whose count changed: none where the tokens' weights add up to the segments')
+        and each token's last node, which names the boundary after it from now on."""
         tokens = np.ascontiguousarray(tokens, dtype=np.int64)
         word_starts = np.ascontiguousarray(word_starts, dtype=np.int64)
         lengths = np.empty(word_starts.size, dtype=np.int64)
         word_lengths(self.node, word_starts, lengths)
         word_offsets = np.concatenate([[0], np.cumsum(lengths)])
         symbols = np.empty((int(word_offsets[-1]), 2), dtype=np.int32)
-        gather_words(self.node, word_starts, word_offsets, symbols)
+        gather_words(self.node, word_starts, word_offsets, self._renumber_counted(), symbols)
         n = int(lengths[tokens].sum())
         del lengths
         # the old arrays go before the new ones are made
@@ -528,6 +529,21 @@ class LinkedString:
         self.pool = np.empty((n + int(n * self.pool_headroom) + 16, 2), dtype=np.int32)
         recount(self.node, self.pool, self.pair_records, self.changed, self.meta, self.weight, self.counts)
         return self._report(-1, int(tokens.size)), token_last
+
+    def _renumber_counted(self) -> np.ndarray:
+        """Drop the slots of the pairs not counted: the others move down, in their order, and
+        the hash table is filled again. Returns each old slot's new one (-1: dropped); the nodes
+        still hold the old ones."""
+        n_slots = int(self.meta[N_SLOTS])
+        counted = self.pair_records["cnt"][:n_slots] > 0
+        kept = int(np.count_nonzero(counted))
+        renumber = np.full(n_slots, EMPTY, dtype=np.int32)
+        renumber[counted] = np.arange(kept, dtype=np.int32)
+        self.pair_records[:kept] = self.pair_records[:n_slots][counted]
+        self.meta[N_SLOTS] = self.meta[HASH_USED] = kept
+        self.table.fill(EMPTY)
+        rehash(self.table, self.pair_records["ps0"], self.pair_records["ps1"], kept)
+        return renumber
 
     def replay(self, rules: np.ndarray, record: bool = False, events=()):
         """Apply ``rules`` in order to the loaded string (see :func:`replay`), and ``events``

@@ -1,14 +1,16 @@
 """Regrouping the linked string: the same text laid out again in larger segments, each pair
-keeping its slot, so nothing is hashed and the candidate index stays as it is.
+carried over with its slot (renumbered), so nothing is hashed again.
 
 A string of distinct words, each weighted by its count, trains like the text it was counted
 from; past a point (SuperBPE's transition) the segments to go on with are runs of those words
 (units), each weighted by its own count. Loading the units afresh would hash every pair of them
-again and number the pairs anew. Regrouping instead copies each token's word (its symbols as
-merged so far, and at each node the slot of the pair counted there) into a new node array, then
-rebuilds the occurrence lists and recounts, so the slots, the pair records and the index's
-records all stay valid. Where the weights of the tokens add up to the words' (as the units' do),
-no pair's count changes; any that does is reported, as a merge reports its changes.
+again. Regrouping instead copies each token's word (its symbols as merged so far, and at each
+node the slot of the pair counted there) into a new node array, then rebuilds the occurrence
+lists and recounts. The slots are numbered anew on the way, the pairs counted before first in
+their order: the slots of pairs that merges left uncounted (a sixth of them after SuperBPE's
+first stage) are not carried into the larger string's arrays. Where the weights of the tokens
+add up to the words' (as the units' do), no pair's count changes; any that does is reported, as
+a merge reports its changes.
 """
 
 from __future__ import annotations
@@ -43,17 +45,17 @@ def word_lengths(node, word_starts, out):
 
 
 @kernel
-def gather_words(node, word_starts, word_offsets, symbols):
-    """Each word's symbols and the slots of the pairs counted at them (-1: none), one word after
-    another (word w at ``word_offsets[w]``): a compact copy that laying the tokens out reads
-    from the cache, where the words' nodes lie all over the string."""
+def gather_words(node, word_starts, word_offsets, renumber, symbols):
+    """Each word's symbols and the slots of the pairs counted at them (-1: none), numbered anew
+    by ``renumber``, one word after another (word w at ``word_offsets[w]``): a compact copy
+    that laying the tokens out reads from the cache, where the words' nodes lie all over."""
     for w in range(word_starts.size):
         q = word_starts[w]
         k = word_offsets[w]
         while q != EMPTY:
             symbols[k, 0] = node[q, SYM]
             slot = node[q, OSLOT]
-            symbols[k, 1] = slot if slot >= 0 else EMPTY  # a stale entry is not carried over
+            symbols[k, 1] = renumber[slot] if slot >= 0 else EMPTY  # a stale entry is not carried over
             k += 1
             q = node[q, NXT]
 
