@@ -48,3 +48,17 @@ def searchsorted_ascending(haystack: np.ndarray, needles: np.ndarray,
     if _walk_sorted(np.asarray(haystack, dtype=np.int64), np.asarray(needles, dtype=np.int64), side == "right", out):
         return out
     return np.searchsorted(haystack, needles, side=side)
+
+
+def lexicographic_argmin(*keys: np.ndarray) -> int:
+    """Index of the first row whose keys (in priority order) are smallest: ``np.lexsort``'s
+    first entry, by narrowing the ties key by key instead of sorting every row."""
+    rows = np.arange(keys[0].size)
+    for key in keys:
+        values = key[rows]
+        known = values[values == values]  # NaN sorts last, as in lexsort
+        if known.size:
+            rows = rows[values == known.min()]
+        if rows.size == 1:
+            break
+    return int(rows[0])

@@ -195,7 +195,7 @@ def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeyp
 @given(rows=st.lists(st.tuples(st.sampled_from([-1.5, 0.0, 2.0, float("nan")]), st.integers(0, 3), st.integers(0, 3)),
                      min_size=1, max_size=40))
 def test_lexicographic_argmin_is_lexsorts_first_row(rows):
-    from chunkpress.engine.index import lexicographic_argmin
+    from chunkpress.arrays import lexicographic_argmin
 
     loss, k, s = (np.array(col) for col in zip(*rows, strict=False))
     assert lexicographic_argmin(loss, k, s) == np.lexsort((s, k, loss))[0]
@@ -299,6 +299,7 @@ def test_a_regrouped_string_counts_as_the_same_tokens_loaded_afresh(seed, merges
     assert sum(len(s) for s in word_symbols) == live.size
     before = {(a, b): c for a, b, c in zip(*map(np.ndarray.tolist, string.pairs()), strict=True)}
     report, token_last = string.regroup(tokens, starts[:-1], weights)
+    assert string.n_slots == len(before)  # the pairs counted before, numbered anew
 
     fresh = LinkedRewriter()
     symbols = np.concatenate([word_symbols[t] for t in tokens.tolist()])

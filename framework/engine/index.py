@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..arrays import lexicographic_argmin
 from .kernels import kernel
 from .linkedstring import LinkedString
 from .losses import CompiledScorer, Strategy
@@ -428,20 +429,8 @@ def select_by_count(top, floor, gsize, groot):
 
 #: the pair slots :meth:`PairIndex.settle` scores at a time
 SETTLE_BLOCK = 1 << 15
-
-
-def lexicographic_argmin(*keys: np.ndarray) -> int:
-    """Index of the first row whose keys (in priority order) are smallest: ``np.lexsort``'s
-    first entry, by narrowing the ties key by key instead of sorting every row."""
-    rows = np.arange(keys[0].size)
-    for key in keys:
-        values = key[rows]
-        known = values[values == values]  # NaN sorts last, as in lexsort
-        if known.size:
-            rows = rows[values == known.min()]
-        if rows.size == 1:
-            break
-    return int(rows[0])
+#: the pairs an update takes at a time (see PairIndex.update)
+UPDATE_BLOCK = 1 << 15
 
 
 class PairIndex:
@@ -543,6 +532,14 @@ class PairIndex:
         touched = np.ascontiguousarray(touched, dtype=np.int64)
         max_sym = max(int(s0.max(initial=0)), int(s1.max(initial=0)), int(touched.max(initial=0)))
         self._reserve(len(s0), int(k01.max(initial=0)), max_sym)
+        # a block of pairs at a time: a load's or an opening's every pair would make tens of MB
+        # of temporaries; the order does not matter (a heap's root is the least by a total order)
+        for lo in range(0, max(len(s0), 1), UPDATE_BLOCK):  # once at least: the touched symbols go last
+            hi = lo + UPDATE_BLOCK
+            self._update_block(s0[lo:hi], s1[lo:hi], k01[lo:hi], counts, touched[:0] if hi < len(s0) else touched)
+
+    def _update_block(self, s0, s1, k01, counts: np.ndarray, touched: np.ndarray) -> None:
+        """:meth:`update` for pairs the index has room for (the symbols ``touched`` rescored last)."""
         if self.string is None:
             n, n_moved = ingest(s0, s1, k01, touched, self.rescore_parts, self.floor, self.arrays())
         else:
