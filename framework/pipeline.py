@@ -93,26 +93,29 @@ class Pipeline:
         """Learn a dictionary on ``data``: rules, final symbols and the per-step trace.
         ``breaks`` overrides the configured pre-tokenizer's boundaries."""
         from .engine.learner import fit  # numba: see the module's imports
-        from .text.pretokenize import pretoken_breaks  # numba
+        from .text.pretokenize import classes_kept, pretoken_breaks  # numba
         from .text.units import opening_steps, openings  # numba
         from .text.wordcounts import distinct_units  # numba
 
         arr = as_symbols(data)
         rewriter = self._build("rewriter")
         boundary, deletion = self.policies()
-        if breaks is None:
-            breaks = pretoken_breaks(arr, self.config.pretokenizer)
-            if breaks is not None and rewriter.supports_weights:
-                # train on each distinct pre-token (or unit of pre-tokens a boundary policy may
-                # join) once, weighted by its count: no pair crosses one, so the counts, rules and
-                # trace are those of the whole text (as HF tokenizers trains BPE), at the cost of
-                # the distinct words only
-                words = distinct_units(boundary, arr, breaks)
-                breaks = None  # a byte a position: the words hold their own
-                result = self.fit_words(words, trace, progress, rewriter)
-                del rewriter  # its string, about 40 bytes a word byte, is not needed any more
-                return self._assembled(words, result)
-        steps = opening_steps(boundary, arr, breaks) if breaks is not None else None
+        with classes_kept():  # the pre-tokenizer's and the boundary policy's
+            words = None
+            if breaks is None:
+                breaks = pretoken_breaks(arr, self.config.pretokenizer)
+                if breaks is not None and rewriter.supports_weights:
+                    # train on each distinct pre-token (or unit of pre-tokens a boundary policy may
+                    # join) once, weighted by its count: no pair crosses one, so the counts, rules
+                    # and trace are those of the whole text (as HF tokenizers trains BPE), at the
+                    # cost of the distinct words only
+                    words = distinct_units(boundary, arr, breaks)
+                    breaks = None  # a byte a position: the words hold their own
+            steps = opening_steps(boundary, arr, breaks) if breaks is not None else None
+        if words is not None:
+            result = self.fit_words(words, trace, progress, rewriter)
+            del rewriter  # its string, about 40 bytes a word byte, is not needed any more
+            return self._assembled(words, result)
         return fit(arr, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace, progress=progress,
                    openings=openings(steps), deletion=deletion)
 

@@ -88,3 +88,25 @@ def test_the_table_is_data_read_the_same_everywhere():
     table = code_point_classes()
     assert table.shape == (0x110000,) and not table.flags.writeable
     assert np.bincount(table).tolist() == [25, 141028, 1911, 971148]
+
+
+def test_the_character_classes_of_a_text_are_read_once_where_kept(monkeypatch):
+    """Counting units reads the text's classes once for the pre-tokenizer and the boundary
+    policy both (classes_kept); elsewhere, and for another array, they are read afresh."""
+    from chunkpress.plugins.boundaries.superbpe import SuperBpe, SuperBpeParams
+    from chunkpress.text import pretokenize
+    from chunkpress.text.wordcounts import count_words
+
+    reads = []
+    read = pretokenize._char_classes
+    monkeypatch.setattr(pretokenize, "_char_classes", lambda data, *rest: reads.append(data.size) or read(data, *rest))
+    text = "Alice was beginning to get very tired of sitting by her sister, caf\u00e9 au lait.\n".encode() * 40
+    units = count_words(text, "gpt2", boundary=SuperBpe(SuperBpeParams(after=10)))
+    assert reads == [len(text)] and (units.steps >= 0).any()
+    arr = np.frombuffer(text, dtype=np.uint8)
+    with pretokenize.classes_kept():
+        first = pretokenize.char_classes(arr)
+        assert pretokenize.char_classes(arr)[0] is first[0]
+        other = pretokenize.char_classes(arr.copy())
+        assert other[0] is not first[0] and np.array_equal(other[0], first[0])
+    assert pretokenize.char_classes(arr)[0] is not first[0]

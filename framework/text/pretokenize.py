@@ -18,6 +18,9 @@ Bytes that are not valid UTF-8 are each a character of class "other".
 
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
+
 import numba
 import numpy as np
 
@@ -136,13 +139,33 @@ SPLITTERS = {"gpt2": _gpt2_breaks, "whitespace": _whitespace_breaks, "metaspace"
 assert ("none", *SPLITTERS) == NAMES, "a splitter is named in text/pretokenizers.py"
 
 
+#: within :func:`classes_kept`: the classes worked out so far, by the id of the array read
+_KEPT: ContextVar[dict | None] = ContextVar("chunkpress_char_classes", default=None)
+
+
+@contextlib.contextmanager
+def classes_kept():
+    """Within: :func:`char_classes` of an array already read is not worked out again (the
+    pre-tokenizer and a boundary policy both read the text; neither changes it)."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
+
+
 def char_classes(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(class, starts) per byte of ``data`` (uint8): the class (SPACE, LETTER, DIGIT, OTHER of
     :mod:`.unicodeclasses`) of the character the byte belongs to, as HF's pre-tokenizer reads
     UTF-8, and whether the byte starts that character (an invalid byte is one of class OTHER)."""
+    kept = _KEPT.get()
+    if kept is not None and id(data) in kept and kept[id(data)][0] is data:
+        return kept[id(data)][1]
     cls = np.empty(data.size, dtype=np.int8)
     start = np.empty(data.size, dtype=np.bool_)
     _char_classes(data, code_point_classes(), _OTHER, cls, start)
+    if kept is not None:
+        kept[id(data)] = (data, (cls, start))  # the array too: its id is not reused while kept
     return cls, start
 
 

@@ -37,7 +37,7 @@ from .hf import (
     to_hf_json,
     to_hf_searched,
 )
-from .pretokenize import check_name, pretoken_breaks
+from .pretokenize import check_name, classes_kept, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
 from .units import inside_units, opening_steps, openings
 from .vocabulary import Vocabulary
@@ -378,7 +378,8 @@ class Tokenizer:
         """The dictionary's symbols for ``data`` (int64): what training gives on the same text,
         and what an archive codes."""
         arr = as_symbols(data)
-        return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer))
+        with classes_kept():  # the pre-tokenizer's and the boundary policy's
+            return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer))
 
     def encode(self, text, *, add_special_tokens: bool = True) -> Encoding:
         """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids for
@@ -396,9 +397,10 @@ class Tokenizer:
             return [self._encode_hf(d, isinstance(t, str)) for d, t in zip(datas, texts, strict=True)]
         ends = np.cumsum([len(d) for d in datas], dtype=np.int64)
         arr = np.frombuffer(b"".join(datas), dtype=np.uint8)
-        breaks = pretoken_breaks(arr, self.pretokenizer, pieces=ends) if len(datas) > 1 or self.pretokenizer != "none" \
-            else None
-        symbols = self._encode_words(arr, breaks, piece_ends=ends)
+        with classes_kept():  # the pre-tokenizer's and the boundary policy's
+            breaks = pretoken_breaks(arr, self.pretokenizer, pieces=ends) \
+                if len(datas) > 1 or self.pretokenizer != "none" else None
+            symbols = self._encode_words(arr, breaks, piece_ends=ends)
         lengths = symbol_lengths(self.rules)[symbols]
         stops = np.cumsum(lengths, dtype=np.int64)
         cut = np.searchsorted(stops, ends, side="right").tolist()  # no symbol crosses a text's end
@@ -422,7 +424,8 @@ class Tokenizer:
         buf = np.frombuffer(b"".join(texts), dtype=np.uint8)
         ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
         # each text segment is pre-tokenized on its own, as HF does
-        symbols = self._encode_words(buf, pretoken_breaks(buf, self.pretokenizer, pieces=ends), piece_ends=ends)
+        with classes_kept():  # the pre-tokenizer's and the boundary policy's
+            symbols = self._encode_words(buf, pretoken_breaks(buf, self.pretokenizer, pieces=ends), piece_ends=ends)
         ids = self.hf.ids[symbols]
         if (ids < 0).any():
             at = int(np.argmax(ids < 0))

@@ -25,7 +25,7 @@ from ..errors import InputError
 from ..fileio import Readable
 from ..format.limits import COUNT_BYTES_PER_BYTE, work_limit
 from ..parallel import ordered_map
-from .pretokenize import pretoken_breaks
+from .pretokenize import classes_kept, pretoken_breaks
 from .units import opening_steps
 
 #: the default shard: a few shards in flight per worker hold well under 1 GB
@@ -263,11 +263,12 @@ def count_words(text: bytes, pretokenizer: str, lines: bool = False, special: tu
     arr = np.frombuffer(text, dtype=np.uint8)
     if arr.size == 0:
         return WordCounts.merge([])
-    breaks = pretoken_breaks(arr, pretokenizer, pieces=cuts, lines=lines)
-    if breaks is None:
-        raise ValueError("word counts need a pre-tokenizer other than 'none'")
-    ends = np.concatenate([cuts, np.flatnonzero(arr == 10) + 1]) if lines else cuts
-    words = distinct_units(boundary, arr, breaks, ends, keep_ids=False)
+    with classes_kept():  # the pre-tokenizer's and the boundary policy's
+        breaks = pretoken_breaks(arr, pretokenizer, pieces=cuts, lines=lines)
+        if breaks is None:
+            raise ValueError("word counts need a pre-tokenizer other than 'none'")
+        ends = np.concatenate([cuts, np.flatnonzero(arr == 10) + 1]) if lines else cuts
+        words = distinct_units(boundary, arr, breaks, ends, keep_ids=False)
     return WordCounts(words.buf, words.offsets, words.counts, words.steps)
 
 
