@@ -169,39 +169,41 @@ class Pipeline:
         regroups its string into the units (:class:`~.engine.events.Regroup`: each pre-token of
         each unit a copy of its word as merged so far, weighted by the unit's count)."""
         # numba kernels, all of them: see the module's imports
-        from .arrays import searchsorted_ascending
-        from .engine.events import Opening, Regroup
+        from .engine.events import Regroup
         from .engine.learner import fit
-        from .text.units import inside_units
+        from .text.units import openings, unit_boundaries
         from .text.wordcounts import DistinctWords
 
         text = units.buf.view()
         text.flags.writeable = False  # as counting read the text: the kernels' compiled read-only kind
-        steps, units.steps = units.steps, None  # taken: see fit_words
-        breaks, opened = inside_units(boundary, text, units.offsets, self.config.pretokenizer, steps)
-        del steps
-        if not opened or opened[0].at == 0 or deletion is not None or rewriter.linked_string() is None:
+        taken, units.steps = units.steps, None  # taken: see fit_words
+        breaks, steps = unit_boundaries(boundary, text, units.offsets, self.config.pretokenizer, taken)
+        del taken
+        inner, opened = None, []
+        if deletion is None and rewriter.linked_string() is not None:
+            inner = DistinctWords(text, breaks, within=units, token_counts=_weighted(units), keep_ends=True)
+            opened = openings(steps[inner.ends])  # each boundary named by the pre-token it follows
+            inner.ends = None
+        if not opened or opened[0].at == 0:  # one run over the units (no words first)
             return fit(units.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace,
-                       progress=progress, weights=_word_weights(units), openings=opened, deletion=deletion,
+                       progress=progress, weights=_word_weights(units), openings=openings(steps), deletion=deletion,
                        symbols=symbols)
-        inner = DistinctWords(text, breaks, within=units, token_counts=_weighted(units))
-        cuts = np.flatnonzero(breaks[:-1])  # the pre-tokens' ends: token t ends at byte cuts[t]
         del breaks
+        del steps
         # handed over, not kept here: fit lets go of the words and breaks once its string holds its
         # own copies, and of the regroup and each opening once done
-        handed = {"data": inner.buf, "breaks": inner.breaks, "weights": _word_weights(inner),
-                  "openings": [Opening(at=o.at, positions=searchsorted_ascending(cuts, o.positions)) for o in opened],
+        handed = {"data": inner.buf, "breaks": inner.breaks, "weights": _word_weights(inner), "openings": opened,
                   "regroup": Regroup(at=opened[0].at, tokens=inner.ids, word_starts=inner.offsets[:-1],
                                      weights=inner.token_counts)}
         first = opened[0].at
-        del inner, cuts, opened
+        del inner, opened
         result = fit(handed.pop("data"), self._scorer(), rewriter, self.config.limits, breaks=handed.pop("breaks"),
                      trace=trace, progress=progress, weights=handed.pop("weights"), openings=handed.pop("openings"),
                      regroup=handed.pop("regroup"), symbols=symbols)
         if len(result.rules) >= first or not symbols:  # regrouped: its string is the units'
             return result
         # stopped before the first opening: its string is the words' (counted again: rare)
-        inner = DistinctWords(text, inside_units(boundary, text, units.offsets, self.config.pretokenizer)[0])
+        inner = DistinctWords(text, unit_boundaries(boundary, text, units.offsets, self.config.pretokenizer)[0])
         return attrs.evolve(result, symbols=inner.assemble(result.symbols, *self._segments(inner, result)[:2]))
 
     def check_references_dictionary(self) -> None:

@@ -66,6 +66,16 @@ def test_superbpe_merges_as_the_definition_says_and_joins_words_after_t():
     assert _fit("scan", limits={"max_rules": 300}, superword_after=256 + 150).rules.tolist() == fit.rules.tolist()
 
 
+def test_superbpe_stopped_by_its_scorer_before_the_transition_gives_the_texts_string():
+    """MDL stops long before 20,000 rules: the run never regroups, and its string (learned on
+    the words) is assembled into the text's, as encoding gives it."""
+    pipe = Pipeline.from_config(scorer="mdl", pretokenizer="gpt2", superword_after=256 + 20_000)
+    fit = pipe.fit(TEXT[:40_000])
+    assert fit.stop_reason == "scorer" and len(fit.rules) < 20_000
+    tokenizer = Tokenizer(fit.rules, "gpt2", boundary=pipe.policies()[0])
+    assert np.array_equal(tokenizer.symbols(TEXT[:40_000]), fit.symbols)
+
+
 def _joined_by_definition(text: bytes, pretokenizer: str) -> list[int]:
     """The boundaries SuperBPE opens, from its docstring: between a word (letters after at most
     one leading space) and a space-led word, and on both sides of a lone space between a word

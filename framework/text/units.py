@@ -54,23 +54,33 @@ def openings(steps: np.ndarray | None) -> list[Opening]:
     if steps is None:
         return []
     at = np.flatnonzero(steps >= 0)
+    if not at.size:
+        return []
     when = steps[at].astype(np.int64)
     if when.min() == when.max():  # one step for all, as SuperBPE's
         return [Opening(at=int(when[0]), positions=at)]
     return [Opening(at=int(step), positions=at[when == step]) for step in distinct(when).tolist()]
 
 
-def inside_units(policy, buf: np.ndarray, offsets: np.ndarray, pretokenizer: str,
-                 steps: np.ndarray | None = None) -> tuple[np.ndarray, list[Opening]]:
-    """(breaks, openings) of distinct units one after another in ``buf`` (unit u is
+def unit_boundaries(policy, buf: np.ndarray, offsets: np.ndarray, pretokenizer: str,
+                    steps: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(breaks, steps) of distinct units one after another in ``buf`` (unit u is
     ``buf[offsets[u]:offsets[u + 1]]``): read off their ``steps`` where counting kept them
-    (:attr:`~.wordcounts.WordCounts.steps`), otherwise each unit pre-tokenized on its own,
+    (:attr:`~.wordcounts.WordCounts.steps`: every boundary inside a unit opens at some step,
+    and the units' ends are boundaries too), otherwise each unit pre-tokenized on its own,
     which a policy guarantees splits it as in context."""
-    if steps is not None:  # every boundary inside a unit opens at some step
+    if steps is not None:
         breaks = steps >= 0
-        opened = openings(steps) if breaks.any() else []
         breaks[offsets[1:-1] - 1] = True  # as pre-tokenizing marks them: none after the last byte
-        return breaks, opened
+        return breaks, steps
     split = pretoken_breaks(buf, pretokenizer, pieces=offsets[1:])
     split = np.zeros(buf.size, dtype=bool) if split is None else split
-    return split, openings(opening_steps(policy, buf, split, offsets[1:]))
+    steps = opening_steps(policy, buf, split, offsets[1:])
+    return split, np.full(buf.size, -1, dtype=np.int8) if steps is None else steps
+
+
+def inside_units(policy, buf: np.ndarray, offsets: np.ndarray, pretokenizer: str,
+                 steps: np.ndarray | None = None) -> tuple[np.ndarray, list[Opening]]:
+    """(breaks, openings) of distinct units one after another (see :func:`unit_boundaries`)."""
+    breaks, steps = unit_boundaries(policy, buf, offsets, pretokenizer, steps)
+    return breaks, openings(steps)

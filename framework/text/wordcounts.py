@@ -204,11 +204,14 @@ class DistinctWords(WordCounts):
     a boundary never opens, and keep their steps (a unit is split alike wherever it occurs).
     ``keep_ids``: False where only the words and counts are wanted (``ids`` is then None).
     ``token_counts``: each token's count (that of the word of ``within`` it lies in), kept as
-    ``token_counts`` (None otherwise)."""
+    ``token_counts`` (None otherwise). ``keep_ends``: each token's last byte, kept as ``ends``
+    (None otherwise; the last token's is left out, as after it no boundary is)."""
 
     def __init__(self, arr: np.ndarray, breaks: np.ndarray, within: WordCounts | None = None,
-                 steps: np.ndarray | None = None, keep_ids: bool = True, token_counts: bool = False):
+                 steps: np.ndarray | None = None, keep_ids: bool = True, token_counts: bool = False,
+                 keep_ends: bool = False):
         cuts = np.flatnonzero((breaks if steps is None else breaks & (steps < 0))[:-1])
+        self.ends = cuts if keep_ends else None
         bounds = np.empty(cuts.size + 2, dtype=np.int64)  # token t: arr[bounds[t]:bounds[t + 1]]
         np.add(cuts, 1, out=bounds[1:-1])
         bounds[0], bounds[-1] = 0, arr.size
