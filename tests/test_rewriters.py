@@ -1,5 +1,8 @@
 """The fast linked rewriter and the reference scan rewriter agree exactly."""
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 from chunkpress.engine.learner import fit
@@ -169,6 +172,26 @@ def test_growth_keeps_data_fills_records_and_never_leaves_a_view_dangling():
     assert box.rec["child"].tolist() == [-1] * 5 and box.rec["bval"].tolist() == [0.0] * 5
     grow(box, "rec", 7, None)  # no fill: for arrays whose entries are written before use
     assert box.rec.size == 7 and box.rec["k01"][:5].tolist() == [0, 9, 0, 0, 0]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the resident size from /proc")
+def test_growth_without_a_fill_leaves_the_new_pages_untouched():
+    """numpy zero-fills what a resize adds unless the array is read-only: grow resizes it so,
+    and the pages past the old end stay out of memory until used."""
+    from types import SimpleNamespace
+
+    from chunkpress.engine.pairtable import grow
+
+    def resident_mib() -> int:
+        return int(re.search(r"VmRSS:\s+(\d+)", Path("/proc/self/status").read_text()).group(1)) >> 10
+
+    box = SimpleNamespace(a=np.arange(1 << 20))  # 8 MiB
+    before = resident_mib()
+    grow(box, "a", 1 << 25, None)  # 256 MiB
+    assert box.a.flags.writeable and box.a[:5].tolist() == [0, 1, 2, 3, 4]
+    assert resident_mib() - before < 64
+    box.a[-1] = 7  # and it is there to be written
+    assert box.a[-1] == 7
 
 
 def test_linked_grows_its_arrays_during_a_fit_and_matches_scan(registry, monkeypatch):

@@ -115,18 +115,25 @@ def grown(a: np.ndarray, size: int, fill) -> np.ndarray:
 
 def grow(owner, name: str, size: int, fill) -> None:
     """Extend the array ``owner.<name>`` to ``size`` entries (rows), the new ones set to
-    ``fill``. In place (realloc) when nothing else refers to the array, which numpy checks:
-    large arrays then grow without a copy and without faulting their old pages in again, the
-    main cost of growth on big inputs. Otherwise (a view or another reference is alive) by copy,
-    so no outside view is ever left pointing at freed memory."""
+    ``fill`` (None: unset, as in :func:`grown`). In place (realloc) when nothing else refers to
+    the array, which numpy checks: large arrays then grow without a copy and without faulting
+    their old pages in again, the main cost of growth on big inputs. Otherwise (a view or
+    another reference is alive) by copy, so no outside view is ever left pointing at freed
+    memory."""
     a = getattr(owner, name)
     setattr(owner, name, None)
     n = a.shape[0]
+    # numpy fills what a resize adds with zeros, unless the array is read-only: touching every
+    # new page (and faulting it in) at once, where the slot arrays grow by half and may never
+    # use the last of it. Read-only for the resize, the new part is set only where ``fill`` says
+    writeable, a.flags.writeable = a.flags.writeable, False
     try:
         a.resize((size,) + a.shape[1:], refcheck=True)
     except ValueError:
+        a.flags.writeable = writeable
         a = grown(a, size, fill)
     else:
+        a.flags.writeable = writeable
         _fill_from(a, n, fill)
     setattr(owner, name, a)
 
