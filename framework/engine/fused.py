@@ -23,7 +23,7 @@ from .linkedstring import META_LENGTH, META_N_CHANGED, META_ROOM, LinkedString, 
 from .losses import CompiledScorer, Strategy
 from .pairtable import N_SLOTS, find_slot, has_room
 from .prefetch import prefetch_row
-from .trace import fill_trace_row
+from .trace import LogSum, fill_trace_row
 
 # status codes of the kernel
 STOP_FOUND, BATCH_DONE, NEED_ROOM, DELETE = 0, 1, 2, 3
@@ -38,8 +38,8 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
     candidate would stop the run (or ``max_rules`` is reached, or no candidate is left): the
     caller then takes the final step itself; BATCH_DONE; NEED_ROOM when the slot arrays must
     grow first; or DELETE after a merge one of whose parts the deletion policy ``f_del``
-    (compiled ``removes``, or None: compiled out) removes, which the caller then does. ``acc[0]``
-    is the running sum of lf(k_i) for the trace.
+    (compiled ``removes``, or None: compiled out) removes, which the caller then does. ``acc``
+    is the trace's :class:`~.trace.LogSum`.
 
     ``strategy``: the scorer's :class:`~.losses.Strategy` (an int); ``f_a``, ``f_b``, ``f``,
     ``f_stop``: its compiled loss_a, loss_b, loss and stop (first-class functions, passed one
@@ -99,7 +99,7 @@ def run_fused(strategy, f_a, f_b, f_bl, f, f_stop, bounds, acc, string, index, r
         if lengths is not None:
             lengths[m] = lengths[a] + lengths[b]
         if trace_out is not None:
-            acc[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
+            acc.total[0] += merge_sum_delta(old_a, counts[a], old_b, counts[b], counts[m], a == b)
         keep = _changed_slots(changed, meta[META_N_CHANGED], pairs, x_meta, x_rec, cslots, ck)
         touched[0] = a
         touched[1] = b
@@ -166,7 +166,7 @@ class _HeldScratch:
 
 
 def run(string: LinkedString, scorer: CompiledScorer, index: ix.PairIndex, rules_done: int,
-        max_rules: int | None, trace: bool, acc: np.ndarray, batch: int = 1 << 12, removes=None):
+        max_rules: int | None, trace: bool, acc: LogSum, batch: int = 1 << 12, removes=None):
     """Merge until the run would stop (the caller then takes the final step) or, with a
     deletion policy's compiled ``removes``, until a merge whose part it removes. Yields (rules,
     trace rows as an (n, 12) array or None, seconds, status) per batch, the last with

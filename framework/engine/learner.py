@@ -24,7 +24,7 @@ from .events import DELETED, OPENED, Deletion, Opening, Regroup, split_of
 from .index import PairIndex
 from .losses import compile_removes, compile_scorer, removes
 from .stops import Limits
-from .trace import ROW_FIELDS, fill_trace_row, rows_to_table
+from .trace import ROW_FIELDS, fill_trace_row, new_log_sum, rows_to_table
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -124,7 +124,7 @@ class _Run:
         self.rows: list[tuple] = []
         self.row = np.zeros(ROW_FIELDS)
         self.parts = np.zeros(5, dtype=np.int64)
-        self.acc = np.zeros(1)  # sum of lf(k_i), kept incrementally past EXACT_SUM_LIMIT
+        self.acc = new_log_sum()
         self.index = PairIndex(self.compiled, limits.min_count)
         if self.compiled.uses_lengths:  # every symbol's bytes: 1 for each byte, a rule's the sum of its parts'
             self.index.lengths = np.ones(BYTE_SYMBOLS, dtype=np.int64)
@@ -211,7 +211,7 @@ class _Run:
         """A trace row for an event (its counts after the event)."""
         if self.trace:
             counts = self.rewriter.symbol_counts()
-            self.acc[0] = string_log_sum(counts, BYTE_SYMBOLS + len(self.rules))
+            self.acc.total[0] = string_log_sum(counts, BYTE_SYMBOLS + len(self.rules))
             self._record(BYTE_SYMBOLS + len(self.rules), self.rewriter.length, counts, s0, s1, k01, np.nan)
 
     def open_due(self) -> None:
@@ -223,7 +223,7 @@ class _Run:
             self.pending = [Opening(at=o.at, positions=token_last[o.positions]) for o in self.pending]
             self._index_the_string()  # its slots are new
             # taken again, as after a deletion: exact, and right where the tokens' weights moved counts
-            self.acc[0] = string_log_sum(self.rewriter.symbol_counts(), BYTE_SYMBOLS + len(self.rules))
+            self.acc.total[0] = string_log_sum(self.rewriter.symbol_counts(), BYTE_SYMBOLS + len(self.rules))
         while self.pending and len(self.rules) >= self.pending[0].at:
             opening = self.pending.pop(0)
             report = self.rewriter.open(opening.positions)
@@ -272,7 +272,7 @@ class _Run:
             lengths[report.symbol] = lengths[s0] + lengths[s1]
         counts = self.rewriter.symbol_counts()
         if self.trace:
-            self.acc[0] += merge_sum_delta(old_a, counts[s0], old_b, counts[s1], counts[report.symbol], s0 == s1)
+            self.acc.total[0] += merge_sum_delta(old_a, counts[s0], old_b, counts[s1], counts[report.symbol], s0 == s1)
         self.index.update(report.s0, report.s1, report.k01, counts=counts, touched=(s0, s1))
         if self.progress is not None:
             self.progress(len(self.rules), n, self.rows[-1][1] if self.trace else -1)
