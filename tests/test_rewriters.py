@@ -224,7 +224,7 @@ def test_lexicographic_argmin_is_lexsorts_first_row(rows):
     assert lexicographic_argmin(loss, k, s) == np.lexsort((s, k, loss))[0]
 
 
-@pytest.mark.parametrize(("scorer", "rules"), [("mdl", None), ("repair", 400), ("length-max", 400), ("wordpiece", 400)])
+@pytest.mark.parametrize(("scorer", "rules"), [("mdl", None), ("length-max", 400), ("wordpiece", 400)])
 def test_the_stopping_step_settles_block_by_block_as_over_all_pairs_at_once(registry, monkeypatch, scorer, rules):
     """The last step's search among the pairs below the scorer's floor, a block of slots at a
     time, finds the candidate (and so the stop and the trace's last row) of one search."""
@@ -246,6 +246,19 @@ def test_the_stopping_step_settles_block_by_block_as_over_all_pairs_at_once(regi
     for field in one.trace.dtype.names:
         if field != "seconds":
             assert np.array_equal(one.trace[field][-1:], many.trace[field][-1:], equal_nan=True), field
+
+
+def test_a_most_frequent_first_scorer_stops_on_the_candidate_a_full_search_finds(registry):
+    """A by-count scorer's last step skips the search below its floor (those pairs are less
+    frequent than the best one): the same candidate, so the same trace row, as the search over
+    every pair that the same loss without the by-count promise makes."""
+    repair = registry.get("scorer", "repair").build()
+    searched = type("Searched", (type(repair),), {"by_count": False})()
+    data = read("alice29.txt")[:60_000]
+    runs = [fit(data, s, LinkedRewriter(), Limits(max_rules=400)) for s in (repair, searched)]
+    assert runs[0].rules.tolist() == runs[1].rules.tolist()
+    last = [(int(t["s0"]), int(t["s1"]), int(t["k01"]), float(t["loss"])) for t in (r.trace[-1] for r in runs)]
+    assert last[0] == last[1] and last[0][2] >= repair.min_merge_count > 1
 
 
 @settings(max_examples=200, deadline=None)

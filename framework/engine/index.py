@@ -571,6 +571,8 @@ class PairIndex:
         the scorer's ``min_merge_count``, which were not kept up to date while merging."""
         if self.floor <= self.min_count:
             return best
+        if best is not None and self.scorer.strategy == Strategy.BY_COUNT:
+            return best  # most frequent first: a pair below the floor is less frequent than best
         low, low_key = None, None
         # a block of slots at a time: small temporaries reuse the heap's pages (not tens of MB)
         for lo in range(0, self.n_slots, SETTLE_BLOCK):
