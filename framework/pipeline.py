@@ -188,6 +188,7 @@ class Pipeline:
             return fit(units.buf, self._scorer(), rewriter, self.config.limits, breaks=breaks, trace=trace,
                        progress=progress, weights=_word_weights(units), openings=openings(steps), deletion=deletion,
                        symbols=symbols)
+        assert inner is not None  # openings are found only among the inner pre-tokens
         del breaks
         del steps
         # handed over, not kept here: fit lets go of the words and breaks once its string holds its
