@@ -574,6 +574,8 @@ class PairIndex:
         if best is not None and self.scorer.strategy == Strategy.BY_COUNT:
             return best  # most frequent first: a pair below the floor is less frequent than best
         low, low_key = None, None
+        # loss_a reads N and m, fixed here, and k01, which lies in [min_count, floor): one value each
+        loss_a = np.zeros(0) if self.full else self.scorer.losses_a(N, m, np.arange(self.min_count, self.floor))
         # a block of slots at a time: small temporaries reuse the heap's pages (not tens of MB)
         for lo in range(0, self.n_slots, SETTLE_BLOCK):
             k = self.rec["k01"][lo: min(self.n_slots, lo + SETTLE_BLOCK)]
@@ -588,7 +590,7 @@ class PairIndex:
                 keys = (losses, kk, a, b)
             else:
                 loss_b = self.scorer.losses_b(kk, k0, k1, same, *self._lengths_of(a, b))
-                losses = self.scorer.losses_a(N, m, kk) + loss_b
+                losses = loss_a[kk - self.min_count] + loss_b
                 keys = (losses, kk, loss_b, a, b)
             i = lexicographic_argmin(*keys)
             key = tuple((bool(np.isnan(v)), 0 if np.isnan(v) else v) for v in (x[i] for x in keys))  # NaN last
