@@ -569,10 +569,8 @@ class PairIndex:
     def settle(self, best, N: int, m: int, counts: np.ndarray):
         """The exact best candidate when the run stops: ``best`` compared with the pairs below
         the scorer's ``min_merge_count``, which were not kept up to date while merging."""
-        if self.floor <= self.min_count:
-            return best
-        if best is not None and self.scorer.strategy == Strategy.BY_COUNT:
-            return best  # most frequent first: a pair below the floor is less frequent than best
+        if self.floor <= self.min_count or (best is not None and self.scorer.strategy == Strategy.BY_COUNT):
+            return best  # none below, or most frequent first: a pair below is less frequent than best
         low, low_key = None, None
         # loss_a reads N and m, fixed here, and k01, which lies in [min_count, floor): one value each
         loss_a = np.zeros(0) if self.full else self.scorer.losses_a(N, m, np.arange(self.min_count, self.floor))
