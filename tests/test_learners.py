@@ -210,7 +210,7 @@ def test_pathpiece_charges_each_token_what_its_removal_costs():
     from chunkpress.plugins.learners.pathpiece import _costs
 
     rng = np.random.default_rng(11)
-    for _ in range(60):
+    for _ in range(300):
         alphabet = rng.integers(97, 100, size=3)
         word = bytes(rng.choice(alphabet, size=rng.integers(2, 14)).tolist())
         pieces = sorted({bytes(rng.choice(alphabet, size=rng.integers(2, 5)).tolist()) for _ in range(8)})
@@ -221,8 +221,8 @@ def test_pathpiece_charges_each_token_what_its_removal_costs():
         buf = np.frombuffer(word, dtype=np.uint8)
         cost = np.zeros(len(tokens), dtype=np.int64)
         work = [np.zeros(len(word) + 2, dtype=np.int64), np.zeros(len(word) + 2)] * 2
-        total = _costs(buf, np.array([0, len(word)]), np.array([1]), trie.keys, trie.children, trie.token, cost,
-                       work[0], work[1], np.zeros(len(word) + 2, dtype=np.int64), np.zeros(len(word) + 2),
+        total = _costs(buf, np.array([0, len(word)]), np.array([1]), trie.keys, trie.children, trie.token,
+                       max(len(p) for p in tokens), cost, work[0], work[1], np.zeros(len(word) + 2, dtype=np.int64), np.zeros(len(word) + 2),
                        np.zeros(len(word) + 2, dtype=np.int64))
         vocab = set(pieces)
         assert total == _fewest(word, vocab)

@@ -40,10 +40,11 @@ class PathPieceParams:
 
 
 @numba.njit(cache=True)
-def _costs(buf, offsets, counts, keys, children, token, cost, fwd, n_fwd, bwd, n_bwd, local):
+def _costs(buf, offsets, counts, keys, children, token, reach, cost, fwd, n_fwd, bwd, n_bwd, local):
     """Each token's removal cost into ``cost`` (indexed by the trie's token ids); returns the
-    words' fewest tokens in all. ``fwd``/``bwd``: the fewest tokens to reach a position from the
-    word's start / its end, ``n_fwd``/``n_bwd``: how many such paths (as floats: only compared)."""
+    words' fewest tokens in all. ``reach``: the longest token's bytes. ``fwd``/``bwd``: the
+    fewest tokens to reach a position from the word's start / its end, ``n_fwd``/``n_bwd``: how
+    many such paths (as floats: only compared). A word of n bytes costs O(n * reach) steps."""
     total = 0.0
     for w in range(offsets.size - 1):
         lo = offsets[w]
@@ -83,7 +84,38 @@ def _costs(buf, offsets, counts, keys, children, token, cost, fwd, n_fwd, bwd, n
                         n_bwd[i] += n_bwd[k + 1]
         best = fwd[n]
         total += best * counts[w]
-        for i in range(n):  # the occurrences on every shortest path, and the way round each
+        # Without one occurrence (i, k + 1), a path still crosses the cut after position i by one
+        # edge (a, b), a <= i < b, and costs fwd[a] + 1 + bwd[b] at least (neither part can use
+        # the occurrence). ``local[b]``: the least fwd[a] + 1 over the edges (a, b) with a < i,
+        # so the best crossing that does not start at i is a scan of the ends within reach.
+        for j in range(n + 1):
+            local[j] = _FAR
+        for i in range(n):
+            if i > 0:
+                node = np.int64(0)
+                for k in range(i - 1, n):
+                    node = trie_child(keys, children, node, buf[lo + k])
+                    if node < 0:
+                        break
+                    if token[node] >= 0 and fwd[i - 1] + 1 < local[k + 1]:
+                        local[k + 1] = fwd[i - 1] + 1
+            if fwd[i] + bwd[i] != best:  # no shortest path passes i, so no occurrence from i is charged
+                continue
+            crossing = np.int64(_FAR)
+            for b in range(i + 1, min(n, i - 1 + reach) + 1):
+                crossing = min(crossing, local[b] + bwd[b])
+            first, second = np.int64(_FAR), np.int64(_FAR)  # the two cheapest edges from i
+            node = np.int64(0)
+            for k in range(i, n):
+                node = trie_child(keys, children, node, buf[lo + k])
+                if node < 0:
+                    break
+                if token[node] >= 0:
+                    value = fwd[i] + 1 + bwd[k + 1]
+                    if value < first:
+                        first, second = value, first
+                    elif value < second:
+                        second = value
             node = np.int64(0)
             for k in range(i, n):
                 node = trie_child(keys, children, node, buf[lo + k])
@@ -92,21 +124,9 @@ def _costs(buf, offsets, counts, keys, children, token, cost, fwd, n_fwd, bwd, n
                 t = token[node]
                 if t < 0 or k == i or fwd[i] + 1 + bwd[k + 1] != best or n_fwd[i] * n_bwd[k + 1] != n_fwd[n]:
                     continue
-                # the fewest tokens for the word without this occurrence: the paths up to i
-                # cannot use it, so only the positions after i are counted again
-                for j in range(i + 1, n + 1):
-                    local[j] = _FAR
-                for j in range(i + 1):
-                    local[j] = fwd[j]
-                for j in range(n):
-                    inner = np.int64(0)
-                    for e in range(j, n):
-                        inner = trie_child(keys, children, inner, buf[lo + e])
-                        if inner < 0:
-                            break
-                        if e >= i and token[inner] >= 0 and not (j == i and e == k) and local[j] + 1 < local[e + 1]:
-                            local[e + 1] = local[j] + 1
-                cost[t] += (local[n] - best) * counts[w]
+                # the fewest tokens for the word without this occurrence: the cheapest other
+                # crossing of the cut (this one is the cheapest from i, so the next is second)
+                cost[t] += (min(crossing, second) - best) * counts[w]
     return total
 
 
@@ -149,7 +169,8 @@ def train_pathpiece_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
         ids = np.flatnonzero(alive)
         trie, _, _ = trie_of(spell, starts, ids, np.zeros(ids.size))
         cost = np.zeros(len(vocabulary), dtype=np.int64)
-        _costs(buf, offsets, counts, trie.keys, trie.children, trie.token, cost, fwd, n_fwd, bwd, n_bwd, local)
+        reach = int(lengths[ids].max())
+        _costs(buf, offsets, counts, trie.keys, trie.children, trie.token, reach, cost, fwd, n_fwd, bwd, n_bwd, local)
         candidates = ids[ids >= BYTE_SYMBOLS]
         gone = max(candidates.size - target, 0)
         gone = min(gone, max(1, math.floor((1 - params.keep) * candidates.size)))
