@@ -18,6 +18,7 @@ import numpy as np
 from ..contract import BYTE_SYMBOLS, OPENS_NOTHING, REPLAYS_MERGES, BoundaryPolicy, Segmenter, as_symbols
 from ..engine.codelength import PART_NAMES, parts_from_sum
 from ..engine.events import deletion_steps, schedule
+from ..engine.interruptible import call_interruptibly
 from ..engine.linkedstring import LinkedString
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
 from ..fileio import read_input, read_rest, write_output
@@ -371,7 +372,8 @@ class Tokenizer:
         else:
             words = distinct_units(self.boundary, arr, breaks, piece_ends)
         out = np.empty(words.buf.size, dtype=np.int64)
-        counts = self._segmenter().segment(self._searched(), words.buf, words.offsets, out)
+        # on a helper thread: a long search stops on Ctrl-C or SIGTERM (its kernels release the GIL)
+        counts = call_interruptibly(self._segmenter().segment, self._searched(), words.buf, words.offsets, out)
         return words.assemble(out, words.offsets[:-1], np.asarray(counts, dtype=np.int64))
 
     def symbols(self, data) -> np.ndarray:

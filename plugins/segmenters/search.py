@@ -17,13 +17,13 @@ longest token's length.
 """
 
 import numpy as np
-from chunkpress.plugin import ConfigError, Segmenter, kernel, trie_child
+from chunkpress.plugin import ConfigError, Segmenter, long_kernel, trie_child
 
-#: no path reaches the position (yet)
-_UNREACHED = -1e300
+#: below every score: a pair no token spells
+_NO_SCORE = -np.inf
 
 
-@kernel
+@long_kernel
 def longest_prefix(buf, offsets, keys, children, token, out, counts):
     """Greedy longest match, unit by unit (every byte is a token, so each step takes one)."""
     for u in range(offsets.size - 1):
@@ -46,20 +46,23 @@ def longest_prefix(buf, offsets, keys, children, token, out, counts):
         counts[u] = n
 
 
-@kernel
+@long_kernel
 def best_path(buf, offsets, keys, children, token, logp, by_likelihood, score, back_len, back_tok, out, counts):
     """The best path through each unit: the highest sum of log-probabilities (``by_likelihood``)
     or the fewest tokens (each scores -1); at each end position ties go to the longest last
-    token. ``score``, ``back_len`` and ``back_tok``: scratch of the longest unit's length + 1."""
+    token. ``score``, ``back_len`` and ``back_tok``: scratch of the longest unit's length + 1.
+    A position is reached once ``back_len`` names its last token, whatever the scores: the
+    search ends and cuts every unit however small, infinite or NaN they are (a position no
+    token reaches, which the bytes always being tokens rules out, is cut as its byte)."""
     for u in range(offsets.size - 1):
         lo = offsets[u]
         n = offsets[u + 1] - lo
         score[0] = 0.0
+        back_len[0] = 1
         for j in range(1, n + 1):
-            score[j] = _UNREACHED
             back_len[j] = 0
         for i in range(n):
-            if score[i] == _UNREACHED:
+            if back_len[i] == 0:
                 continue
             node = np.int64(0)
             for k in range(i, n):
@@ -71,10 +74,14 @@ def best_path(buf, offsets, keys, children, token, logp, by_likelihood, score, b
                     continue
                 s = score[i] + (logp[node] if by_likelihood else -1.0)
                 j = k + 1
-                if s > score[j] or (s == score[j] and j - i > back_len[j]):
+                if back_len[j] == 0 or s > score[j] or (s == score[j] and j - i > back_len[j]):
                     score[j] = s
                     back_len[j] = j - i
                     back_tok[j] = t
+        for j in range(1, n + 1):
+            if back_len[j] == 0:
+                back_len[j] = 1
+                back_tok[j] = buf[lo + j - 1]
         m = 0
         j = n
         while j > 0:
@@ -88,7 +95,7 @@ def best_path(buf, offsets, keys, children, token, logp, by_likelihood, score, b
             j -= back_len[j]
 
 
-@kernel
+@long_kernel
 def _char_bytes(buf, at, hi):
     """How many bytes the UTF-8 character at ``at`` has (1 for a byte that starts none)."""
     lead = buf[at]
@@ -102,7 +109,7 @@ def _char_bytes(buf, at, hi):
     return size
 
 
-@kernel
+@long_kernel
 def _spelled(buf, lo, hi, keys, children, token):
     """The trie node of the token spelled by ``buf[lo:hi]``, or -1."""
     node = np.int64(0)
@@ -113,10 +120,75 @@ def _spelled(buf, lo, hi, keys, children, token):
     return node if token[node] >= 0 else np.int64(-1)
 
 
-@kernel
-def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, out, counts):
-    """sentencepiece's BPE inference, unit by unit. ``start``/``size``/``node_of``: scratch of
-    the longest unit's length (each symbol's first byte, its bytes, its trie node)."""
+@long_kernel
+def _before(h_score, h_left, a, b):
+    """Whether agenda entry ``a`` comes out before ``b``: the higher score, then the leftmost."""
+    return h_score[a] > h_score[b] or (h_score[a] == h_score[b] and h_left[a] < h_left[b])
+
+
+@long_kernel
+def _agenda_swap(h_score, h_left, h_right, h_size, a, b):
+    h_score[a], h_score[b] = h_score[b], h_score[a]
+    h_left[a], h_left[b] = h_left[b], h_left[a]
+    h_right[a], h_right[b] = h_right[b], h_right[a]
+    h_size[a], h_size[b] = h_size[b], h_size[a]
+
+
+@long_kernel
+def _agenda_push(agenda, h_score, h_left, h_right, h_size, score, left, right, size):
+    """Add the pair (symbols ``left``, ``right`` spelling ``size`` bytes, ``score``) to the
+    agenda of ``agenda`` entries (a binary heap); returns the new count."""
+    k = agenda
+    h_score[k], h_left[k], h_right[k], h_size[k] = score, left, right, size
+    while k > 0:
+        parent = (k - 1) >> 1
+        if not _before(h_score, h_left, k, parent):
+            break
+        _agenda_swap(h_score, h_left, h_right, h_size, k, parent)
+        k = parent
+    return agenda + 1
+
+
+@long_kernel
+def _agenda_pop(agenda, h_score, h_left, h_right, h_size):
+    """Move the agenda's first entry to slot ``agenda - 1`` (the heap then holds one fewer)."""
+    last = agenda - 1
+    _agenda_swap(h_score, h_left, h_right, h_size, 0, last)
+    k = 0
+    while True:
+        child = 2 * k + 1
+        if child >= last:
+            break
+        if child + 1 < last and _before(h_score, h_left, child + 1, child):
+            child += 1
+        if not _before(h_score, h_left, child, k):
+            break
+        _agenda_swap(h_score, h_left, h_right, h_size, k, child)
+        k = child
+
+
+@long_kernel
+def _offer_pair(buf, keys, children, token, logp, start, size, left, right, agenda, h_score, h_left, h_right,
+                h_size):
+    """Put the pair of symbols ``left`` and ``right`` on the agenda where a token spells it."""
+    if left < 0 or right < 0:
+        return agenda
+    node = _spelled(buf, start[left], start[right] + size[right], keys, children, token)
+    if node < 0 or not logp[node] == logp[node]:  # no token, or no score to rank it by
+        return agenda
+    return _agenda_push(agenda, h_score, h_left, h_right, h_size, logp[node], left, right, size[left] + size[right])
+
+
+@long_kernel
+def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, prev, nxt, h_score, h_left, h_right,
+              h_size, out, counts):
+    """sentencepiece's BPE inference, unit by unit, as sentencepiece runs it: the adjacent
+    pairs that spell a token on an agenda (a heap, best score first, then leftmost); the first
+    is joined unless a join since has changed either side (its spelled length tells), and the
+    new symbol's pairs with its neighbours go on the agenda. A unit of n symbols costs
+    O(n log n) lookups. ``start``/``size``/``node_of``/``prev``/``nxt``: scratch of the
+    longest unit's length (each symbol's first byte, its bytes, its trie node, its
+    neighbours); ``h_*``: the agenda, three times that."""
     for u in range(offsets.size - 1):
         lo, hi = offsets[u], offsets[u + 1]
         m = 0
@@ -133,22 +205,35 @@ def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, o
                 start[m], size[m], node_of[m] = at, width, node
                 m += 1
             at += width
-        while m > 1:
-            best, best_at, best_node = _UNREACHED, -1, np.int64(-1)
-            for k in range(m - 1):
-                node = _spelled(buf, start[k], start[k + 1] + size[k + 1], keys, children, token)
-                if node >= 0 and logp[node] > best:
-                    best, best_at, best_node = logp[node], k, node
-            if best_at < 0:
-                break
-            size[best_at] += size[best_at + 1]
-            node_of[best_at] = best_node
-            for k in range(best_at + 1, m - 1):
-                start[k], size[k], node_of[k] = start[k + 1], size[k + 1], node_of[k + 1]
-            m -= 1
         for k in range(m):
-            out[lo + k] = token[node_of[k]]
-        counts[u] = m
+            prev[k], nxt[k] = k - 1, k + 1 if k + 1 < m else -1
+        agenda = 0
+        for k in range(m - 1):
+            agenda = _offer_pair(buf, keys, children, token, logp, start, size, k, k + 1, agenda, h_score, h_left,
+                                 h_right, h_size)
+        while agenda > 0:
+            _agenda_pop(agenda, h_score, h_left, h_right, h_size)
+            agenda -= 1
+            left, right, spelled = h_left[agenda], h_right[agenda], h_size[agenda]
+            if size[left] == 0 or size[right] == 0 or size[left] + size[right] != spelled:
+                continue  # a side was joined since: stale
+            size[left] = spelled
+            node_of[left] = _spelled(buf, start[left], start[left] + spelled, keys, children, token)
+            size[right] = 0
+            nxt[left] = nxt[right]
+            if nxt[right] >= 0:
+                prev[nxt[right]] = left
+            agenda = _offer_pair(buf, keys, children, token, logp, start, size, prev[left], left, agenda, h_score,
+                                 h_left, h_right, h_size)
+            agenda = _offer_pair(buf, keys, children, token, logp, start, size, left, nxt[left], agenda, h_score,
+                                 h_left, h_right, h_size)
+        n = 0
+        k = 0 if m > 0 else -1
+        while k >= 0:
+            out[lo + n] = token[node_of[k]]
+            n += 1
+            k = nxt[k]
+        counts[u] = n
 
 
 class BestPair(Segmenter):
@@ -161,11 +246,12 @@ class BestPair(Segmenter):
             raise ConfigError("segmenter 'best-pair' needs the tokens' scores, and this vocabulary has none "
                               "(choose another --segmenter)")
         longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
-        start, size = np.zeros(longest + 1, dtype=np.int64), np.zeros(longest + 1, dtype=np.int64)
-        node_of = np.zeros(longest + 1, dtype=np.int64)
+        start, size, node_of, prev, nxt = np.zeros((5, longest + 1), dtype=np.int64)
+        h_score = np.zeros(3 * (longest + 1))
+        h_left, h_right, h_size = np.zeros((3, 3 * (longest + 1)), dtype=np.int64)
         counts = np.zeros(offsets.size - 1, dtype=np.int64)
         best_pair(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, vocabulary.logp, start, size,
-                  node_of, out, counts)
+                  node_of, prev, nxt, h_score, h_left, h_right, h_size, out, counts)
         return counts
 
 
