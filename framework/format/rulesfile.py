@@ -106,6 +106,20 @@ def _optional(kind):
     return attrs.validators.optional(attrs.validators.instance_of(kind))
 
 
+
+#: the largest magnitude a token's score may have: a path's sum of scores then stays finite
+#: and ordered over any text (a billion tokens of the least score sum to 1e39, far from
+#: float64's 1.8e308); scores near -1e300 would sum to -inf or lose every smaller term
+MAX_SCORE = 1e30
+
+
+def check_scores(scores, where: str) -> None:
+    """FormatError naming ``where`` unless every score is finite and within :data:`MAX_SCORE`."""
+    for i, value in enumerate(scores):
+        if not (math.isfinite(value) and abs(value) <= MAX_SCORE):
+            raise FormatError(f"{where}: token #{i}'s score {value!r} is not a finite number within "
+                              f"±{MAX_SCORE:g} (a search could not rank paths by such scores)")
+
 @attrs.frozen(kw_only=True, eq=False)
 class RulesFile:
     """A rules file's content: the rules and what they came from, in named fields. Its metadata
@@ -197,8 +211,9 @@ class RulesFile:
         if read.scores is not None:
             tokens = len(read.vocabulary) if read.vocabulary is not None else symbols
             if len(read.scores) != tokens or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                     and math.isfinite(v) for v in read.scores):
-                raise FormatError(f"rules file: corrupt metadata ('scores' must hold {tokens:,} finite numbers)")
+                                                     for v in read.scores):
+                raise FormatError(f"rules file: corrupt metadata ('scores' must hold {tokens:,} numbers)")
+            check_scores(read.scores, "rules file")
         return read
 
     @property

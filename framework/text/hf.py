@@ -35,6 +35,7 @@ from ..contract import BYTE_SYMBOLS
 from ..errors import FormatError
 from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
+from ..format.rulesfile import check_scores
 
 #: how much less likely than the least likely token a byte that no token covers is, in a
 #: vocabulary read or learned with scores (sentencepiece's penalty for an unknown character)
@@ -483,6 +484,7 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
             tokens.append(spelled(piece))
             ids.append(i)
             scores.append(float(score))
+        check_scores(scores, "HF Unigram model")
         floor = min(scores, default=0.0) - UNKNOWN_BELOW
         segmenter = "likelihood"
     else:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import struct
 
 from ..errors import FormatError
+from ..format.rulesfile import check_scores
 from .hf import UNKNOWN_BELOW, add_byte_fallback, byte_piece
 
 #: sentencepiece's piece types
@@ -144,6 +145,7 @@ def vocabulary_of_model(data: bytes) -> dict:
     scores: list[float] = []
     byte_ids: dict[int, int] = {}
     normal = [score for _, score, kind in model["pieces"] if kind == NORMAL]
+    check_scores(normal, "sentencepiece model")
     floor = (min(normal) if normal else 0.0) - UNKNOWN_BELOW
     for i, (text, score, kind) in enumerate(model["pieces"]):
         if kind == NORMAL:

@@ -151,7 +151,7 @@ class Vocabulary:
             raise FormatError(f"{values.size:,} scores for {ids.size:,} tokens")
         missing = np.setdiff1d(np.arange(BYTE_SYMBOLS), ids)
         if missing.size:  # a byte the vocabulary lacks: a token all the same, as unlikely as any
-            floor = (np.nanmin(values) - 1.0) if given and values.size else np.nan
+            floor = np.nan if not given else (np.nanmin(values) - 1.0) if values.size else 0.0
             ids = np.concatenate([missing, ids])
             values = np.concatenate([np.full(missing.size, floor), values])
         spelled = lengths[ids]
