@@ -8,6 +8,7 @@ The front door: ``compress``, ``decompress`` and ``open`` for everyday use, over
 from typing import TYPE_CHECKING
 
 from .contract import Coder, Rewriter, Scorer, SplitScorer
+from .engine.cachefiles import install as _sturdy_kernel_cache
 from .errors import ChunkpressError, ChunkpressWarning, ConfigError, FormatError, InputError, PluginError
 from .plugin import CoderInfo, NoParams, RewriterInfo, ScorerInfo, hookimpl
 from .version import __version__
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 #: names imported on first use, so that ``import chunkpress`` stays light (numba and the
 #: engine load only when a job needs them)
+_sturdy_kernel_cache()  # a damaged numba cache file is compiled again, never reported as the data's fault
+
 _LAZY = {"Compressor": "compressor", "Decompressor": "decompressor", "Tokenizer": "text.tokenizer"}
 
 

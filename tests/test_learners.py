@@ -222,7 +222,8 @@ def test_pathpiece_charges_each_token_what_its_removal_costs():
         cost = np.zeros(len(tokens), dtype=np.int64)
         work = [np.zeros(len(word) + 2, dtype=np.int64), np.zeros(len(word) + 2)] * 2
         total = _costs(buf, np.array([0, len(word)]), np.array([1]), trie.keys, trie.children, trie.token,
-                       max(len(p) for p in tokens), cost, work[0], work[1], np.zeros(len(word) + 2, dtype=np.int64), np.zeros(len(word) + 2),
+                       max(len(p) for p in tokens), cost, work[0], work[1],
+                       np.zeros(len(word) + 2, dtype=np.int64), np.zeros(len(word) + 2),
                        np.zeros(len(word) + 2, dtype=np.int64))
         vocab = set(pieces)
         assert total == _fewest(word, vocab)
