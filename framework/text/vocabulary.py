@@ -18,6 +18,11 @@ import numpy as np
 from ..contract import BYTE_SYMBOLS
 from ..errors import FormatError
 from ..format.expand import expand_into, symbol_lengths
+from ..format.limits import check_allocation
+
+#: the most memory a trie takes per byte of its tokens' spellings, the spellings included (a
+#: node a byte where no prefix is shared; the edge table at most half full, grown by doubling)
+TRIE_BYTES_PER_BYTE = 88
 
 #: the hash multiplier of the edge table (a 64-bit odd constant)
 _MIX = np.int64(-7046029254386353131)
@@ -155,6 +160,7 @@ class Vocabulary:
             ids = np.concatenate([missing, ids])
             values = np.concatenate([np.full(missing.size, floor), values])
         spelled = lengths[ids]
+        check_allocation("the vocabulary's trie", int(spelled.sum(dtype=np.float64)) * TRIE_BYTES_PER_BYTE)
         starts = np.zeros(ids.size + 1, dtype=np.int64)
         np.cumsum(spelled, out=starts[1:])
         spell = np.zeros(int(starts[-1]), dtype=np.uint8)
@@ -185,17 +191,24 @@ def spellings(rules) -> list[bytes]:
     return spelled
 
 
+#: the longest first bytes of a piece made a symbol by the split nearest the middle; longer
+#: ones are the shorter first bytes and a byte, so a piece of n bytes costs O(n^2), not O(n^3)
+_MIDDLE_SPLIT_BYTES = 256
+
+
 def rules_for_pieces(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     """(rules, the pieces' symbol ids) that spell ``pieces``: each piece is a rule joining two
     shorter symbols, where a split into two of them exists (the split nearest the middle), else
-    its first bytes (made a symbol of their own, the same way) and its last byte. Shorter
-    pieces are made first, so a piece's parts are always made before it."""
+    its first bytes (made a symbol of their own, the same way up to 256 bytes, then as the
+    first bytes before and a byte) and its last byte. Shorter pieces are made first, so a
+    piece's parts are always made before it."""
     symbol_of = {bytes([b]): b for b in range(BYTE_SYMBOLS)}
     rules: list[tuple[int, int]] = []
 
-    def add(text: bytes) -> None:  # a split into two symbols exists: the one nearest the middle
-        cuts = [k for k in range(1, len(text)) if text[:k] in symbol_of and text[k:] in symbol_of]
-        k = min(cuts, key=lambda c: (abs(2 * c - len(text)), c))
+    def add(text: bytes, k: int = 0) -> None:  # a split into two symbols exists: at k, else nearest the middle
+        if not k:
+            cuts = [c for c in range(1, len(text)) if text[:c] in symbol_of and text[c:] in symbol_of]
+            k = min(cuts, key=lambda c: (abs(2 * c - len(text)), c))
         symbol_of[text] = BYTE_SYMBOLS + len(rules)
         rules.append((symbol_of[text[:k]], symbol_of[text[k:]]))
 
@@ -205,7 +218,7 @@ def rules_for_pieces(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         if not any(piece[:k] in symbol_of and piece[k:] in symbol_of for k in range(1, len(piece))):
             for end in range(2, len(piece)):  # its prefixes, each then a prefix and a byte
                 if piece[:end] not in symbol_of:
-                    add(piece[:end])
+                    add(piece[:end], end - 1 if end > _MIDDLE_SPLIT_BYTES else 0)
         add(piece)
     return (np.array(rules, dtype=np.int64).reshape(-1, 2),
             np.array([symbol_of[p] for p in pieces], dtype=np.int64))

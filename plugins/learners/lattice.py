@@ -17,6 +17,18 @@ from .seeds import HASH_BASE, gathered, hash_key
 NEG = -1e300
 
 
+#: the longest piece a learner takes from a BPE vocabulary it starts from: its work grows with
+#: a word's bytes times the longest piece, and merges over one long run of a byte reach pieces
+#: as long as the run. A longer word is cut into pieces of at most this, as any word is.
+LONGEST_START_PIECE = 256
+
+
+def start_pieces(pieces) -> list[bytes]:
+    """The distinct pieces beyond the bytes, of at most :data:`LONGEST_START_PIECE` bytes,
+    shortest first (then by their bytes)."""
+    return sorted({p for p in pieces if 1 < len(p) <= LONGEST_START_PIECE}, key=lambda p: (len(p), p))
+
+
 def sizes_down(vocab_sizes) -> list[int]:
     """The tokens beyond the 256 bytes of each of ``vocab_sizes``, each once, largest first: the
     sizes a pruning run passes on its way down. ConfigError for a size not above the bytes."""

@@ -22,7 +22,16 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, Learner
 
-from .lattice import NEG, Lattice, occurrences, second_best_in_lattice, sizes_down, spelled, viterbi_counts
+from .lattice import (
+    NEG,
+    Lattice,
+    occurrences,
+    second_best_in_lattice,
+    sizes_down,
+    spelled,
+    start_pieces,
+    viterbi_counts,
+)
 
 _LN2 = math.log(2.0)
 
@@ -86,8 +95,7 @@ def train_mdl_prune_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
     pruning run, which starts from the largest size's BPE vocabulary and passes through the
     smaller sizes on its way down."""
     pending = sizes_down(vocab_sizes)
-    pieces = sorted({p for p in bottom_up(BYTE_SYMBOLS + params.initial_factor * pending[0]) if len(p) > 1},
-                    key=lambda p: (len(p), p))
+    pieces = start_pieces(bottom_up(BYTE_SYMBOLS + params.initial_factor * pending[0]))
     vocabulary = [bytes([b]) for b in range(BYTE_SYMBOLS)] + pieces
     size = len(vocabulary)
     spell, starts = spelled(vocabulary)

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from chunkpress.plugin import BYTE_SYMBOLS, Learner, trie_child
 
-from .lattice import sizes_down, spelled, trie_of
+from .lattice import sizes_down, spelled, start_pieces, trie_of
 from .seeds import seed_pieces
 
 _FAR = 1 << 40
@@ -144,7 +144,7 @@ def train_pathpiece_sizes(buf, offsets, counts, vocab_sizes: list[int], params: 
     pending = sizes_down(vocab_sizes)
     wanted = BYTE_SYMBOLS + params.initial_factor * pending[0]
     if params.initial == "bpe":
-        pieces = [p for p in bottom_up(wanted) if len(p) > 1]
+        pieces = start_pieces(bottom_up(wanted))
     else:
         spell, starts, *_ = seed_pieces(buf, offsets, np.asarray(counts, dtype=np.int64),
                                           params.initial_factor * pending[0], params.max_piece_bytes)
