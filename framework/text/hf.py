@@ -475,6 +475,8 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
         unk = model.get("unk_id")
         scores = []
         for i, (piece, score) in enumerate(vocab):
+            if not piece:
+                raise FormatError(f"HF Unigram model: piece #{i} is empty")
             if i == unk:
                 continue
             byte = byte_piece(piece) if model.get("byte_fallback") else None
@@ -490,6 +492,10 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
     else:
         vocab = model.get("vocab")
         mark = model.get("continuing_subword_prefix") or ""
+        if not isinstance(mark, str):
+            raise FormatError("not an HF WordPiece model: 'continuing_subword_prefix' must be a string")
+        if isinstance(vocab, dict) and "" in vocab:
+            raise FormatError("HF WordPiece model: a token is empty")
         if not isinstance(vocab, dict) or not all(isinstance(k, str) and _is_int(v) for k, v in vocab.items()):
             raise FormatError("not an HF WordPiece model: 'vocab' must map tokens to integer ids")
         for piece, i in vocab.items():

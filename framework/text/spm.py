@@ -29,11 +29,14 @@ from .hf import UNKNOWN_BELOW, add_byte_fallback, byte_piece
 
 #: sentencepiece's piece types
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+_KNOWN_TYPES = frozenset((NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE))
 #: sentencepiece's model types, and the segmenter each becomes
 SEGMENTER_OF = {1: "likelihood", 2: "best-pair"}
 _MODEL_NAMES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
 #: sentencepiece's white space
 META_SPACE = "\u2581"
+#: the bytes from which sentencepiece refuses to load a piece ("piece is too long")
+LONGEST_PIECE_BYTES = 8000
 
 
 def _fields(data: bytes, where: str):
@@ -78,6 +81,8 @@ def read_model(data: bytes) -> dict:
     """The fields of a ``.model`` that encoding depends on."""
     pieces: list[tuple[str, float, int]] = []
     model_type, byte_fallback = 1, False
+    #: TrainerSpec's fields that change how text is cut, by number, at their defaults
+    splitting = {22: True, 24: False, 26: False}
     normalizer = {"name": "nmt_nfkc", "charsmap": b"", "add_dummy_prefix": True, "remove_extra_whitespaces": True,
                   "escape_whitespaces": True}
     for field, wire, value in _fields(data, "sentencepiece model"):
@@ -92,9 +97,14 @@ def read_model(data: bytes) -> dict:
                 elif f == 2 and w == 5:
                     score = struct.unpack("<f", v)[0]
                 elif f == 3 and w == 0:
-                    kind = v
+                    kind = v if v in _KNOWN_TYPES else NORMAL  # proto2 reads an unknown enum value as its default
             if text is None:
                 raise FormatError("sentencepiece model: a piece has no text")
+            if not text:
+                raise FormatError(f"sentencepiece model: piece #{len(pieces)} is empty")
+            if len(text.encode()) >= LONGEST_PIECE_BYTES:
+                raise FormatError(f"sentencepiece model: piece #{len(pieces)} is too long ({len(text.encode()):,} "
+                                  f"bytes; sentencepiece loads no model with a piece of {LONGEST_PIECE_BYTES:,} or more)")
             pieces.append((text, score, kind))
         elif field == 2 and wire == 2:
             for f, w, v in _fields(value, "sentencepiece trainer spec"):
@@ -102,6 +112,8 @@ def read_model(data: bytes) -> dict:
                     model_type = v
                 elif f == 35 and w == 0:
                     byte_fallback = bool(v)
+                elif f in splitting and w == 0:
+                    splitting[f] = bool(v)
         elif field == 3 and wire == 2:
             for f, w, v in _fields(value, "sentencepiece normalizer spec"):
                 if f == 1 and w == 2:
@@ -112,7 +124,9 @@ def read_model(data: bytes) -> dict:
                     normalizer[{3: "add_dummy_prefix", 4: "remove_extra_whitespaces", 5: "escape_whitespaces"}[f]] = bool(v)
     if not pieces:
         raise FormatError("not a sentencepiece model: it has no pieces")
-    return {"pieces": pieces, "model_type": model_type, "byte_fallback": byte_fallback, "normalizer": normalizer}
+    return {"pieces": pieces, "model_type": model_type, "byte_fallback": byte_fallback, "normalizer": normalizer,
+            "split_by_whitespace": splitting[22], "treat_whitespace_as_suffix": splitting[24],
+            "allow_whitespace_only_pieces": splitting[26]}
 
 
 def _check_tokenizes_as_we_do(model: dict) -> None:
@@ -131,6 +145,14 @@ def _check_tokenizes_as_we_do(model: dict) -> None:
     if not model["byte_fallback"]:
         raise FormatError("byte_fallback = false: an unknown character becomes <unk>, which has no bytes; only "
                           "models trained with byte fallback are read")
+    for setting, refused in (("split_by_whitespace", False), ("treat_whitespace_as_suffix", True),
+                             ("allow_whitespace_only_pieces", True)):
+        if model[setting] == refused:
+            raise FormatError(f"{setting} = {str(refused).lower()} changes where sentencepiece cuts words (runs of "
+                              "spaces, a word's end): not read, as it would give other ids")
+    if any(kind == NORMAL and len(text) > 1 and set(text) == {META_SPACE} for text, _, kind in model["pieces"]):
+        raise FormatError("a piece of white space alone (▁▁): sentencepiece cuts runs of spaces into such pieces, "
+                          "which chunkpress does not; not read")
     if any(kind == USER_DEFINED for _, _, kind in model["pieces"]):
         raise FormatError("user-defined pieces are matched whole before the model: not read")
 

@@ -44,6 +44,9 @@ from .units import inside_units, opening_steps, openings
 from .vocabulary import Vocabulary
 from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, distinct_units, shards
 
+#: sentencepiece's white space, U+2581, in UTF-8
+_META_SPACE = "\u2581".encode()
+
 
 def _text_bytes(text) -> bytes:
     """str as UTF-8 (what HF tokenizes), bytes-like as it is."""
@@ -376,6 +379,12 @@ class Tokenizer:
         counts = call_interruptibly(self._segmenter().segment, self._searched(), words.buf, words.offsets, out)
         return words.assemble(out, words.offsets[:-1], np.asarray(counts, dtype=np.int64))
 
+    def _meta_space_is_space(self) -> bool:
+        """Whether a ``▁`` in the text is a space: in a vocabulary imported from sentencepiece or
+        an HF Metaspace model, whose library makes it one before its model sees the text."""
+        return (self.pretokenizer == "metaspace" and self.meta is not None
+                and self.meta.imported_from in ("sentencepiece", "hf-tokenizers"))
+
     def symbols(self, data) -> np.ndarray:
         """The dictionary's symbols for ``data`` (int64): what training gives on the same text,
         and what an archive codes."""
@@ -395,6 +404,8 @@ class Tokenizer:
         datas = [_text_bytes(t) for t in texts]
         if not datas:
             return []
+        if self._meta_space_is_space():  # as sentencepiece and HF's Metaspace read it (one character for one)
+            datas = [d.replace(_META_SPACE, b" ") for d in datas]
         if self.hf is not None:
             return [self._encode_hf(d, isinstance(t, str)) for d, t in zip(datas, texts, strict=True)]
         ends = np.cumsum([len(d) for d in datas], dtype=np.int64)
