@@ -276,3 +276,34 @@ def test_an_empty_sentencepiece_piece_is_refused_in_one_line(tmp_path, capsys, s
     assert main(["import-spm", str(crafted), "-o", str(tmp_path / "m.rules")]) == 4
     err = capsys.readouterr().err
     assert "empty" in err and "empty.model" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("learner", ["mdl-prune", "pathpiece", "unigram"])
+def test_every_learner_refuses_empty_text_and_writes_nothing(tmp_path, capsys, learner):
+    (tmp_path / "empty.txt").write_bytes(b"")
+    assert main(["train", str(tmp_path / "empty.txt"), "--learner", learner, "--pretokenizer", "metaspace",
+                 "--vocab-size", "300", "--rules", str(tmp_path / "e.rules")]) == 2
+    assert "no text to learn from" in capsys.readouterr().err
+    assert not (tmp_path / "e.rules").exists()
+
+
+def test_a_huge_unknown_name_is_not_echoed_in_full(tmp_path, capsys, unigram_rules):
+    (tmp_path / "t.txt").write_bytes(b"some text\n")
+    name = "x" * 100_000
+    assert main(["encode", str(tmp_path / "t.txt"), "--rules", str(unigram_rules), "--segmenter", name]) != 0
+    err = capsys.readouterr().err
+    assert "100,000 characters" in err and len(err) < 1000
+
+
+@pytest.mark.parametrize("alpha", [0.5, 2.5, 1e300, 1e308])
+def test_renyi_efficiency_of_any_order_is_computed_without_a_numpy_warning(alpha):
+    import warnings
+
+    from chunkpress.text.metrics import efficiency
+
+    counts = np.array([5, 3, 2, 1, 1, 7])
+    p = counts / counts.sum()
+    plain = -math.log2(p.max()) if alpha > 1e100 else math.log2(float(np.sum(p ** alpha))) / (1 - alpha)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert efficiency(counts, alpha) == pytest.approx(plain / math.log2(counts.size), rel=1e-12)

@@ -46,6 +46,12 @@ ROLES = {
 }
 
 
+
+def _shown(name: str) -> str:
+    """A name as an error quotes it: its first 60 characters and its length where longer (a
+    crafted config or archive may name anything)."""
+    return name if len(name) <= 60 else f"{name[:60]}... ({len(name):,} characters)"
+
 @attrs.frozen(kw_only=True)
 class PluginFailure:
     """A plugin that could not be loaded, and why."""
@@ -72,7 +78,7 @@ class Registry:
                               "uninstall one of them")
         if name not in table:
             known = ", ".join(sorted(table)) or "none"
-            raise PluginError(f"unknown {role} {name!r}; available: {known}")
+            raise PluginError(f"unknown {role} {_shown(name)!r}; available: {known}")
         return table[name]
 
     def coder_for_id(self, codec_id: str) -> CoderInfo:
@@ -80,7 +86,7 @@ class Registry:
             if info.codec_id == codec_id:
                 return info
         known = ", ".join(sorted(i.codec_id for i in self.components["coder"].values()))
-        raise PluginError(f"unknown codec id {codec_id!r}; this installation reads: {known}")
+        raise PluginError(f"unknown codec id {_shown(codec_id)!r}; this installation reads: {known}")
 
     def distribution(self, role: str, name: str) -> dict:
         """The installed distribution that provides a component and its version, from package

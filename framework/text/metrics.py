@@ -45,8 +45,12 @@ def efficiency(counts: np.ndarray, alpha: float) -> float | None:
     p = counts / counts.sum()
     if alpha == 1.0:
         entropy = float(-np.sum(p * np.log2(p)))
-    else:
-        entropy = float(np.log2(np.sum(p**alpha)) / (1.0 - alpha))
+    else:  # log2(sum p^a) / (1 - a), with the largest p factored out: no term under- or overflows to a warning
+        logs = np.log2(p)
+        top = float(logs.max())
+        with np.errstate(over="ignore", under="ignore"):  # a term far below the largest is 0, as it should be
+            scaled = float(np.log2(np.sum(np.exp2(alpha * (logs - top)))))
+        entropy = alpha / (1.0 - alpha) * top + scaled / (1.0 - alpha)
     return entropy / math.log2(counts.size)
 
 

@@ -185,6 +185,8 @@ def learn_top_down_sizes(pipeline, words: WordCounts, sources, vocab_sizes: list
                                       limits={"max_rules": size - BYTE_SYMBOLS})
         return spellings(merges.fit_words(words, trace=False).rules)[BYTE_SYMBOLS:]
 
+    if words.buf.size == 0:  # every learner alike: no vocabulary is learned from nothing
+        raise ConfigError("no text to learn from: the words are empty")
     started = time.perf_counter()
     with meter(f"train ({name})", None, unit="rounds"):
         counts = np.asarray(words.counts, dtype=np.int64)
