@@ -180,15 +180,15 @@ def _offer_pair(buf, keys, children, token, logp, start, size, left, right, agen
 
 
 @long_kernel
-def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, prev, nxt, h_score, h_left, h_right,
+def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, links, h_score, h_left, h_right,
               h_size, out, counts):
     """sentencepiece's BPE inference, unit by unit, as sentencepiece runs it: the adjacent
     pairs that spell a token on an agenda (a heap, best score first, then leftmost); the first
     is joined unless a join since has changed either side (its spelled length tells), and the
     new symbol's pairs with its neighbours go on the agenda. A unit of n symbols costs
-    O(n log n) lookups. ``start``/``size``/``node_of``/``prev``/``nxt``: scratch of the
-    longest unit's length (each symbol's first byte, its bytes, its trie node, its
-    neighbours); ``h_*``: the agenda, three times that."""
+    O(n log n) lookups. ``start``/``size``/``node_of``: scratch of the longest unit's length
+    (each symbol's first byte, its bytes, its trie node), ``links``: two rows of it (each
+    symbol's left and right neighbour, -1 for none); ``h_*``: the agenda, three times that."""
     for u in range(offsets.size - 1):
         lo, hi = offsets[u], offsets[u + 1]
         m = 0
@@ -206,7 +206,7 @@ def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, p
                 m += 1
             at += width
         for k in range(m):
-            prev[k], nxt[k] = k - 1, k + 1 if k + 1 < m else -1
+            links[0, k], links[1, k] = k - 1, k + 1 if k + 1 < m else -1
         agenda = 0
         for k in range(m - 1):
             agenda = _offer_pair(buf, keys, children, token, logp, start, size, k, k + 1, agenda, h_score, h_left,
@@ -220,19 +220,19 @@ def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, p
             size[left] = spelled
             node_of[left] = _spelled(buf, start[left], start[left] + spelled, keys, children, token)
             size[right] = 0
-            nxt[left] = nxt[right]
-            if nxt[right] >= 0:
-                prev[nxt[right]] = left
-            agenda = _offer_pair(buf, keys, children, token, logp, start, size, prev[left], left, agenda, h_score,
+            links[1, left] = links[1, right]
+            if links[1, right] >= 0:
+                links[0, links[1, right]] = left
+            agenda = _offer_pair(buf, keys, children, token, logp, start, size, links[0, left], left, agenda, h_score,
                                  h_left, h_right, h_size)
-            agenda = _offer_pair(buf, keys, children, token, logp, start, size, left, nxt[left], agenda, h_score,
+            agenda = _offer_pair(buf, keys, children, token, logp, start, size, left, links[1, left], agenda, h_score,
                                  h_left, h_right, h_size)
         n = 0
         k = 0 if m > 0 else -1
         while k >= 0:
             out[lo + n] = token[node_of[k]]
             n += 1
-            k = nxt[k]
+            k = links[1, k]
         counts[u] = n
 
 
@@ -246,12 +246,13 @@ class BestPair(Segmenter):
             raise ConfigError("segmenter 'best-pair' needs the tokens' scores, and this vocabulary has none "
                               "(choose another --segmenter)")
         longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
-        start, size, node_of, prev, nxt = np.zeros((5, longest + 1), dtype=np.int64)
+        start, size, node_of = np.zeros((3, longest + 1), dtype=np.int64)
+        links = np.zeros((2, longest + 1), dtype=np.int64)
         h_score = np.zeros(3 * (longest + 1))
         h_left, h_right, h_size = np.zeros((3, 3 * (longest + 1)), dtype=np.int64)
         counts = np.zeros(offsets.size - 1, dtype=np.int64)
         best_pair(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, vocabulary.logp, start, size,
-                  node_of, prev, nxt, h_score, h_left, h_right, h_size, out, counts)
+                  node_of, links, h_score, h_left, h_right, h_size, out, counts)
         return counts
 
 
