@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import importlib.abc
-import importlib.util
 import os
 import signal
 import sys
 import warnings
 
+from .engine.cachefiles import after_numba_cache_loads
 from .errors import ChunkpressError, UnverifiedWarning
 
 
@@ -146,30 +145,7 @@ def load_cached_kernels_lightly() -> None:
     still installs the registries (numba's compiler refreshes its contexts itself), and where
     numba lacks what this expects, nothing changes. Applied when numba's cache module is
     imported, so a command that compiles nothing never imports numba for it."""
-    if "numba.core.caching" in sys.modules:
-        _light_cache_loads(sys.modules["numba.core.caching"])
-    elif not any(isinstance(f, _CachingImported) for f in sys.meta_path):
-        sys.meta_path.insert(0, _CachingImported())
-
-
-class _CachingImported(importlib.abc.MetaPathFinder):
-    """Runs :func:`_light_cache_loads` once ``numba.core.caching`` has been executed."""
-
-    def find_spec(self, name, path, target=None):
-        if name != "numba.core.caching":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            _light_cache_loads(module)
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
+    after_numba_cache_loads(_light_cache_loads)
 
 
 def _light_cache_loads(caching) -> None:

@@ -14,7 +14,9 @@ code would load and run. So, for every cached kernel in the process:
 * the first such fault in a process is said once on stderr.
 
 :func:`install` applies this when numba's caching module is imported (numba itself loads only
-with the first kernel). A numba whose cache classes differ is left as it is.
+with the first kernel), through :func:`after_numba_cache_loads`, the one hook on that import
+(the program's lighter cached loads use it too). A numba whose cache classes differ is left as
+it is.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import importlib.machinery
 import io
 import pickle
 import sys
+from collections.abc import Callable
 from typing import Any
 
 #: what a digest trailer starts with; the digest follows it
@@ -134,8 +137,12 @@ def _patch(caching) -> None:
     cache._load_overload = load_overload
 
 
+#: what runs on numba's caching module once it has been imported, in the order given
+_PATCHES: list[Callable[[Any], None]] = []
+
+
 class _PatchOnImport(importlib.abc.MetaPathFinder):
-    """Finds numba's caching module as usual, and patches it once it has run."""
+    """Finds numba's caching module as usual, and runs :data:`_PATCHES` on it once it has run."""
 
     def find_spec(self, name, path, target=None):
         if name != _MODULE:
@@ -149,15 +156,25 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             numba_exec(module)
-            _patch(module)
+            for patch in _PATCHES:
+                patch(module)
 
         loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 
-def install() -> None:
-    """Apply this module to numba's cache: now where numba is loaded, else when it loads."""
+def after_numba_cache_loads(patch: Callable[[Any], None]) -> None:
+    """``patch(numba.core.caching)``: now where numba is loaded, else once it loads (so a
+    command that compiles nothing never imports numba for it)."""
     if _MODULE in sys.modules:
-        _patch(sys.modules[_MODULE])
-    elif not any(isinstance(finder, _PatchOnImport) for finder in sys.meta_path):
+        patch(sys.modules[_MODULE])
+        return
+    if patch not in _PATCHES:
+        _PATCHES.append(patch)
+    if not any(isinstance(finder, _PatchOnImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, _PatchOnImport())
+
+
+def install() -> None:
+    """Apply this module to numba's cache (:func:`after_numba_cache_loads`)."""
+    after_numba_cache_loads(_patch)
