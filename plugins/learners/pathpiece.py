@@ -39,12 +39,29 @@ class PathPieceParams:
     keep: float = attrs.field(default=0.9, validator=[attrs.validators.gt(0), attrs.validators.lt(1)])
 
 
+@numba.njit(cache=True, inline="always")
+def _edges_from(buf, lo, i, n, keys, children, token, ends, tokens):
+    """The tokens that start at position ``i`` of the word ``buf[lo:lo + n]``: how many, their
+    end positions into ``ends`` and their trie ids into ``tokens`` (shortest first)."""
+    m = 0
+    node = np.int64(0)
+    for k in range(i, n):
+        node = trie_child(keys, children, node, buf[lo + k])
+        if node < 0:
+            break
+        if token[node] >= 0:
+            ends[m], tokens[m] = k + 1, token[node]
+            m += 1
+    return m
+
+
 @numba.njit(cache=True)
 def _costs(buf, offsets, counts, keys, children, token, reach, cost, fwd, n_fwd, bwd, n_bwd, local):
     """Each token's removal cost into ``cost`` (indexed by the trie's token ids); returns the
     words' fewest tokens in all. ``reach``: the longest token's bytes. ``fwd``/``bwd``: the
     fewest tokens to reach a position from the word's start / its end, ``n_fwd``/``n_bwd``: how
     many such paths (as floats: only compared). A word of n bytes costs O(n * reach) steps."""
+    ends, tokens = np.empty(reach + 1, dtype=np.int64), np.empty(reach + 1, dtype=np.int64)
     total = 0.0
     for w in range(offsets.size - 1):
         lo = offsets[w]
@@ -57,76 +74,54 @@ def _costs(buf, offsets, counts, keys, children, token, reach, cost, fwd, n_fwd,
         fwd[0] = 0
         n_fwd[0] = 1.0
         for i in range(n):
-            node = np.int64(0)
-            for k in range(i, n):
-                node = trie_child(keys, children, node, buf[lo + k])
-                if node < 0:
-                    break
-                if token[node] >= 0:
-                    if fwd[i] + 1 < fwd[k + 1]:
-                        fwd[k + 1] = fwd[i] + 1
-                        n_fwd[k + 1] = n_fwd[i]
-                    elif fwd[i] + 1 == fwd[k + 1]:
-                        n_fwd[k + 1] += n_fwd[i]
+            for e in range(_edges_from(buf, lo, i, n, keys, children, token, ends, tokens)):
+                b = ends[e]
+                if fwd[i] + 1 < fwd[b]:
+                    fwd[b] = fwd[i] + 1
+                    n_fwd[b] = n_fwd[i]
+                elif fwd[i] + 1 == fwd[b]:
+                    n_fwd[b] += n_fwd[i]
         bwd[n] = 0
         n_bwd[n] = 1.0
         for i in range(n - 1, -1, -1):
-            node = np.int64(0)
-            for k in range(i, n):
-                node = trie_child(keys, children, node, buf[lo + k])
-                if node < 0:
-                    break
-                if token[node] >= 0:
-                    if bwd[k + 1] + 1 < bwd[i]:
-                        bwd[i] = bwd[k + 1] + 1
-                        n_bwd[i] = n_bwd[k + 1]
-                    elif bwd[k + 1] + 1 == bwd[i]:
-                        n_bwd[i] += n_bwd[k + 1]
+            for e in range(_edges_from(buf, lo, i, n, keys, children, token, ends, tokens)):
+                b = ends[e]
+                if bwd[b] + 1 < bwd[i]:
+                    bwd[i] = bwd[b] + 1
+                    n_bwd[i] = n_bwd[b]
+                elif bwd[b] + 1 == bwd[i]:
+                    n_bwd[i] += n_bwd[b]
         best = fwd[n]
         total += best * counts[w]
-        # Without one occurrence (i, k + 1), a path still crosses the cut after position i by one
-        # edge (a, b), a <= i < b, and costs fwd[a] + 1 + bwd[b] at least (neither part can use
-        # the occurrence). ``local[b]``: the least fwd[a] + 1 over the edges (a, b) with a < i,
+        # Without one occurrence (i, b), a path still crosses the cut after position i by one
+        # edge (a, c), a <= i < c, and costs fwd[a] + 1 + bwd[c] at least (neither part can use
+        # the occurrence). ``local[c]``: the least fwd[a] + 1 over the edges (a, c) with a < i,
         # so the best crossing that does not start at i is a scan of the ends within reach.
         for j in range(n + 1):
             local[j] = _FAR
         for i in range(n):
-            if i > 0:
-                node = np.int64(0)
-                for k in range(i - 1, n):
-                    node = trie_child(keys, children, node, buf[lo + k])
-                    if node < 0:
-                        break
-                    if token[node] >= 0 and fwd[i - 1] + 1 < local[k + 1]:
-                        local[k + 1] = fwd[i - 1] + 1
-            if fwd[i] + bwd[i] != best:  # no shortest path passes i, so no occurrence from i is charged
-                continue
-            crossing = np.int64(_FAR)
-            for b in range(i + 1, min(n, i - 1 + reach) + 1):
-                crossing = min(crossing, local[b] + bwd[b])
-            first, second = np.int64(_FAR), np.int64(_FAR)  # the two cheapest edges from i
-            node = np.int64(0)
-            for k in range(i, n):
-                node = trie_child(keys, children, node, buf[lo + k])
-                if node < 0:
-                    break
-                if token[node] >= 0:
-                    value = fwd[i] + 1 + bwd[k + 1]
+            m = _edges_from(buf, lo, i, n, keys, children, token, ends, tokens)
+            if fwd[i] + bwd[i] == best:  # a shortest path passes i: its occurrences there are charged
+                crossing = np.int64(_FAR)
+                for c in range(i + 1, min(n, i - 1 + reach) + 1):
+                    crossing = min(crossing, local[c] + bwd[c])
+                first, second = np.int64(_FAR), np.int64(_FAR)  # the two cheapest edges from i
+                for e in range(m):
+                    value = fwd[i] + 1 + bwd[ends[e]]
                     if value < first:
                         first, second = value, first
                     elif value < second:
                         second = value
-            node = np.int64(0)
-            for k in range(i, n):
-                node = trie_child(keys, children, node, buf[lo + k])
-                if node < 0:
-                    break
-                t = token[node]
-                if t < 0 or k == i or fwd[i] + 1 + bwd[k + 1] != best or n_fwd[i] * n_bwd[k + 1] != n_fwd[n]:
-                    continue
-                # the fewest tokens for the word without this occurrence: the cheapest other
-                # crossing of the cut (this one is the cheapest from i, so the next is second)
-                cost[t] += (min(crossing, second) - best) * counts[w]
+                for e in range(m):
+                    b = ends[e]
+                    if b == i + 1 or fwd[i] + 1 + bwd[b] != best or n_fwd[i] * n_bwd[b] != n_fwd[n]:
+                        continue
+                    # the fewest tokens for the word without this occurrence: the cheapest other
+                    # crossing of the cut (this one is the cheapest from i, so the next is second)
+                    cost[tokens[e]] += (min(crossing, second) - best) * counts[w]
+            for e in range(m):  # the edges from i cross the cuts after i + 1 on
+                if fwd[i] + 1 < local[ends[e]]:
+                    local[ends[e]] = fwd[i] + 1
     return total
 
 
