@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     from .decompressor import Decompressor
     from .text.tokenizer import Tokenizer
 
-#: names imported on first use, so that ``import chunkpress`` stays light (numba and the
-#: engine load only when a job needs them)
 _sturdy_kernel_cache()  # a damaged numba cache file is compiled again, never reported as the data's fault
 
+#: names imported on first use, so that ``import chunkpress`` stays light (numba and the
+#: engine load only when a job needs them)
 _LAZY = {"Compressor": "compressor", "Decompressor": "decompressor", "Tokenizer": "text.tokenizer"}
 
 

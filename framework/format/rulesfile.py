@@ -17,7 +17,6 @@ ignore those keys and encode otherwise, refuses it; every other file stays versi
 from __future__ import annotations
 
 import json
-import math
 
 import attrs
 import numpy as np
@@ -106,7 +105,6 @@ def _optional(kind):
     return attrs.validators.optional(attrs.validators.instance_of(kind))
 
 
-
 #: the largest magnitude a token's score may have: a path's sum of scores then stays finite
 #: and ordered over any text (a billion tokens of the least score sum to 1e39, far from
 #: float64's 1.8e308); scores near -1e300 would sum to -inf or lose every smaller term
@@ -114,11 +112,15 @@ MAX_SCORE = 1e30
 
 
 def check_scores(scores, where: str) -> None:
-    """FormatError naming ``where`` unless every score is finite and within :data:`MAX_SCORE`."""
+    """FormatError naming ``where`` unless every score is finite and within :data:`MAX_SCORE`
+    (numbers, as the caller has checked: NaN compares false, and an integer of any size
+    compares without conversion)."""
     for i, value in enumerate(scores):
-        if not (math.isfinite(value) and abs(value) <= MAX_SCORE):
-            raise FormatError(f"{where}: token #{i}'s score {value!r} is not a finite number within "
+        if not abs(value) <= MAX_SCORE:
+            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:40]}..."
+            raise FormatError(f"{where}: token #{i}'s score {shown} is not a finite number within "
                               f"±{MAX_SCORE:g} (a search could not rank paths by such scores)")
+
 
 @attrs.frozen(kw_only=True, eq=False)
 class RulesFile:

@@ -46,11 +46,11 @@ ROLES = {
 }
 
 
-
 def _shown(name: str) -> str:
     """A name as an error quotes it: its first 60 characters and its length where longer (a
     crafted config or archive may name anything)."""
     return name if len(name) <= 60 else f"{name[:60]}... ({len(name):,} characters)"
+
 
 @attrs.frozen(kw_only=True)
 class PluginFailure:

@@ -19,9 +19,6 @@ longest token's length.
 import numpy as np
 from chunkpress.plugin import ConfigError, Segmenter, long_kernel, trie_child
 
-#: below every score: a pair no token spells
-_NO_SCORE = -np.inf
-
 
 @long_kernel
 def longest_prefix(buf, offsets, keys, children, token, out, counts):
