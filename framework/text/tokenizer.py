@@ -44,6 +44,10 @@ from .units import inside_units, opening_steps, openings
 from .vocabulary import Vocabulary
 from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, distinct_units, shards
 
+#: trie steps (bytes times the longest token) from which a search runs where an interrupt can
+#: stop it: some tens of milliseconds at least
+_INTERRUPTIBLE_STEPS = 1 << 24
+
 #: sentencepiece's white space, U+2581, in UTF-8
 _META_SPACE = "\u2581".encode()
 
@@ -375,8 +379,12 @@ class Tokenizer:
         else:
             words = distinct_units(self.boundary, arr, breaks, piece_ends)
         out = np.empty(words.buf.size, dtype=np.int64)
-        # on a helper thread: a long search stops on Ctrl-C or SIGTERM (its kernels release the GIL)
-        counts = call_interruptibly(self._segmenter().segment, self._searched(), words.buf, words.offsets, out)
+        segment, searched = self._segmenter().segment, self._searched()
+        if words.buf.size * searched.longest >= _INTERRUPTIBLE_STEPS:
+            # on a helper thread, so that Ctrl-C and SIGTERM stop it (the kernels release the GIL)
+            counts = call_interruptibly(segment, searched, words.buf, words.offsets, out)
+        else:  # a short search: a thread per call would cost more than the search (a line at a time)
+            counts = segment(searched, words.buf, words.offsets, out)
         return words.assemble(out, words.offsets[:-1], np.asarray(counts, dtype=np.int64))
 
     def _meta_space_is_space(self) -> bool:

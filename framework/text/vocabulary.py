@@ -139,6 +139,8 @@ class Vocabulary:
     has_scores: bool
     #: each listed token's node, in the order the tokens were given
     ends: np.ndarray
+    #: the longest token's bytes: a search from one position walks at most this far
+    longest: int
 
     @classmethod
     def of(cls, rules: np.ndarray, symbols: np.ndarray | None = None, scores: np.ndarray | None = None) -> Vocabulary:
@@ -180,7 +182,7 @@ class Vocabulary:
         keys, children, token, logp, ends = _build(spell, starts, np.asarray(ids, dtype=np.int64),
                                                    np.asarray(scores, dtype=np.float64), order)
         return cls(keys=keys, children=children, token=token, logp=logp, symbols=np.sort(ids), has_scores=has_scores,
-                   ends=ends)
+                   ends=ends, longest=int(np.diff(starts).max(initial=0)))
 
 
 def spellings(rules) -> list[bytes]:
