@@ -1,7 +1,6 @@
 """Export a dictionary to the HF ``tokenizers`` JSON format, and import one from it.
 
-A dictionary cut by search exports as HF's Unigram or WordPiece model (:func:`to_hf_searched`)
-and imports back (:func:`searched_from_hf`). One cut by its merges exports as a byte-level BPE
+A dictionary cut by its merges exports as a byte-level BPE
 whose merges are our rules in order, so HF's segmentation equals ``chunkpress encode``: HF
 applies merges by rank, leftmost first, within each pre-token, and since no merge can create a
 pair of a lower rank, that is the same as applying the rules one after the other, left to right.
@@ -32,10 +31,9 @@ import attrs
 import numpy as np
 
 from ..contract import BYTE_SYMBOLS
-from ..errors import FormatError
+from ..errors import ChunkpressError, FormatError
 from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
-from ..format.rulesfile import check_scores
 
 #: how much less likely than the least likely token a byte that no token covers is, in a
 #: vocabulary read or learned with scores (sentencepiece's penalty for an unknown character)
@@ -58,7 +56,7 @@ def _byte_chars() -> tuple[tuple[int, str], ...]:
     return (*((b, chr(b)) for b in printable), *((b, chr(256 + n)) for n, b in enumerate(others)))
 
 
-def _is_int(value) -> bool:
+def is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -76,6 +74,18 @@ class HFVocab:
     #: sentencepiece's dummy prefix: the space goes before every text, even one that starts with
     #: a space, and ``decode`` takes it off the first token again
     prefix_always: bool = False
+    #: HF's WordPiece ``max_input_chars_per_word``: a longer pre-token is HF's unknown token,
+    #: which no id of ours stands for, so such a text is refused (None: no bound)
+    longest_word: int | None = None
+    #: whether HF's pre-tokens are spelled a character per byte (ByteLevel), so that
+    #: :attr:`longest_word` counts bytes, not UTF-8 characters
+    longest_in_bytes: bool = False
+    #: whether a ``▁`` in the text is a space, as sentencepiece and HF's Metaspace make it one
+    #: before their model sees the text
+    space_mark: bool = False
+    #: HF's Unigram ``unk_id``: HF fuses a run of tokens with this id into one, which no ids of
+    #: ours do, so such a text is refused (None: no unknown piece)
+    fused_id: int | None = None
 
     def __attrs_post_init__(self):
         model = self.ids[self.ids >= 0].tolist()
@@ -108,8 +118,10 @@ class HFVocab:
     def to_meta(self) -> dict:
         out = {"ids": self.ids.tolist(), "special": [list(s) for s in self.special],
                "add_prefix_space": self.add_prefix_space}
-        if self.prefix_always:  # written only where set: other files stay as before
-            out["prefix_always"] = True
+        # each written only where set: other files stay as before
+        for key in ("prefix_always", "longest_word", "longest_in_bytes", "space_mark", "fused_id"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
         return out
 
     @classmethod
@@ -117,14 +129,19 @@ class HFVocab:
         """Read back ``to_meta``'s dict, checking every type (the rules file is untrusted)."""
         ok = isinstance(meta, dict) and isinstance(meta.get("ids"), list) and isinstance(meta.get("special"), list)
         ok = ok and isinstance(meta.get("add_prefix_space"), bool) and len(meta["ids"]) == n_symbols
-        ok = ok and all(_is_int(i) and -1 <= i <= MAX_HF_ID for i in meta["ids"])
-        ok = ok and all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str) and _is_int(s[1]) for s in meta["special"])
-        ok = ok and isinstance(meta.get("prefix_always", False), bool)
+        ok = ok and all(is_int(i) and -1 <= i <= MAX_HF_ID for i in meta["ids"])
+        ok = ok and all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str) and is_int(s[1]) for s in meta["special"])
+        ok = ok and all(isinstance(meta.get(key, False), bool) for key in ("prefix_always", "longest_in_bytes",
+                                                                           "space_mark"))
+        ok = ok and all(is_int(meta.get(key, 0)) and 0 <= meta.get(key, 0) <= MAX_HF_ID
+                        for key in ("longest_word", "fused_id"))
         if not ok:
             raise FormatError(f"rules file: corrupt HF vocabulary (expected 'ids' for all {n_symbols} symbols, "
                               "'special' as [content, id] pairs and a boolean 'add_prefix_space')")
         return cls(ids=np.array(meta["ids"], dtype=np.int64), special=tuple((c, i) for c, i in meta["special"]),
-                   add_prefix_space=meta["add_prefix_space"], prefix_always=meta.get("prefix_always", False))
+                   add_prefix_space=meta["add_prefix_space"], prefix_always=meta.get("prefix_always", False),
+                   longest_word=meta.get("longest_word"), longest_in_bytes=meta.get("longest_in_bytes", False),
+                   space_mark=meta.get("space_mark", False), fused_id=meta.get("fused_id"))
 
     def segments(self, data: bytes) -> tuple[list[bytes], list[int], list[int], list[bool]]:
         """The text between added tokens, as ByteLevel sees it (with the prefix space), the
@@ -149,6 +166,28 @@ class HFVocab:
                 prefixed.append(self.add_prefix_space and (self.prefix_always or not text.startswith(b" ")))
                 texts.append(b" " + text if prefixed[-1] else text)
         return texts, found, where, prefixed
+
+    def check_as_hf(self, buf: np.ndarray, breaks: np.ndarray | None, ids: np.ndarray) -> None:
+        """ChunkpressError where HF would not give ``ids`` for ``buf`` cut at ``breaks``: a
+        pre-token of more than :attr:`longest_word` characters (HF: one unknown token), or
+        two :attr:`fused_id` tokens in a row (HF: one token)."""
+        if self.fused_id is not None and ids.size > 1:
+            twice = np.flatnonzero((ids[1:] == self.fused_id) & (ids[:-1] == self.fused_id))
+            if twice.size:
+                raise ChunkpressError(f"tokens {int(twice[0])} and {int(twice[0]) + 1} both have the unknown "
+                                      f"piece's id {self.fused_id}: HF's Unigram fuses them into one token, which "
+                                      "loses bytes, so this text is not encoded")
+        if self.longest_word is None or buf.size <= self.longest_word:
+            return
+        starts = np.arange(1, buf.size + 1) if self.longest_in_bytes else \
+            np.cumsum((buf & 0xC0) != 0x80, dtype=np.int64)  # characters up to each byte
+        ends = np.flatnonzero(breaks) if breaks is not None else np.zeros(0, dtype=np.int64)
+        ends = np.union1d(ends, [buf.size - 1])
+        chars = np.diff(np.concatenate([[0], starts[ends]]))
+        if chars.max() > self.longest_word:
+            raise ChunkpressError(f"a word of {int(chars.max()):,} characters: HF's WordPiece gives a word longer "
+                                  f"than max_input_chars_per_word = {self.longest_word} its unknown token, which "
+                                  "loses bytes, so this text is not encoded")
 
     def symbols_of(self, ids: np.ndarray) -> np.ndarray:
         """Our symbol for each HF id in ``ids``: -1 for none, -2 for an added token. A binary
@@ -181,7 +220,7 @@ class HFVocab:
         return data[1:] if self.prefix_always and data.startswith(b" ") else data
 
 
-def _pre_tokenizer(name: str, add_prefix_space: bool = False, units: str | None = None) -> dict:
+def byte_level_pre_tokenizer(name: str, add_prefix_space: bool = False, units: str | None = None) -> dict:
     byte_level = {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": True,
                   "use_regex": name == "gpt2" and units is None}
     if units is not None:
@@ -192,7 +231,7 @@ def _pre_tokenizer(name: str, add_prefix_space: bool = False, units: str | None 
     return byte_level
 
 
-def _pre_tokenizer_name(pre) -> tuple[str, bool]:
+def pre_tokenizer_name(pre) -> tuple[str, bool]:
     """(our pre-tokenizer, add_prefix_space) for an HF pre_tokenizer, or a FormatError."""
     if isinstance(pre, dict) and pre.get("type") == "Sequence":
         steps = pre.get("pretokenizers")
@@ -242,66 +281,11 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
     }
     doc = {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
-        "pre_tokenizer": _pre_tokenizer(pretokenizer, vocab is not None and vocab.add_prefix_space, units),
+        "pre_tokenizer": byte_level_pre_tokenizer(pretokenizer, vocab is not None and vocab.add_prefix_space, units),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": model,
     }
-    return json.dumps(doc, ensure_ascii=False)
-
-
-#: the mark of a WordPiece token that continues a word, on export: BERT's ``##`` behind a
-#: character that GPT-2's byte alphabet never holds, so a decoder can remove it exactly (a text's
-#: own "##" is two byte characters like any other)
-CONTINUES = "\u2581##"
-#: HF's WordPiece gives a word longer than this its unknown token: ours are never unknown
-LONGEST_WORD = (1 << 31) - 1
-
-
-def _searched_pre_tokenizer(pretokenizer: str) -> dict:
-    """The pre-tokenizer of a search model (Unigram, WordPiece) over GPT-2's byte characters:
-    ``metaspace`` splits before every space (HF's Split, merged with the next), the others are
-    those of :func:`_pre_tokenizer`."""
-    if pretokenizer == "metaspace":
-        split = {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithNext", "invert": False}
-        return {"type": "Sequence", "pretokenizers": [split, _pre_tokenizer("none")]}
-    return _pre_tokenizer(pretokenizer)
-
-
-def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, pretokenizer: str,
-                   scores: list[float] | None = None, special: tuple[tuple[str, int], ...] = ()) -> str:
-    """A tokenizer.json for a vocabulary cut by search, not by merges: ``likelihood`` as HF's
-    Unigram model (Viterbi over ``scores``), ``longest-prefix`` as HF's WordPiece (greedy longest
-    match; each token also written with the continuation mark :data:`CONTINUES`, at the same id,
-    since ours continue a word wherever they match). Tokens are spelled in GPT-2's byte characters behind a ByteLevel
-    pre-tokenizer, so every byte is a token and nothing is unknown."""
-    table = byte_to_unicode()
-    spelled = ["".join(table[b] for b in token) for token in tokens]
-    added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-              "special": True} for c, i in special]
-    if segmenter == "likelihood":
-        if scores is None:
-            raise FormatError("a likelihood vocabulary needs its tokens' log-probabilities to be exported")
-        order = np.argsort(ids, kind="stable")
-        if not np.array_equal(np.asarray(ids)[order], np.arange(len(ids))):
-            raise FormatError("HF's Unigram numbers its tokens 0, 1, ...: this vocabulary's ids have gaps")
-        model: dict = {"type": "Unigram", "unk_id": None, "byte_fallback": False,
-                       "vocab": [[spelled[k], float(scores[k])] for k in order.tolist()]}
-    elif segmenter == "longest-prefix":
-        vocab = {s: i for s, i in zip(spelled, ids, strict=True)}
-        vocab.update({CONTINUES + s: i for s, i in zip(spelled, ids, strict=True)})
-        model = {"type": "WordPiece", "unk_token": spelled[0], "continuing_subword_prefix": CONTINUES,
-                 "max_input_chars_per_word": LONGEST_WORD, "vocab": vocab}
-    else:
-        raise FormatError(f"segmenter {segmenter!r} has no HF model that cuts text as it does (HF has merges, "
-                          "Unigram's likelihood and WordPiece's longest prefix)")
-    decoder: dict = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
-    if segmenter == "longest-prefix":  # HF may spell an id either way: the mark goes before the bytes return
-        unmark = {"type": "Replace", "pattern": {"String": CONTINUES}, "content": ""}
-        decoder = {"type": "Sequence", "decoders": [unmark, decoder]}
-    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
-           "pre_tokenizer": _searched_pre_tokenizer(pretokenizer), "post_processor": None, "decoder": decoder,
-           "model": model}
     return json.dumps(doc, ensure_ascii=False)
 
 
@@ -320,14 +304,14 @@ def _check_tokenizes_as_we_do(doc: dict, model: dict) -> None:
         raise FormatError("BPE ignore_merges = true is not supported: chunkpress always applies the merges")
 
 
-def _added_tokens(doc: dict) -> tuple[tuple[str, int], ...]:
+def added_tokens_of(doc: dict) -> tuple[tuple[str, int], ...]:
     added = doc.get("added_tokens") or []
     if not isinstance(added, list):
         raise FormatError("added_tokens is not a list")
     out = []
     for token in added:
         if not (isinstance(token, dict) and isinstance(token.get("content"), str) and token["content"]
-                and _is_int(token.get("id"))):
+                and is_int(token.get("id"))):
             raise FormatError(f"added token {token!r} needs a non-empty 'content' and an integer 'id'")
         for key in ("lstrip", "rstrip", "single_word"):
             if token.get(key):
@@ -370,8 +354,8 @@ def from_hf_bpe(doc: dict, model: dict) -> tuple[np.ndarray, str, HFVocab]:
         raise FormatError("not an HF tokenizer.json with a BPE model: its 'vocab' must be an object and its "
                           "'merges' a list")
     _check_tokenizes_as_we_do(doc, model)
-    pre, add_prefix_space = _pre_tokenizer_name(doc.get("pre_tokenizer"))
-    special = _added_tokens(doc)
+    pre, add_prefix_space = pre_tokenizer_name(doc.get("pre_tokenizer"))
+    special = added_tokens_of(doc)
     table = byte_to_unicode()
     symbol = {table[b]: b for b in range(BYTE_SYMBOLS)}
     ids = [vocab.get(table[b], -1) for b in range(BYTE_SYMBOLS)]  # -1: a byte HF's vocabulary lacks
@@ -391,129 +375,9 @@ def from_hf_bpe(doc: dict, model: dict) -> tuple[np.ndarray, str, HFVocab]:
             raise FormatError(f"merge {i} makes {left + right!r}, which the vocabulary lacks")
         ids.append(vocab[left + right])
     # integers that fit (HFVocab checks which ids may be missing, as when a rules file is read)
-    if not all(_is_int(i) and -1 <= i <= MAX_HF_ID for i in ids):
+    if not all(is_int(i) and -1 <= i <= MAX_HF_ID for i in ids):
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     hf = HFVocab(ids=np.array(ids, dtype=np.int64), special=special, add_prefix_space=add_prefix_space)
     rules_array = np.array(rules, dtype=np.int64).reshape(-1, 2)
     hf.check_spellings(rules_array)
     return rules_array, pre, hf
-
-
-_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-
-
-def byte_piece(text: str) -> int | None:
-    """The byte a byte-fallback piece (``<0x41>``) stands for, or None for any other text."""
-    found = _BYTE_PIECE.fullmatch(text)
-    return int(found.group(1), 16) if found else None
-
-
-def add_byte_fallback(tokens: list[bytes], ids: list[int], scores: list[float] | None, byte_ids: dict[int, int],
-                      floor: float) -> None:
-    """Every byte that no token spells, added as its byte-fallback piece ``byte_ids[b]`` (at
-    ``floor`` where there are ``scores``), so that every text can be cut; FormatError where a
-    byte has no such piece, or where two tokens spell the same bytes."""
-    have = {t for t in tokens if len(t) == 1}
-    for b in range(BYTE_SYMBOLS):
-        if bytes([b]) in have:
-            continue
-        if b not in byte_ids:
-            raise FormatError(f"byte 0x{b:02x} is no token and has no byte-fallback piece: an unknown character "
-                              "would have no bytes")
-        tokens.append(bytes([b]))
-        ids.append(byte_ids[b])
-        if scores is not None:
-            scores.append(floor)
-    if len(set(tokens)) != len(tokens):
-        raise FormatError("two tokens spell the same bytes")
-
-
-def _searched_pre(pre) -> tuple[str, bool, str]:
-    """(our pre-tokenizer, HF's ids for a byte-level spelling, the prefix) of a search model's
-    pre-tokenizer: ByteLevel as :func:`to_hf_searched` writes it, or HF's Metaspace (split on,
-    its ``▁`` our space; prefix ``always``, ``first`` or ``never``)."""
-    if isinstance(pre, dict) and pre.get("type") == "Metaspace":
-        if pre.get("replacement", "\u2581") != "\u2581" or pre.get("split", True) is not True:
-            raise FormatError("a Metaspace pre-tokenizer other than ▁ with split = true has no chunkpress equivalent")
-        scheme = pre.get("prepend_scheme", "always" if pre.get("add_prefix_space", True) else "never")
-        if scheme not in ("always", "never", "first"):
-            raise FormatError(f"Metaspace prepend_scheme {scheme!r} is not read")
-        return "metaspace", False, scheme
-    if pre == _searched_pre_tokenizer("metaspace"):
-        return "metaspace", True, "never"
-    name, prefix = _pre_tokenizer_name(pre)
-    return name, True, "always" if prefix else "never"
-
-
-def searched_from_hf(doc: dict, model: dict) -> dict:
-    """An HF Unigram or WordPiece model as a vocabulary of ours: ``tokens`` (bytes), their HF
-    ``ids``, ``scores`` (Unigram's), the ``segmenter``, the pre-tokenizer and the prefix."""
-    if doc.get("normalizer") is not None:
-        normalizer = doc["normalizer"]
-        raise FormatError(f"normalizer {normalizer.get('type') if isinstance(normalizer, dict) else normalizer!r} "
-                          "is not supported: chunkpress tokenizes the raw bytes")
-    pre, byte_level, prefix = _searched_pre(doc.get("pre_tokenizer"))
-    table = byte_to_unicode()
-    unicode_of = {c: b for b, c in table.items()}
-
-    def spelled(piece: str) -> bytes:
-        if byte_level:
-            if not all(c in unicode_of for c in piece):
-                raise FormatError(f"token {piece[:40]!r} is not in GPT-2's byte alphabet, as ByteLevel needs")
-            return bytes(unicode_of[c] for c in piece)
-        return piece.replace("\u2581", " ").encode("utf-8")
-
-    tokens: list[bytes] = []
-    ids: list[int] = []
-    scores: list[float] | None = None
-    bytes_at: dict[int, int] = {}
-    if model["type"] == "Unigram":
-        vocab = model.get("vocab")
-        if not isinstance(vocab, list) or not all(isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
-                                                  and isinstance(v[1], (int, float)) for v in vocab):
-            raise FormatError("not an HF Unigram model: 'vocab' must be a list of [piece, score]")
-        unk = model.get("unk_id")
-        scores = []
-        for i, (piece, score) in enumerate(vocab):
-            if not piece:
-                raise FormatError(f"HF Unigram model: piece #{i} is empty")
-            if i == unk:
-                continue
-            byte = byte_piece(piece) if model.get("byte_fallback") else None
-            if byte is not None:
-                bytes_at[byte] = i
-                continue
-            tokens.append(spelled(piece))
-            ids.append(i)
-            scores.append(float(score))
-        check_scores(scores, "HF Unigram model")
-        floor = min(scores, default=0.0) - UNKNOWN_BELOW
-        segmenter = "likelihood"
-    else:
-        vocab = model.get("vocab")
-        mark = model.get("continuing_subword_prefix") or ""
-        if not isinstance(mark, str):
-            raise FormatError("not an HF WordPiece model: 'continuing_subword_prefix' must be a string")
-        if isinstance(vocab, dict) and "" in vocab:
-            raise FormatError("HF WordPiece model: a token is empty")
-        if not isinstance(vocab, dict) or not all(isinstance(k, str) and _is_int(v) for k, v in vocab.items()):
-            raise FormatError("not an HF WordPiece model: 'vocab' must map tokens to integer ids")
-        for piece, i in vocab.items():
-            if mark and piece.startswith(mark) and piece != mark:
-                if vocab.get(piece[len(mark):]) != i:
-                    raise FormatError(f"WordPiece token {piece!r} continues a word with an id of its own: such a "
-                                      "vocabulary cuts a word's start and its rest from two vocabularies, which "
-                                      "chunkpress's longest-prefix segmenter does not (only one-vocabulary "
-                                      "WordPiece models are read)")
-                continue
-            if piece == model.get("unk_token"):
-                continue
-            tokens.append(spelled(piece))
-            ids.append(i)
-        floor = 0.0
-        segmenter = "longest-prefix"
-    add_byte_fallback(tokens, ids, scores, bytes_at, floor)
-    if not all(0 <= i <= MAX_HF_ID for i in ids):
-        raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
-    return {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": segmenter, "pretokenizer": pre,
-            "prefix": prefix, "special": _added_tokens(doc)}

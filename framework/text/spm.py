@@ -25,7 +25,8 @@ import struct
 
 from ..errors import FormatError
 from ..format.rulesfile import check_scores
-from .hf import UNKNOWN_BELOW, add_byte_fallback, byte_piece
+from .hf import UNKNOWN_BELOW
+from .hfsearched import add_byte_fallback, byte_piece
 
 #: sentencepiece's piece types
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6

@@ -29,15 +29,8 @@ from ..plugin.registry import build_params, default_registry
 from ..version import __version__
 from .encoder import NEVER, Encoder
 from .encoding import Encoding, char_offsets
-from .hf import (
-    HFVocab,
-    byte_to_unicode,
-    from_hf_bpe,
-    parse_tokenizer_json,
-    searched_from_hf,
-    to_hf_json,
-    to_hf_searched,
-)
+from .hf import HFVocab, byte_to_unicode, from_hf_bpe, parse_tokenizer_json, to_hf_json
+from .hfsearched import searched_from_hf, to_hf_searched
 from .pretokenize import check_name, classes_kept, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
 from .units import inside_units, opening_steps, openings
@@ -195,8 +188,10 @@ class Tokenizer:
         prefix = found.get("prefix", "never")
         if prefix == "first":
             raise FormatError("prepend_scheme 'first' puts the prefix before the first text segment alone: not read")
-        vocab = HFVocab(ids=ids, special=found.get("special", ()), add_prefix_space=prefix == "always",
-                        prefix_always=prefix == "always" and found["pretokenizer"] == "metaspace")
+        vocab = HFVocab(ids=ids, special=found.get("special", ()), add_prefix_space=prefix != "never",
+                        prefix_always=prefix == "always",
+                        longest_word=found.get("longest_word"), longest_in_bytes=found.get("longest_in_bytes", False),
+                        space_mark=found.get("space_mark", False), fused_id=found.get("fused_id"))
         scores = found.get("scores")
         meta = RulesFile.learned(rules, {"pretokenizer": {"name": found["pretokenizer"]}}, unicode_version(),
                                  imported_from=source, hf=vocab.to_meta(), segmenter=found["segmenter"],
@@ -225,7 +220,7 @@ class Tokenizer:
         data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))
         try:
             found = vocabulary_of_model(data)
-            return cls._searched_from({**found, "pretokenizer": "metaspace",
+            return cls._searched_from({**found, "pretokenizer": "metaspace", "space_mark": True,
                                        "prefix": "always" if found["dummy_prefix"] else "never"}, "sentencepiece")
         except ChunkpressError as exc:
             raise FormatError(f"{path}: {exc}") from None
@@ -243,8 +238,7 @@ class Tokenizer:
             ids = self.hf.ids[symbols] if self.hf is not None else symbols
             scores = self.scores if self.vocabulary is not None or self.scores is None else self.scores[symbols]
             return to_hf_searched([expand(self.rules, [s]) for s in symbols.tolist()], ids.tolist(), self.segmenter,
-                                  self.pretokenizer, None if scores is None else scores.tolist(),
-                                  self.hf.special if self.hf is not None else ())
+                                  self.pretokenizer, None if scores is None else scores.tolist(), self.hf)
         units = None
         if self.boundary is not None:
             units = self.boundary.hf_units(self.pretokenizer)
@@ -390,8 +384,7 @@ class Tokenizer:
     def _meta_space_is_space(self) -> bool:
         """Whether a ``▁`` in the text is a space: in a vocabulary imported from sentencepiece or
         an HF Metaspace model, whose library makes it one before its model sees the text."""
-        return (self.pretokenizer == "metaspace" and self.meta is not None
-                and self.meta.imported_from in ("sentencepiece", "hf-tokenizers"))
+        return self.hf is not None and self.hf.space_mark
 
     def symbols(self, data) -> np.ndarray:
         """The dictionary's symbols for ``data`` (int64): what training gives on the same text,
@@ -446,8 +439,10 @@ class Tokenizer:
         ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
         # each text segment is pre-tokenized on its own, as HF does
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
-            symbols = self._encode_words(buf, pretoken_breaks(buf, self.pretokenizer, pieces=ends), piece_ends=ends)
+            breaks = pretoken_breaks(buf, self.pretokenizer, pieces=ends)
+            symbols = self._encode_words(buf, breaks, piece_ends=ends)
         ids = self.hf.ids[symbols]
+        self.hf.check_as_hf(buf, breaks, ids)
         if (ids < 0).any():
             at = int(np.argmax(ids < 0))
             raise ChunkpressError(f"byte 0x{int(symbols[at]):02x} has no id in this HF vocabulary "
