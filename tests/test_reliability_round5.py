@@ -151,6 +151,19 @@ def test_a_learner_on_one_long_line_is_bounded(tmp_path, learner, text):
     assert tok.decode(tok.encode(text[:5000]).ids).encode() == text[:5000]
 
 
+def test_unigram_on_more_characters_than_its_size_keeps_the_likeliest(tmp_path):
+    """Random bytes hold thousands of distinct multi-byte characters, more than a size of 500
+    allows: the most likely are kept, the rest spelled by their bytes (it exited 3 before,
+    blaming the learner for too many tokens)."""
+    data = np.random.default_rng(8).integers(0, 256, 100_000, dtype=np.uint8).tobytes()
+    (tmp_path / "rand.bin").write_bytes(data)
+    assert main(["train", str(tmp_path / "rand.bin"), "--learner", "unigram", "--pretokenizer", "metaspace",
+                 "--vocab-size", "500", "--rules", str(tmp_path / "r.rules"), "-q"]) == 0
+    tok = Tokenizer.from_file(tmp_path / "r.rules")
+    assert tok.get_vocab_size() == 500
+    assert tok.decode_bytes(tok.encode(data[:20_000]).ids) == data[:20_000]
+
+
 @pytest.mark.slow
 def test_tokens_doubled_past_the_memory_limit_are_refused_before_the_trie(tmp_path):
     """A few hundred bytes of rules defining a token of 2^24 bytes by doubling: a searched

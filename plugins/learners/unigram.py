@@ -16,7 +16,8 @@ distinct words, not the sentences:
 * **pruning**: each piece's loss is what the likelihood would lose if its occurrences in the
   Viterbi paths were replaced by the second-best segmentation of the piece itself; the pieces
   with the least loss go, ``shrinking`` of the rest kept a round, until 1.1 times the size;
-* the final pieces: every character, then the best by score, up to the size.
+* the final pieces: every character (the most likely of them, where they alone exceed the size),
+  then the best by score, up to the size.
 
 A sweep of sizes is one run: the largest size's pieces are those of a run for it alone, and the
 pruning goes on from there to 1.1 times each smaller size in turn.
@@ -324,8 +325,11 @@ def _pruned_to(beyond_bytes: int) -> int:
 
 def _final_pieces(spell, starts, alive, required, beyond, scores, budget: int) -> tuple[list[bytes], np.ndarray]:
     """The final ``budget`` pieces beyond the bytes from those alive: every character, then the
-    best by score, up to the budget."""
+    best by score, up to the budget. Where the characters alone exceed it (random bytes: more
+    distinct characters than the size), the most likely ones are kept and the rest are spelled
+    by their bytes, as sentencepiece's ``character_coverage`` leaves its rarest characters out."""
     chosen = np.flatnonzero(alive & required & beyond)
+    chosen = np.sort(chosen[np.argsort(-scores[chosen], kind="stable")][:budget])
     rest = np.flatnonzero(alive & ~required & beyond)
     rest = rest[np.argsort(-scores[rest], kind="stable")][: max(0, budget - chosen.size)]
     keep = np.sort(np.concatenate([chosen, rest, np.flatnonzero(alive & ~beyond)]))
