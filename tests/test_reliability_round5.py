@@ -164,21 +164,37 @@ def test_unigram_on_more_characters_than_its_size_keeps_the_likeliest(tmp_path):
     assert tok.decode_bytes(tok.encode(data[:20_000]).ids) == data[:20_000]
 
 
-@pytest.mark.slow
-def test_tokens_doubled_past_the_memory_limit_are_refused_before_the_trie(tmp_path):
-    """A few hundred bytes of rules defining a token of 2^24 bytes by doubling: a searched
-    vocabulary is refused in one line under a 1 GB limit (it peaked at 2.9 GB); replaying the
-    merges needs no trie and encodes."""
-    rules = np.array([[97, 97]] + [[256 + k, 256 + k] for k in range(23)], dtype=np.int64)
+def _encode_with(tmp_path, rules: np.ndarray, segmenter: str) -> subprocess.CompletedProcess:
     (tmp_path / "big.rules").write_bytes(RulesFile.learned(rules, {"pretokenizer": {"name": "none"}}).to_bytes())
     (tmp_path / "t.txt").write_bytes(b"hello aaaa world\n")
     env = dict(os.environ, CHUNKPRESS_MAX_MEMORY=str(10**9))
-    done = subprocess.run([sys.executable, "-m", "chunkpress.cli", "encode", "t.txt", "--rules", "big.rules",
-                           "--segmenter", "longest-prefix", "-o", "-", "--format", "text"], cwd=tmp_path,
+    return subprocess.run([sys.executable, "-m", "chunkpress.cli", "encode", "t.txt", "--rules", "big.rules",
+                           "--segmenter", segmenter, "-o", "ids.txt", "--format", "text"], cwd=tmp_path,
                           capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 4 and "memory" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_tokens_doubled_past_the_longest_are_refused_for_a_search(tmp_path):
+    """A few hundred bytes of rules defining a token of 2^24 bytes by doubling (it peaked at
+    2.9 GB; a 1 MiB token made a search quadratic): a searched vocabulary is refused in one line
+    naming the rules file; replaying the merges needs no trie and encodes."""
+    rules = np.array([[97, 97]] + [[256 + k, 256 + k] for k in range(23)], dtype=np.int64)
+    done = _encode_with(tmp_path, rules, "fewest-tokens")
+    assert done.returncode == 4 and "big.rules: token" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / "ids.txt").exists()
     replayed = Tokenizer.from_file(tmp_path / "big.rules").encode(b"hello aaaa world")
     assert replayed.ids == [104, 101, 108, 108, 111, 32, 257, 32, 119, 111, 114, 108, 100]
+
+
+@pytest.mark.slow
+def test_tokens_past_the_memory_limit_are_refused_before_the_trie(tmp_path):
+    """3,900 tokens of 4,096 to 7,995 bytes, each one rule longer than the last: their trie
+    would need more than the 1 GB limit, so the vocabulary is refused before it is built."""
+    doubling = [[97, 97]] + [[256 + k, 256 + k] for k in range(11)]  # symbol 267: 4,096 a's
+    chain = [[267 + k, 98] for k in range(3900)]
+    done = _encode_with(tmp_path, np.array(doubling + chain, dtype=np.int64), "longest-prefix")
+    assert done.returncode == 4 and "memory" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / "ids.txt").exists()
 
 
 def _unigram_json(scores, **model) -> str:

@@ -27,6 +27,7 @@ from ..errors import FormatError
 from ..format.rulesfile import check_scores
 from .hf import UNKNOWN_BELOW
 from .hfsearched import add_byte_fallback, byte_piece
+from .vocabulary import LONGEST_TOKEN_BYTES  # sentencepiece loads no piece of as many bytes either
 
 #: sentencepiece's piece types
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -36,8 +37,6 @@ SEGMENTER_OF = {1: "likelihood", 2: "best-pair"}
 _MODEL_NAMES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
 #: sentencepiece's white space
 META_SPACE = "\u2581"
-#: the bytes from which sentencepiece refuses to load a piece ("piece is too long")
-LONGEST_PIECE_BYTES = 8000
 
 
 def _fields(data: bytes, where: str):
@@ -103,9 +102,9 @@ def read_model(data: bytes) -> dict:
                 raise FormatError("sentencepiece model: a piece has no text")
             if not text:
                 raise FormatError(f"sentencepiece model: piece #{len(pieces)} is empty")
-            if len(text.encode()) >= LONGEST_PIECE_BYTES:
+            if len(text.encode()) >= LONGEST_TOKEN_BYTES:
                 raise FormatError(f"sentencepiece model: piece #{len(pieces)} is too long ({len(text.encode()):,} "
-                                  f"bytes; sentencepiece loads no model with a piece of {LONGEST_PIECE_BYTES:,} or more)")
+                                  f"bytes; sentencepiece loads no model with a piece of {LONGEST_TOKEN_BYTES:,} or more)")
             pieces.append((text, score, kind))
         elif field == 2 and wire == 2:
             for f, w, v in _fields(value, "sentencepiece trainer spec"):

@@ -159,7 +159,13 @@ class Tokenizer:
             found = cls.from_rules_file(data, decoding=decoding)
         except ChunkpressError as exc:
             raise type(exc)(f"{path}: {exc}") from None
-        return found.with_segmenter(segmenter)  # a segmenter given is the caller's: errors name it
+        found = found.with_segmenter(segmenter)  # a segmenter given is the caller's: errors name it
+        if not decoding and found.segmenter != REPLAYS_MERGES:
+            try:  # built now, so that a vocabulary no search can take is refused naming its file
+                found._searched()
+            except ChunkpressError as exc:
+                raise type(exc)(f"{path}: {exc}") from None
+        return found
 
     @classmethod
     def from_hf_json(cls, text: str) -> Tokenizer:

@@ -23,6 +23,9 @@ from ..format.limits import check_allocation
 #: the most memory a trie takes per byte of its tokens' spellings, the spellings included (a
 #: node a byte where no prefix is shared; the edge table at most half full, grown by doubling)
 TRIE_BYTES_PER_BYTE = 88
+#: a searched vocabulary's tokens are shorter than this, as sentencepiece's pieces must be: a
+#: search from each byte of a text then walks at most this many trie nodes
+LONGEST_TOKEN_BYTES = 8000
 
 #: the hash multiplier of the edge table (a 64-bit odd constant)
 _MIX = np.int64(-7046029254386353131)
@@ -162,6 +165,12 @@ class Vocabulary:
             ids = np.concatenate([missing, ids])
             values = np.concatenate([np.full(missing.size, floor), values])
         spelled = lengths[ids]
+        if spelled.size and spelled.max() >= LONGEST_TOKEN_BYTES:
+            at = int(np.argmax(spelled))
+            raise FormatError(f"token {int(ids[at])} spells {int(spelled[at]):,} bytes: a searched vocabulary holds "
+                              f"tokens of fewer than {LONGEST_TOKEN_BYTES:,} bytes (as sentencepiece does), so that a "
+                              "search costs at most that much a byte of text; replay the rules' merges instead "
+                              "(segmenter merges)")
         check_allocation("the vocabulary's trie", int(spelled.sum(dtype=np.float64)) * TRIE_BYTES_PER_BYTE)
         starts = np.zeros(ids.size + 1, dtype=np.int64)
         np.cumsum(spelled, out=starts[1:])
