@@ -307,6 +307,24 @@ def test_an_empty_sentencepiece_piece_is_refused_in_one_line(tmp_path, capsys, s
     assert "empty" in err and "empty.model" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
+def test_a_model_of_many_pieces_is_refused_before_its_rules_outgrow_the_limit(tmp_path, spm_models):
+    """200,000 random pieces, each of which needs a rule for every prefix: under a limit of
+    250 MB the import is refused before it builds them (1.3 M such pieces peaked at 1.95 GB
+    under a 1 GB limit, and wrote a rules file that no later use within it could read)."""
+    _, train = spm_models
+    rng = np.random.default_rng(4)
+    words = {"\u2581Q" + "".join(chr(97 + c) for c in rng.integers(0, 26, rng.integers(3, 14))) for _ in range(200_000)}
+    crafted = tmp_path / "many.model"
+    crafted.write_bytes(open(train("unigram-plain", "unigram"), "rb").read()
+                        + b"".join(_piece(w, -12.0, 1) for w in sorted(words)))
+    env = dict(os.environ, CHUNKPRESS_MAX_MEMORY=str(250 * 10**6))
+    done = subprocess.run([sys.executable, "-m", "chunkpress.cli", "import-spm", "many.model", "-o", "m.rules"],
+                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 4 and "memory" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert not (tmp_path / "m.rules").exists()
+
+
 @pytest.mark.parametrize("learner", ["mdl-prune", "pathpiece", "unigram"])
 def test_every_learner_refuses_empty_text_and_writes_nothing(tmp_path, capsys, learner):
     (tmp_path / "empty.txt").write_bytes(b"")

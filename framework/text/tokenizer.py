@@ -23,7 +23,7 @@ from ..engine.linkedstring import LinkedString
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
 from ..fileio import read_input, read_rest, write_output
 from ..format.expand import expand, symbol_lengths
-from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_memory, work_limit
+from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_memory, check_allocation, work_limit
 from ..format.rulesfile import RulesFile
 from ..plugin.registry import build_params, default_registry
 from ..version import __version__
@@ -203,7 +203,9 @@ class Tokenizer:
                                  imported_from=source, hf=vocab.to_meta(), segmenter=found["segmenter"],
                                  vocabulary=symbols[order].tolist(),
                                  scores=None if scores is None else np.asarray(scores)[order].tolist())
-        return cls.from_rules_file(meta.to_bytes())
+        data = meta.to_bytes()  # a file that no later use could read back is refused now
+        check_allocation(f"reading back its rules file of {len(data):,} bytes", len(data) * READ_BYTES_PER_BYTE)
+        return cls.from_rules_file(data)
 
     @classmethod
     def from_hf_file(cls, path) -> Tokenizer:

@@ -11,6 +11,8 @@ hash and a probe or two whatever the node's fan-out; node 0 is the root.
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 import numba
 import numpy as np
@@ -207,29 +209,48 @@ def spellings(rules) -> list[bytes]:
 _MIDDLE_SPLIT_BYTES = 256
 
 
+#: the most memory :func:`rules_for_pieces` takes per byte of the pieces' spellings: a piece
+#: with no split makes a symbol of each of its prefixes, each a dict entry and a rule
+RULES_BYTES_PER_PIECE_BYTE = 160
+
+
+@functools.lru_cache(maxsize=_MIDDLE_SPLIT_BYTES + 1)
+def _cuts_from_the_middle(length: int) -> tuple[int, ...]:
+    """The places a piece of ``length`` bytes may be cut, the nearest the middle first (the
+    left one first of two as near)."""
+    return tuple(sorted(range(1, length), key=lambda c: (abs(2 * c - length), c)))
+
+
 def rules_for_pieces(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     """(rules, the pieces' symbol ids) that spell ``pieces``: each piece is a rule joining two
     shorter symbols, where a split into two of them exists (the split nearest the middle), else
     its first bytes (made a symbol of their own, the same way up to 256 bytes, then as the
     first bytes before and a byte) and its last byte. Shorter pieces are made first, so a
-    piece's parts are always made before it."""
+    piece's parts are always made before it. FormatError, before any work, where that could
+    need more than the memory limit."""
+    check_allocation(f"the rules that spell {len(pieces):,} pieces",
+                     sum(len(p) for p in pieces) * RULES_BYTES_PER_PIECE_BYTE)
     symbol_of = {bytes([b]): b for b in range(BYTE_SYMBOLS)}
     rules: list[tuple[int, int]] = []
 
-    def add(text: bytes, k: int = 0) -> None:  # a split into two symbols exists: at k, else nearest the middle
-        if not k:
-            cuts = [c for c in range(1, len(text)) if text[:c] in symbol_of and text[c:] in symbol_of]
-            k = min(cuts, key=lambda c: (abs(2 * c - len(text)), c))
+    def split(text: bytes) -> int:  # where text splits into two symbols, nearest the middle; 0: nowhere
+        cuts = _cuts_from_the_middle(len(text)) if len(text) <= _MIDDLE_SPLIT_BYTES else \
+            sorted(range(1, len(text)), key=lambda c: (abs(2 * c - len(text)), c))
+        return next((c for c in cuts if text[:c] in symbol_of and text[c:] in symbol_of), 0)
+
+    def add(text: bytes, k: int) -> None:
         symbol_of[text] = BYTE_SYMBOLS + len(rules)
         rules.append((symbol_of[text[:k]], symbol_of[text[k:]]))
 
     for piece in sorted(set(pieces), key=lambda p: (len(p), p)):
         if piece in symbol_of:
             continue
-        if not any(piece[:k] in symbol_of and piece[k:] in symbol_of for k in range(1, len(piece))):
+        k = split(piece)
+        if not k:
             for end in range(2, len(piece)):  # its prefixes, each then a prefix and a byte
                 if piece[:end] not in symbol_of:
-                    add(piece[:end], end - 1 if end > _MIDDLE_SPLIT_BYTES else 0)
-        add(piece)
+                    add(piece[:end], end - 1 if end > _MIDDLE_SPLIT_BYTES else split(piece[:end]))
+            k = split(piece)
+        add(piece, k)
     return (np.array(rules, dtype=np.int64).reshape(-1, 2),
             np.array([symbol_of[p] for p in pieces], dtype=np.int64))
