@@ -5,6 +5,7 @@ elsewhere either encoded as their library does or refused in one line."""
 import json
 import math
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -171,6 +172,23 @@ def _encode_with(tmp_path, rules: np.ndarray, segmenter: str) -> subprocess.Comp
     return subprocess.run([sys.executable, "-m", "chunkpress.cli", "encode", "t.txt", "--rules", "big.rules",
                            "--segmenter", segmenter, "-o", "ids.txt", "--format", "text"], cwd=tmp_path,
                           capture_output=True, text=True, env=env, timeout=60)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_long_search_ends_on_a_signal_with_no_output(tmp_path, unigram_rules, sig, code):
+    """A search of 20 MB of letters in one line, by the likelihood segmenter, stopped after a
+    second: the process ends within 2 s, exits 128 + the signal, and leaves no ids file."""
+    (tmp_path / "line.txt").write_bytes(LETTERS * 100)
+    run = subprocess.Popen([sys.executable, "-m", "chunkpress.cli", "encode", "line.txt", "--rules", str(unigram_rules),
+                            "-o", "ids.bin"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert run.poll() is None, "the search ended before the signal: make the line longer"
+    sent = time.monotonic()
+    run.send_signal(sig)
+    _, err = run.communicate(timeout=30)
+    assert time.monotonic() - sent < 2.0 and run.returncode == code, err
+    assert len(err.strip().splitlines()) == 1 and not list(tmp_path.glob("ids*"))
 
 
 @pytest.mark.slow
