@@ -102,8 +102,9 @@ class Compressor:
     that cannot go together fail here, not at the first byte):
 
     ``level`` (1 fastest ... 9 smallest) or ``config`` (a TOML path; neither: level 5), with
-    overrides as keywords (``scorer=``, ``coder=``, ``pretokenizer=``, ``limits=``, or
-    ``max_rules=`` and ``min_count=``); ``rules``: reuse a learned dictionary (a rules file's
+    overrides as keywords (``scorer=``, ``coder=``, ``pretokenizer=``, ``learner=``,
+    ``segmenter=``, ``limits=``, or ``max_rules=`` and ``min_count=``; a top-down ``learner``
+    codes its own vocabulary, see :meth:`Pipeline.learned_tokenizer`); ``rules``: reuse a learned dictionary (a rules file's
     path or bytes, or a Tokenizer) instead of learning one, and ``rules_ref``: store only its
     hash; ``block_size``, ``workers`` (local processes), ``scheduler`` (a Dask address),
     ``shared_dictionary`` (the blocks share one dictionary learned from the first)."""
@@ -132,6 +133,8 @@ class Compressor:
             at = LEVELS[at].dictionary_level or at if at in LEVELS else at
         self.pipeline = Pipeline.from_config(config, registry, level=at, **overrides)
         self.pipeline.build_coder()  # a coder that cannot be built (a missing package) fails now
+        if self.pipeline.learns_top_down:
+            self.pipeline.check_top_down(sized=False)  # a learner that cannot run here fails now, not at the data
         #: the level whose record decides how each input is coded; None where a config,
         #: overrides or a reused dictionary say what to run (it runs as said)
         self.level: Level | None = LEVELS[at] if at is not None and config is None and not overrides and \

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from .config import PipelineConfig, default_config, load_config, params_dict
-from .contract import BYTE_SYMBOLS, OPENS_NOTHING, REPLAYS_MERGES, Coder, as_symbols
+from .config import ComponentConfig, PipelineConfig, default_config, load_config, params_dict
+from .contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, REPLAYS_MERGES, Coder, as_symbols
 from .engine import ahead
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format import container
@@ -238,14 +238,59 @@ class Pipeline:
             payload = coder.encode(rules, symbols)
         return container.pack(header, payload)
 
+    @property
+    def learns_top_down(self) -> bool:
+        """Whether the configured learner is a top-down one (a registered :class:`Learner`),
+        not the merge engine that the scorer and the rewriter drive."""
+        return self.config.learner.name != LEARNS_BY_MERGES
+
+    def check_top_down(self, sized: bool = True) -> None:
+        """ConfigError unless the top-down learner can run with this config (``sized``: the
+        vocabulary's size must be given, as ``train`` needs; compressing finds one)."""
+        name = self.config.learner.name
+        if self.config.pretokenizer == "none":
+            raise ConfigError(f"learner {name!r} learns from word counts: give a pre-tokenizer (--pretokenizer "
+                              "metaspace, as sentencepiece splits, or gpt2)")
+        if self.config.boundary.name != OPENS_NOTHING or self.config.deletion.name != "none":
+            raise ConfigError(f"learner {name!r} learns top-down: boundary and deletion policies steer merges")
+        if sized and self.config.limits.max_rules is None:
+            raise ConfigError(f"learner {name!r}: give the vocabulary's size (--vocab-size)")
+
     def compress(self, data, progress: Callable | None = None) -> bytes:
         data = bytes(data)
         coder = self._build("coder")  # a missing optional package is reported before the learning, not after
         if self.config.limits.max_rules == 0 and coder.codes_bytes:  # nothing to learn
             return self.encode(np.zeros((0, 2), dtype=np.int64), as_symbols(data), data, coder=coder)
         coder.prepare(len(data))
+        if self.learns_top_down:
+            tokenizer = self.learned_tokenizer(data, progress)
+            return self.encode(tokenizer.rules, tokenizer.symbols(data), data, coder=coder)
         result = self.fit(data, trace=False, progress=progress)
         return self.encode(result.rules, self.segmented(result, data), data, coder=coder)
+
+    def learned_tokenizer(self, data: bytes, progress: Callable | None = None):
+        """The top-down learner's vocabulary of ``data`` (its word counts under the configured
+        pre-tokenizer, the whole text one piece, as :meth:`compress` then cuts it), as a
+        :class:`~chunkpress.text.tokenizer.Tokenizer` cutting text with the learner's segmenter
+        (or the configured one, where one is). Without ``max_rules`` it learns as many tokens as
+        the merge engine, driven by the configured scorer, learns from the same text."""
+        from .text.tokenizer import Tokenizer  # numba: the segmenters' kernels
+        from .text.training import learn_top_down  # numba: the learners and the merge engine
+        from .text.wordcounts import count_words  # numba: the pre-tokenizers
+
+        self.check_top_down(sized=False)
+        pipe = self
+        if self.config.limits.max_rules is None:
+            merge_engine = attrs.evolve(self.config, learner=ComponentConfig(name=LEARNS_BY_MERGES, params=None))
+            merges = Pipeline(merge_engine, self.registry)
+            learned = len(merges.fit(data, trace=False, progress=progress).rules)
+            pipe = Pipeline(attrs.evolve(self.config, limits=attrs.evolve(self.config.limits, max_rules=max(1, learned))),
+                            self.registry)
+        words = count_words(data, self.config.pretokenizer)
+        rules_file, _, _ = learn_top_down(pipe, words, [("<data>", len(data), container.checksum(data))])
+        tokenizer = Tokenizer.from_rules_file(rules_file.to_bytes())
+        return tokenizer.with_segmenter(self.config.segmenter.name) if self.config.segmenter.name != REPLAYS_MERGES \
+            else tokenizer
 
     def segmented(self, result: FitResult, data: bytes) -> np.ndarray:
         """The symbols ``data`` is coded as: the learner's own string, or where the config names

@@ -101,6 +101,9 @@ def pipeline_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--config", help="TOML config instead of a level (the paper's method: examples/paper/mdl.toml)")
     for key in OVERRIDES[:5]:
         p.add_argument(f"--{key}", help=f"{key} name (overrides the level or config)" + EXTRA_HELP.get(key, ""))
+    p.add_argument("--learner", help="how the vocabulary is learned: merges (default: bottom-up, the scorer's "
+                   "merges) or a top-down learner from word counts: unigram, pathpiece, mdl-prune, or any "
+                   "'chunkpress plugins' lists")
     p.add_argument("--max-rules", type=int, help="stop after this many rules")
     if sweep:
         p.add_argument("--vocab-size", type=sizes, metavar="V[,V...]",

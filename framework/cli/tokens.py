@@ -7,7 +7,6 @@ import json
 import os
 import sys
 
-from ..contract import LEARNS_BY_MERGES
 from ..errors import ChunkpressError, InputError, PluginError
 from ..fileio import StreamingOutput, check_writable, opened, read_input, write_output
 from ..format.idfile import FORMATS
@@ -50,7 +49,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.vocab_size is not None and args.scorer is None and args.config is None:
         args.scorer = "repair"  # a vocabulary size is how HF users ask for BPE (most frequent pair first)
     pipe = Pipeline.from_config(args.config, level=args.level, **overrides(args, len(args.special_token or ())))
-    if sweep and pipe.config.learner.name == LEARNS_BY_MERGES:
+    if sweep and not pipe.learns_top_down:
         raise InputError(f"--vocab-size {','.join(map(str, sweep))}: several sizes are a top-down --learner's "
                          "sweep; a merge vocabulary's smaller sizes are its prefixes (train the largest; "
                          "evaluate --vocab-size V,V measures each)")
@@ -165,8 +164,6 @@ def add_commands(add) -> None:
                    "kept whole, never learned from, given the ids after the merges (HF's added tokens)")
     p.add_argument("--trace", help="CSV of the per-step trace (reference program's columns first)")
     p.add_argument("--eval", help="held-out text: the trace gets its code length at every step")
-    p.add_argument("--learner", help="how the vocabulary is learned: merges (default: bottom-up, the scorer's "
-                   "merges) | unigram (Unigram LM) | pathpiece (PathPiece), top-down from word counts")
     p.add_argument("--workers", type=workers, help="with a --pretokenizer: count pre-tokens in this many processes")
     p.add_argument("--scheduler", help="with a --pretokenizer: count pre-tokens on the Dask scheduler at this address")
     p.add_argument("-f", "--force", action="store_true", help="overwrite existing outputs")

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 from numpy.lib import recfunctions
 
-from ..contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, REPLAYS_MERGES
+from ..contract import BYTE_SYMBOLS, REPLAYS_MERGES
 from ..engine.learner import FitResult
 from ..errors import ChunkpressError, ConfigError, InputError, PluginError
 from ..fileio import file_size, open_input, read_input
@@ -98,7 +98,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
     tokens = special_tokens(special)
     if list(inputs).count("-") > 1:
         raise InputError("stdin ('-') can be read once")
-    if pipeline.config.learner.name != LEARNS_BY_MERGES:
+    if pipeline.learns_top_down:
         if held_out:
             raise ConfigError(f"eval (--eval) records the code length at every merge: learner "
                               f"{pipeline.config.learner.name!r} learns top-down and has no merges to trace")
@@ -143,7 +143,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
 def _learn_top_down(pipeline, inputs, tokens, workers, scheduler, vocab_sizes, meter) -> Training:
     """A top-down learner's vocabulary (or sweep of them) from the inputs' word counts, as
     rules files."""
-    _check_top_down(pipeline.config)  # before the counting, not after
+    pipeline.check_top_down()  # before the counting, not after
     sizes = sorted(set(vocab_sizes)) if vocab_sizes else None
     if sizes is not None and max(sizes) != pipeline.config.limits.max_rules + BYTE_SYMBOLS:
         raise ConfigError(f"vocab_sizes: the largest, {max(sizes):,}, is the config's size "
@@ -175,7 +175,7 @@ def learn_top_down_sizes(pipeline, words: WordCounts, sources, vocab_sizes: list
     learner on word counts, from one call of its ``learn_sizes`` (None: the config's size
     alone); ``sources``: (name, length, checksum) of each input the words were counted from."""
     config = pipeline.config
-    _check_top_down(config)
+    pipeline.check_top_down()
     name = config.learner.name
     sizes = [config.limits.max_rules + BYTE_SYMBOLS] if vocab_sizes is None else list(vocab_sizes)
     learner = pipeline.registry.get("learner", name).build(config.learner.params)
@@ -214,18 +214,6 @@ def learn_top_down_sizes(pipeline, words: WordCounts, sources, vocab_sizes: list
             scores=None if log_probs is None else log_probs[order].tolist())
         made.append((rules_file, len(vocabulary)))
     return made, seconds
-
-
-def _check_top_down(config) -> None:
-    """ConfigError unless a top-down learner can run with ``config``."""
-    name = config.learner.name
-    if config.pretokenizer == "none":
-        raise ConfigError(f"learner {name!r} learns from word counts: give a pre-tokenizer (--pretokenizer "
-                          "metaspace, as sentencepiece splits, or gpt2)")
-    if config.boundary.name != OPENS_NOTHING or config.deletion.name != "none":
-        raise ConfigError(f"learner {name!r} learns top-down: boundary and deletion policies steer merges")
-    if config.limits.max_rules is None:
-        raise ConfigError(f"learner {name!r}: give the vocabulary's size (--vocab-size)")
 
 
 def vocabulary_of(pieces: list[bytes], scores, vocab_size: int, learner: str):
