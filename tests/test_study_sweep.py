@@ -6,10 +6,12 @@ bold, a panel per metric)."""
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
-import numpy as np
 import pytest
 from chunkpress import ConfigError
+from chunkpress.cli import main
 from chunkpress.pipeline import Pipeline
 from chunkpress.study.runner import load_study, run_study
 from chunkpress.text.metrics import measure
@@ -52,7 +54,7 @@ def swept(tmp_path_factory):
     (folder / "study.toml").write_text(STUDY)
     study = load_study(folder / "study.toml")
     log = folder / "learned"
-    original = Pipeline.fit
+    original = Pipeline.fit_words
 
     def counted(self, *args, **kw):  # rows run in forked processes: they count in a file
         with open(log, "a") as fh:
@@ -60,7 +62,7 @@ def swept(tmp_path_factory):
         return original(self, *args, **kw)
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(Pipeline, "fit", counted)
+    mp.setattr(Pipeline, "fit_words", counted)
     try:
         rows = run_study(study, folder / "out", progress=None)
     finally:
@@ -68,10 +70,15 @@ def swept(tmp_path_factory):
     return folder / "out", rows, [int(n) for n in log.read_text().split()]
 
 
-def _trained(settings: dict, size: int) -> Tokenizer:
-    pipe = Pipeline.from_config(scorer="repair", pretokenizer="gpt2", limits={"max_rules": size - 256}, **settings)
-    fit = pipe.fit(read("alice29.txt"), trace=False)
-    return Tokenizer(fit.rules, "gpt2", deletions=fit.deletions, boundary=pipe.policies()[0])
+def _trained(settings: dict, size: int, segmenter: str | None = None) -> Tokenizer:
+    """What ``chunkpress train`` writes at ``size`` with the study's base and ``settings``."""
+    flags = {"superword_after": "--superword-after", "picky": "--picky"}
+    with tempfile.TemporaryDirectory() as folder:
+        rules = Path(folder) / "t.rules"
+        assert main(["train", str(DATA / "alice29.txt"), "--scorer", "repair", "--pretokenizer", "gpt2",
+                     "--vocab-size", str(size), "--rules", str(rules), "-q",
+                     *[part for key, value in settings.items() for part in (flags[key], str(value))]]) == 0
+        return Tokenizer.from_file(rules, segmenter=segmenter)
 
 
 SETTINGS = {"BPE": {}, "SuperBPE": {"superword_after": 500}, "Picky BPE": {"picky": 0.6}}
@@ -201,7 +208,6 @@ def test_a_sweep_learns_a_top_down_vocabulary_at_each_size_and_cuts_by_the_named
     learner's sweep (`train --vocab-size 400,700`, one pruning run), a merge vocabulary's
     prefix cut by the segmenter (by likelihood with the counts that prefix's own training
     records)."""
-    from chunkpress.text.tokenizer import estimated_scores
     from chunkpress.text.training import learn_top_down_sizes
     from chunkpress.text.wordcounts import count_words
 
@@ -219,6 +225,63 @@ def test_a_sweep_learns_a_top_down_vocabulary_at_each_size_and_cuts_by_the_named
         bpe = _trained({}, size)
         fewest = bpe.with_segmenter("fewest-tokens").symbols(text).size
         assert found["BPE, fewest-tokens", size]["tokens"] == fewest <= bpe.symbols(text).size
-        counts = np.bincount(bpe.symbols(text), minlength=256 + len(bpe.rules))
-        likely = Tokenizer(bpe.rules, "gpt2", segmenter="likelihood", scores=estimated_scores(counts))
+        likely = _trained({}, size, segmenter="likelihood")  # by the counts train recorded at that size
         assert found["BPE, likelihood", size]["tokens"] == likely.symbols(text).size
+
+
+SAME_AS_TRAIN = f"""
+[study]
+name = "same"
+repeats = 1
+vocab_sizes = [500, 900]
+
+[datasets]
+alice = "{DATA / 'alice29.txt'}"
+
+[held_out]
+chinese = "{DATA / 'udhr_cmn_hans.txt'}"
+arabic = "{DATA / 'udhr_arb.txt'}"
+english = "{DATA / 'enwiki_64k.txt'}"
+
+[base]
+scorer = "repair"
+coder = "varint-zstd"
+
+[[variants]]
+name = "BPE"
+pretokenizer = "gpt2"
+
+[[variants]]
+name = "BPE, metaspace"
+pretokenizer = "metaspace"
+
+[[variants]]
+name = "Unigram"
+pretokenizer = "metaspace"
+"learner.name" = "unigram"
+"""
+
+
+def test_a_study_row_counts_the_tokens_that_train_then_evaluate_count(tmp_path):
+    """The same settings give the same vocabulary from a study and from `chunkpress train`, so
+    every held-out text (Chinese, Arabic, English) has the same token count at every size of
+    the sweep (they parted at rule 363 of 15,744 when the study learned from the whole text and
+    train line by line)."""
+    from chunkpress.text.metrics import evaluate
+
+    (tmp_path / "study.toml").write_text(SAME_AS_TRAIN)
+    rows = run_study(load_study(tmp_path / "study.toml"), tmp_path / "out", progress=None)
+    assert all(not r["error"] for r in rows), [r["error"] for r in rows]
+    held = {name: read(f) for name, f in (("chinese", "udhr_cmn_hans.txt"), ("arabic", "udhr_arb.txt"),
+                                           ("english", "enwiki_64k.txt"))}
+    for variant, flags in (("BPE", ["--pretokenizer", "gpt2"]), ("BPE, metaspace", ["--pretokenizer", "metaspace"]),
+                           ("Unigram", ["--pretokenizer", "metaspace", "--learner", "unigram"])):
+        rules = tmp_path / f"{variant}.rules"
+        assert main(["train", str(DATA / "alice29.txt"), "--scorer", "repair", "--vocab-size", "500,900"
+                     if variant == "Unigram" else "900", "--rules", str(rules), "-q", *flags]) == 0
+        for size in (500, 900):
+            path = rules.with_suffix(f".{size}.rules") if variant == "Unigram" else rules
+            measured = evaluate(Tokenizer.from_file(path), held, () if variant == "Unigram" else (size,))
+            row = next(r for r in rows if r["variant"] == variant and r["vocab_size"] == size)
+            assert {m["text"]: m["tokens"] for m in measured} == \
+                {name: row["held_out"][name]["tokens"] for name in held}, (variant, size)

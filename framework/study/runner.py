@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from ..contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, REPLAYS_MERGES
+from ..contract import BYTE_SYMBOLS, REPLAYS_MERGES
 from ..errors import ChunkpressWarning, FormatError, InputError
 from ..format.container import checksum
 from ..parallel import dask_client
@@ -89,7 +89,7 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
     by_size: dict = {}
     if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
         tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes(), segmenter=named)
-    elif config.learner.name != LEARNS_BY_MERGES:
+    elif pipe.learns_top_down:
         # numba (word counting, the learners' kernels): top-down rows only
         from ..text.training import learn_top_down_sizes
         from ..text.wordcounts import count_words
@@ -101,12 +101,15 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
         tokenizer = tokenizers[-1]  # the sizes ascend: the largest, which the config names
         by_size = dict(zip(vocab_sizes, tokenizers, strict=True)) if vocab_sizes else {}
     else:
-        result = pipe.fit(data, trace=False)
-        if named is None:
-            return Learned(rules=result.rules, deletions=result.deletions, symbols=result.symbols,
-                           seconds=time.perf_counter() - t)
+        # numba (word counting, the engine): the rules as train learns them from this text
+        from ..text.training import merges_of_text
+
+        result = merges_of_text(pipe, data)
         learned = Tokenizer(result.rules, config.pretokenizer, deletions=result.deletions, boundary=pipe.policies()[0])
-        tokenizer = _cut_by(learned, named, result.symbols)
+        if named is None:  # cut by the merges: the learner's own string, where it learned from the whole text
+            return Learned(rules=result.rules, deletions=result.deletions, seconds=time.perf_counter() - t,
+                           symbols=result.symbols if config.pretokenizer == "none" else learned.symbols(data))
+        tokenizer = _cut_by(learned, named, result.counts)
     symbols = tokenizer.symbols(data)
     return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
                    seconds=time.perf_counter() - t, tokenizer=tokenizer, by_size=by_size)
@@ -132,10 +135,9 @@ def _tokenizer(pipe: Pipeline, rules_path, learned: Learned) -> Tokenizer:
                      boundary=pipe.policies()[0])
 
 
-def _cut_by(tokenizer: Tokenizer, segmenter: str, symbols: np.ndarray) -> Tokenizer:
-    """A merge vocabulary cut by ``segmenter``, its likelihoods the counts of ``symbols`` (its
-    training text as its merges cut it), as a rules file from ``train`` records them."""
-    counts = np.bincount(symbols, minlength=BYTE_SYMBOLS + len(tokenizer.rules))
+def _cut_by(tokenizer: Tokenizer, segmenter: str, counts: np.ndarray) -> Tokenizer:
+    """A merge vocabulary cut by ``segmenter``, its likelihoods from ``counts`` (each symbol's,
+    in its training text as its merges cut it), as a rules file from ``train`` records them."""
     return Tokenizer(tokenizer.rules, tokenizer.pretokenizer, deletions=tokenizer.deletions,
                      boundary=tokenizer.boundary, segmenter=segmenter, scores=estimated_scores(counts))
 
@@ -147,7 +149,9 @@ def _prefix(tokenizer: Tokenizer, vocab_size: int, data: bytes) -> Tokenizer:
     smaller = prefix(tokenizer, vocab_size)
     if smaller.segmenter != "likelihood":
         return smaller
-    return _cut_by(smaller, smaller.segmenter, smaller.with_segmenter(REPLAYS_MERGES).symbols(data))
+    cut = smaller.with_segmenter(REPLAYS_MERGES).symbols(data, lines=True)  # as train counts the text's words
+    counts = np.bincount(cut, minlength=BYTE_SYMBOLS + len(smaller.rules))
+    return _cut_by(smaller, smaller.segmenter, counts)
 
 
 def _token_metrics(symbols: np.ndarray, text: bytes, size: int) -> dict:

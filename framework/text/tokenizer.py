@@ -394,12 +394,15 @@ class Tokenizer:
         an HF Metaspace model, whose library makes it one before its model sees the text."""
         return self.hf is not None and self.hf.space_mark
 
-    def symbols(self, data) -> np.ndarray:
+    def symbols(self, data, *, lines: bool = False) -> np.ndarray:
         """The dictionary's symbols for ``data`` (int64): what training gives on the same text,
-        and what an archive codes."""
+        and what an archive codes. ``lines``: with a pre-tokenizer, each line (its newline
+        included) is pre-tokenized on its own, as ``train`` counts a file's words."""
         arr = as_symbols(data)
+        lines = lines and self.pretokenizer != "none"
+        ends = np.unique(np.concatenate([np.flatnonzero(arr == 10) + 1, [arr.size]])) if lines else None
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
-            return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer))
+            return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer, lines=lines), piece_ends=ends)
 
     def encode(self, text, *, add_special_tokens: bool = True) -> Encoding:
         """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids for

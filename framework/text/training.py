@@ -30,7 +30,7 @@ from .hf import UNKNOWN_BELOW, HFVocab
 from .pretokenize import pretoken_breaks
 from .unicodeclasses import unicode_version
 from .vocabulary import rules_for_pieces, spellings
-from .wordcounts import WordCounts, count_stream, cut_special
+from .wordcounts import WordCounts, count_stream, count_words, cut_special
 
 #: ``meter(label, total, unit=..., unit_scale=...)``: a progress meter (``update(done, **status)``,
 #: ``rules(rules, n, bits)``, a context manager); the default shows nothing
@@ -288,6 +288,16 @@ def _count_words(pipeline, path: str, special, workers, scheduler, meter):
         if path != "-":
             stream.close()
     return path, length, digest.hexdigest(), words
+
+
+def merges_of_text(pipeline, data: bytes, trace: bool = False, progress: Callable | None = None) -> FitResult:
+    """The merge engine's rules for one text, as :func:`train` learns them from a file of it:
+    with a pre-tokenizer, from its words counted line by line, as HF's trainer reads files (the
+    result's ``symbols`` left empty: cut the text with a tokenizer); without, from the whole."""
+    if pipeline.config.pretokenizer == "none":
+        return pipeline.fit(data, trace=trace, progress=progress)
+    words = count_words(data, pipeline.config.pretokenizer, lines=True, boundary=pipeline.policies()[0])
+    return pipeline.fit_words(words, trace=trace, progress=progress, symbols=False)
 
 
 def _numbered(rules, vocabulary: np.ndarray, special: tuple[bytes, ...]):
