@@ -52,7 +52,7 @@ from typing import Any
 
 import attrs
 
-from .contract import LEARNS_BY_MERGES, OPENS_NOTHING, REPLAYS_MERGES
+from .contract import LEARNS_BY_MERGES, NO_PRETOKENIZER, OPENS_NOTHING, REPLAYS_MERGES
 from .engine.stops import Limits
 from .errors import ConfigError
 from .levels import DEFAULT_LEVEL, level_of
@@ -62,13 +62,17 @@ from .text.pretokenizers import check_name
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.
 DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial", "boundary": OPENS_NOTHING,
-            "deletion": "none", "segmenter": REPLAYS_MERGES, "learner": LEARNS_BY_MERGES}
+            "deletion": "none", "segmenter": REPLAYS_MERGES, "learner": LEARNS_BY_MERGES, "pretokenizer": NO_PRETOKENIZER}
 #: roles whose default a config (and a rules file) leaves out: what it records stays as before
 _QUIET_DEFAULTS = ("boundary", "deletion", "segmenter", "learner")
 #: the shortcuts: key -> (role, component, its param), see the module docstring
 SHORTCUTS = {"superword_after": ("boundary", "superbpe", "after"), "picky": ("deletion", "picky", "tau")}
+#: the roles a config names without params (a rules file records the name alone)
+NAMED_ONLY = ("pretokenizer",)
+#: the roles a config holds as a component with its params
+COMPONENT_ROLES = tuple(role for role in ROLES if role not in NAMED_ONLY)
 #: a config's sections, and the overrides a Compressor or Pipeline takes as keywords
-SECTIONS = (*ROLES, "limits", "pretokenizer", *SHORTCUTS)
+SECTIONS = (*ROLES, "limits", *SHORTCUTS)
 #: a config file is a few lines; a larger one is refused before it is read whole
 MAX_CONFIG_BYTES = 1 << 20
 
@@ -113,11 +117,16 @@ class PipelineConfig:
     learner: ComponentConfig = attrs.field(default=_default_component("learner"))
 
     def to_dict(self) -> dict:
-        out = {role: getattr(self, role).to_dict() for role in ROLES
+        out = {role: getattr(self, role).to_dict() for role in COMPONENT_ROLES
                if role not in _QUIET_DEFAULTS or getattr(self, role).name != DEFAULTS[role]}
         out["limits"] = {k: v for k, v in attrs.asdict(self.limits).items() if v is not None}
         out["pretokenizer"] = {"name": self.pretokenizer}
         return out
+
+    def name_of(self, role: str) -> str:
+        """The name of the component this config chooses for ``role``."""
+        chosen = getattr(self, role)
+        return chosen if isinstance(chosen, str) else chosen.name
 
 
 def _component(registry, role, raw, where) -> ComponentConfig:
@@ -189,7 +198,7 @@ def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "
         raise ConfigError(f"{where}: unknown section {unknown[0]!r}; allowed: {', '.join(SECTIONS)}")
     raw = _shortcuts(raw, where)
     config = PipelineConfig(
-        **{role: _component(registry, role, raw.get(role), where) for role in ROLES},
+        **{role: _component(registry, role, raw.get(role), where) for role in COMPONENT_ROLES},
         limits=_limits(raw.get("limits"), where),
         pretokenizer=_pretokenizer(raw.get("pretokenizer"), where),
     )

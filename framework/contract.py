@@ -280,6 +280,36 @@ class DeletionPolicy:
         self.params = params
 
 
+#: the pre-tokenizer that cuts nothing: the text (each piece of it that is read on its own) is
+#: one word; the config's default, and no registered pre-tokenizer's name
+NO_PRETOKENIZER = "none"
+
+
+class PreTokenizer:
+    """How text is cut into pre-tokens (words) before any merge: no rule joins two of them, and
+    no token crosses one (HF's PreTokenizer). A tokenizer, a training run and a rules file name
+    it (``pretokenizer = "gpt2"``); :data:`NO_PRETOKENIZER` cuts nothing.
+
+    A text may come in pieces that are pre-tokenized each on its own (the lines of a training
+    file, the text between added tokens): ``split`` is given their ends and must not look past
+    one (a lookahead at a piece's end sees the end of the text)."""
+
+    #: HF tokenizers' ``Split`` pattern that cuts text as this does (behavior ``Isolated``,
+    #: before a ByteLevel that splits nothing more), written by ``export-hf`` and recognised
+    #: by ``import-hf``; None where the pre-tokenizer has its own HF form or none
+    hf_pattern: str | None = None
+
+    def __init__(self, params=None):
+        self.params = params
+
+    def split(self, data: np.ndarray, ends: np.ndarray, breaks: np.ndarray) -> None:
+        """Set ``breaks[i]`` where a pre-token ends after byte ``i`` of ``data`` (uint8: the
+        text's UTF-8, an invalid byte a character of its own). ``ends``: the pieces' ends,
+        ascending, the last ``data.size``; the framework breaks at each of them itself.
+        ``breaks`` comes all False."""
+        raise NotImplementedError
+
+
 #: the segmenter of a dictionary learned by merges: its rules replayed in order, as in training
 REPLAYS_MERGES = "merges"
 

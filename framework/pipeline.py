@@ -40,7 +40,7 @@ class Pipeline:
     def __init__(self, config: PipelineConfig, registry: Registry | None = None):
         self.config = config
         self.registry = registry or default_registry()
-        self._infos = {role: self.registry.get(role, getattr(config, role).name) for role in ROLES}
+        self._infos = {role: self.registry.get(role, config.name_of(role)) for role in ROLES}
 
     @classmethod
     def from_config(cls, path=None, registry: Registry | None = None, level: int | None = None, **overrides) -> Pipeline:
@@ -93,7 +93,8 @@ class Pipeline:
         """Learn a dictionary on ``data``: rules, final symbols and the per-step trace.
         ``breaks`` overrides the configured pre-tokenizer's boundaries."""
         from .engine.learner import fit  # numba: see the module's imports
-        from .text.pretokenize import classes_kept, pretoken_breaks  # numba
+        from .text.characters import classes_kept  # numba
+        from .text.pretokenize import pretoken_breaks  # numba
         from .text.units import opening_steps, openings  # numba
         from .text.wordcounts import distinct_units  # numba
 

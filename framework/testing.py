@@ -18,6 +18,9 @@ chunkpress runs on its own coders and scorers, callable on yours::
     def test_my_segmenter():
         check_segmenter("my-segmenter", my_plain_python_reference)   # the same tokens on random vocabularies
 
+    def test_my_pretokenizer():
+        check_pretokenizer("my-pretokenizer", my_reference)   # each line cut alone, as the reference cuts it
+
 Each check raises AssertionError naming the input and what differed; the inputs are built
 here (no data files needed), or pass your own.
 """
@@ -373,3 +376,47 @@ def check_segmenter(name: str, reference=None, *, registry: Registry | None = No
             got = out[offsets[u]: offsets[u] + counts[u]].tolist()
             want = [symbol_of[t] for t in reference(tokens, unit)]
             assert got == want, f"segmenter {name!r}, case {case}: {unit!r} cut as {got}, the reference cuts {want}"
+
+
+#: texts a pre-tokenizer must cut: scripts, digits, contractions, runs and kinds of white space,
+#: a combining mark, and bytes that are not UTF-8
+PRETOKENIZER_TEXTS = {
+    "english": "Alice's cat didn't SLEEP, it'll purr: 12,345.67 times!\r\n  Next   line\t\there...\n\n",
+    "arabic": "\u0627\u0644\u0645\u0627\u062f\u0629 1 \u0644\u0643\u0644 \u0634\u062e\u0635 \u062d\u0642.\n",
+    "chinese": "\u4eba\u4eba\u751f\u800c\u81ea\u7531\uff0c\u5728\u5c0a\u4e25\u548c\u6743\u5229"
+               "\u4e0a\u4e00\u5f8b\u5e73\u7b49\u3002 2024\u5e74\n",
+    "marks": "cafe\u0301 \u00e9lan na\u0308ive \u00a0nbsp\u2003em   \n",
+    "spaces": "   \n \n\t\t \r\n\r\n    end ",
+}
+
+
+def check_pretokenizer(name: str, reference=None, *, registry: Registry | None = None,
+                       texts: dict[str, str] | None = None) -> None:
+    """A pre-tokenizer on :data:`PRETOKENIZER_TEXTS` (or ``texts``): it marks breaks in place
+    and nothing else; a text given in pieces (its lines) is cut as each piece alone is, so
+    nothing looks past a piece's end; bytes that are not UTF-8 are cut without error; and, with
+    ``reference(text) -> list of words`` (a str each, as HF's ``pre_tokenize_str`` or
+    ``regex.findall`` give them), each line's words are the reference's."""
+    registry = registry or default_registry()
+    pretokenizer = registry.get("pretokenizer", name).build()
+    texts = dict(texts or PRETOKENIZER_TEXTS)
+    for label, text in [*texts.items(), ("invalid UTF-8", None)]:
+        data = text.encode() if text is not None else b"\xff\xfeok \xc3( caf\xc3\xa9\xe2\x82 \xf0\x9f\x98\x80!\n\x80x"
+        arr = np.frombuffer(data, dtype=np.uint8)
+        ends = np.unique(np.concatenate([np.flatnonzero(arr == 10) + 1, [arr.size]])).astype(np.int64)
+        breaks = np.zeros(arr.size, dtype=np.bool_)
+        pretokenizer.split(arr, ends, breaks)
+        assert breaks.dtype == np.bool_ and breaks.shape == arr.shape, f"{name!r}: breaks replaced, not marked"
+        lo = 0
+        for hi in ends.tolist():
+            alone = np.zeros(hi - lo, dtype=np.bool_)
+            pretokenizer.split(arr[lo:hi].copy(), np.array([hi - lo], dtype=np.int64), alone)
+            # a piece's last byte is the framework's break either way
+            assert np.array_equal(alone[:-1], breaks[lo:hi - 1]), \
+                f"{name!r}, {label}: piece {data[lo:hi]!r} cut otherwise alone than among the others"
+            if reference is not None and text is not None:
+                cuts = np.concatenate([[lo], lo + np.flatnonzero(alone[:-1]) + 1, [hi]])
+                words = [data[a:b].decode() for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+                want = list(reference(data[lo:hi].decode()))
+                assert words == want, f"{name!r}, {label}: {data[lo:hi]!r} cut as {words}, the reference as {want}"
+            lo = hi

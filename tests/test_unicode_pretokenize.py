@@ -81,10 +81,10 @@ def test_a_rules_file_of_other_unicode_tables_is_refused():
 
 def test_the_table_is_data_read_the_same_everywhere():
     """No unicodedata at run time: the classes come from the shipped file alone."""
-    import chunkpress.text.pretokenize as pretokenize
+    import chunkpress.text.characters as characters
     import chunkpress.text.unicodeclasses as unicodeclasses
 
-    assert "unicodedata" not in vars(pretokenize) and "unicodedata" not in vars(unicodeclasses)
+    assert "unicodedata" not in vars(characters) and "unicodedata" not in vars(unicodeclasses)
     table = code_point_classes()
     assert table.shape == (0x110000,) and not table.flags.writeable
     assert np.bincount(table).tolist() == [25, 141028, 1911, 971148]
@@ -94,7 +94,7 @@ def test_the_character_classes_of_a_text_are_read_once_where_kept(monkeypatch):
     """Counting units reads the text's classes once for the pre-tokenizer and the boundary
     policy both (classes_kept); elsewhere, and for another array, they are read afresh."""
     from chunkpress.plugins.boundaries.superbpe import SuperBpe, SuperBpeParams
-    from chunkpress.text import pretokenize
+    from chunkpress.text import characters as pretokenize
     from chunkpress.text.wordcounts import count_words
 
     reads = []

@@ -16,18 +16,22 @@ from ..version import __version__
 
 #: the commands; any other first word makes the command line zstd-style
 COMMANDS = ("compress", "decompress", "train", "encode", "decode", "evaluate", "export-hf", "import-hf", "import-spm",
-            "study",
+            "import-tiktoken", "study",
             "inspect", "plugins")
 #: options that take no value and may come before a command
 LEADING_FLAGS = {"-q", "--quiet", "-v", "--verbose", "--debug", "-k", "--keep"}
 #: the pipeline's overrides, as options and as the keys of ``config.pipeline_overrides``
 OVERRIDES = ("scorer", "rewriter", "coder", "pretokenizer", "segmenter", "max_rules", "vocab_size", "min_count",
              "superword_after", "picky", "learner")
-
-
 #: what an override's help says beyond its name
-EXTRA_HELP = {"pretokenizer": ": none | gpt2 | whitespace | metaspace, merges stay inside words",
-              "segmenter": ": how the vocabulary cuts text: merges | longest-prefix | fewest-tokens | likelihood"}
+EXTRA_HELP = {"pretokenizer": ", merges stay inside words", "segmenter": ": how the vocabulary cuts text"}
+
+
+def _registered(role: str) -> str:
+    """The names registered for ``role``, as --help lists them (read from the registry)."""
+    from ..plugin.registry import default_registry  # the plugins' listing, not their code
+
+    return " | ".join(default_registry().names(role))
 
 
 class Parser(argparse.ArgumentParser):
@@ -100,10 +104,10 @@ def pipeline_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
     p.add_argument("--config", help="TOML config instead of a level (the paper's method: examples/paper/mdl.toml)")
     for key in OVERRIDES[:5]:
-        p.add_argument(f"--{key}", help=f"{key} name (overrides the level or config)" + EXTRA_HELP.get(key, ""))
+        p.add_argument(f"--{key}", help=f"{key} name (overrides the level or config): {_registered(key)}"
+                       + EXTRA_HELP.get(key, ""))
     p.add_argument("--learner", help="how the vocabulary is learned: merges (default: bottom-up, the scorer's "
-                   "merges) or a top-down learner from word counts: unigram, pathpiece, mdl-prune, or any "
-                   "'chunkpress plugins' lists")
+                   f"merges) or a top-down learner from word counts: {_registered('learner')}")
     p.add_argument("--max-rules", type=int, help="stop after this many rules")
     if sweep:
         p.add_argument("--vocab-size", type=sizes, metavar="V[,V...]",

@@ -1,4 +1,4 @@
-"""train, encode, decode, export-hf, import-hf and import-spm: learned dictionaries as tokenizers."""
+"""train, encode, decode, export-hf and the imports: learned dictionaries as tokenizers."""
 
 from __future__ import annotations
 
@@ -122,24 +122,21 @@ def cmd_export_hf(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_import_hf(args: argparse.Namespace) -> int:
+#: the import commands: (the source's file suffix, the Tokenizer's reader, what the input is)
+_IMPORTS = {"import-hf": (".json", "from_hf_file", "an HF tokenizer.json (BPE, Unigram or WordPiece)"),
+            "import-spm": (".model", "from_spm_file", "a sentencepiece .model (unigram or BPE)"),
+            "import-tiktoken": (".tiktoken", "from_tiktoken_file",
+                                "a tiktoken ranks file (a token in base64 and its rank a line)")}
+
+
+def cmd_import(args: argparse.Namespace) -> int:
     from ..text.tokenizer import Tokenizer  # deferred: numba's modules load for the commands that use them
 
-    base = args.input[: -len(".json")] if args.input.endswith(".json") else args.input
-    out = args.output or ("-" if args.input == "-" else base + ".rules")  # as train writes INPUT.rules
+    suffix, reader, _ = _IMPORTS[args.importing]
+    out = args.output or ("-" if args.input == "-" else args.input.removesuffix(suffix) + ".rules")  # as train's
     check_writable(out, args.force)
-    tokenizer = Tokenizer.from_hf_file(args.input)
-    write_output(out, tokenizer.to_rules_file().to_bytes(), args.force, binary=True, like=args.input)
-    return 0
-
-
-def cmd_import_spm(args: argparse.Namespace) -> int:
-    from ..text.tokenizer import Tokenizer  # deferred: numba's modules load for the commands that use them
-
-    base = args.input[: -len(".model")] if args.input.endswith(".model") else args.input
-    out = args.output or ("-" if args.input == "-" else base + ".rules")
-    check_writable(out, args.force)
-    tokenizer = Tokenizer.from_spm_file(args.input)
+    extra = {"pretokenizer": args.pretokenizer} if args.importing == "import-tiktoken" else {}
+    tokenizer = getattr(Tokenizer, reader)(args.input, **extra)
     write_output(out, tokenizer.to_rules_file().to_bytes(), args.force, binary=True, like=args.input)
     return 0
 
@@ -177,25 +174,25 @@ def add_commands(add) -> None:
         p.add_argument("--format", choices=FORMATS, default="u32",
                        help="ids as little-endian uint32 (default) or whitespace-separated text")
         if name == "encode":
-            p.add_argument("--segmenter", help="cut the text another way than the rules file says: merges | "
-                           "longest-prefix | fewest-tokens | likelihood")
+            p.add_argument("--segmenter", help="cut the text another way than the rules file says")
         p.add_argument("-o", "--output", help="output path ('-' for stdout; default: "
                        + ("INPUT.ids, or stdout for stdin)" if name == "encode" else "stdout)"))
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
         p.set_defaults(func=func)
-    for name, func, helptext, what, default in (
-            ("export-hf", cmd_export_hf, "write a rules file as an HF tokenizers tokenizer.json", "rules",
-             "RULES.tokenizer.json"),
-            ("import-hf", cmd_import_hf, "read a byte-level BPE tokenizer.json into a rules file", "input",
-             "INPUT without .json, plus .rules"),
-            ("import-spm", cmd_import_spm, "read a sentencepiece .model (unigram or BPE) into a rules file", "input",
-             "INPUT without .model, plus .rules")):
-        p = add(name, help=helptext)
-        p.add_argument(what, help={"rules": "rules file", "input": "tokenizer.json"}[what] if name != "import-spm"
-                       else "sentencepiece .model")
-        p.add_argument("-o", "--output", help=f"the file to write (default {default})")
+    p = add("export-hf", help="write a rules file as an HF tokenizers tokenizer.json")
+    p.add_argument("rules", help="rules file")
+    p.add_argument("-o", "--output", help="the file to write (default RULES.tokenizer.json)")
+    p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
+    p.set_defaults(func=cmd_export_hf)
+    for name, (suffix, _, what) in _IMPORTS.items():
+        p = add(name, help=f"read {what} into a rules file whose encode gives its ids")
+        p.add_argument("input", help=what)
+        if name == "import-tiktoken":
+            p.add_argument("--pretokenizer", help="its split pattern as a pre-tokenizer (default: cl100k or o200k, "
+                           "by the number of ranks of tiktoken's published encodings)")
+        p.add_argument("-o", "--output", help=f"the file to write (default INPUT without {suffix}, plus .rules)")
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
-        p.set_defaults(func=func)
+        p.set_defaults(func=cmd_import, importing=name)
     p = add("evaluate", help="tokenizer metrics (tokens, bytes and words per token, Renyi efficiency) per text")
     p.add_argument("rules", help="rules file")
     p.add_argument("texts", nargs="+", metavar="TEXT", help="UTF-8 texts ('-' for stdin)")

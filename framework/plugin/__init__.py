@@ -3,7 +3,8 @@ framework (the built-in plugins too, as a third party's would).
 
 * the hook marker :data:`hookimpl` and the specs with complete examples (:mod:`.hookspecs`);
 * the base class of each role (:class:`Scorer`, :class:`SplitScorer`, :class:`Rewriter`,
-  :class:`Coder`, :class:`BoundaryPolicy`, :class:`DeletionPolicy`, :class:`Segmenter`, :class:`Learner`) and the
+  :class:`Coder`, :class:`BoundaryPolicy`, :class:`DeletionPolicy`, :class:`Segmenter`, :class:`Learner`,
+  :class:`PreTokenizer`) and the
   descriptors plugins return (:class:`ScorerInfo`, ...);
 * the errors to raise (:class:`FormatError` for a corrupt payload, ...);
 * the helpers coders use: LEB128 varints (arrays compiled, one value in plain Python),
@@ -21,6 +22,7 @@ from ..errors import ChunkpressError, ConfigError, FormatError, InputError, Plug
 from .base import (
     BYTE_SYMBOLS,
     LEARNS_BY_MERGES,
+    NO_PRETOKENIZER,
     REPLAYS_MERGES,
     AheadPart,
     BoundaryPolicy,
@@ -28,6 +30,7 @@ from .base import (
     DeletionPolicy,
     Learner,
     MergeReport,
+    PreTokenizer,
     Rewriter,
     Scorer,
     Segmenter,
@@ -40,6 +43,7 @@ from .descriptors import (
     DeletionInfo,
     LearnerInfo,
     NoParams,
+    PreTokenizerInfo,
     RewriterInfo,
     ScorerInfo,
     SegmenterInfo,
@@ -59,7 +63,7 @@ _HELPERS = {
     "symbol_lengths": "format.expand", "decode_varints": "format.leb128", "encode_varints": "format.leb128",
     "check_allocation": "format.limits", "memory_limit": "format.limits", "coding_meter": "progress",
     "code_length": "engine.codelength", "varint": "format.varint", "read_varint": "format.varint",
-    "char_classes": "text.pretokenize", "char_scripts": "text.pretokenize", "script_names": "text.unicodeclasses",
+    "char_classes": "text.characters", "char_scripts": "text.characters", "script_names": "text.unicodeclasses",
     "SPACE": "text.unicodeclasses", "LETTER": "text.unicodeclasses",
     "DIGIT": "text.unicodeclasses", "OTHER": "text.unicodeclasses", "Vocabulary": "text.vocabulary",
     "trie_child": "text.vocabulary",
@@ -79,7 +83,7 @@ if TYPE_CHECKING:
     from ..format.limits import check_allocation, memory_limit
     from ..format.varint import read_varint, varint
     from ..progress import coding_meter
-    from ..text.pretokenize import char_classes, char_scripts
+    from ..text.characters import char_classes, char_scripts
     from ..text.unicodeclasses import DIGIT, LETTER, OTHER, SPACE, script_names
     from ..text.vocabulary import Vocabulary, trie_child
 
@@ -99,6 +103,7 @@ __all__ = [
     "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "AheadPart", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
     "BoundaryPolicy", "DeletionPolicy", "Segmenter", "REPLAYS_MERGES", "ScorerInfo", "RewriterInfo", "CoderInfo",
     "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams", "Learner", "LEARNS_BY_MERGES", "LearnerInfo",
+    "PreTokenizer", "PreTokenizerInfo", "NO_PRETOKENIZER",
     # errors
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
     # coders' helpers

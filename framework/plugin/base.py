@@ -5,6 +5,7 @@ this façade hands them on: they are defined below the engine and the formats, i
 from ..contract import (
     BYTE_SYMBOLS,
     LEARNS_BY_MERGES,
+    NO_PRETOKENIZER,
     OPENS_NOTHING,
     REPLAYS_MERGES,
     AheadPart,
@@ -13,6 +14,7 @@ from ..contract import (
     DeletionPolicy,
     Learner,
     MergeReport,
+    PreTokenizer,
     Rewriter,
     Scorer,
     Segmenter,
@@ -21,4 +23,5 @@ from ..contract import (
 )
 
 __all__ = ["AheadPart", "BYTE_SYMBOLS", "BoundaryPolicy", "Coder", "DeletionPolicy", "MergeReport", "OPENS_NOTHING",
-           "REPLAYS_MERGES", "Rewriter", "Scorer", "Segmenter", "Learner", "LEARNS_BY_MERGES", "SplitScorer", "as_symbols"]
+           "REPLAYS_MERGES", "Rewriter", "Scorer", "Segmenter", "Learner", "LEARNS_BY_MERGES", "SplitScorer", "as_symbols",
+           "PreTokenizer", "NO_PRETOKENIZER"]

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..errors import PluginError
-from .base import BoundaryPolicy, Coder, DeletionPolicy, Learner, Rewriter, Scorer, Segmenter
+from .base import BoundaryPolicy, Coder, DeletionPolicy, Learner, PreTokenizer, Rewriter, Scorer, Segmenter
 
 
 @attrs.frozen(kw_only=True)
@@ -191,7 +191,14 @@ class LearnerInfo(_Component):
     role = "learner"
 
 
+@attrs.frozen(kw_only=True)
+class PreTokenizerInfo(_Component):
+    """A pre-tokenizer: where text is cut into the words that no merge or token crosses."""
+
+    role = "pretokenizer"
+
+
 #: the contract each role's factory must honour
 _BASES = {"scorer": Scorer, "rewriter": Rewriter, "coder": Coder, "boundary": BoundaryPolicy,
           "deletion": DeletionPolicy, "segmenter": Segmenter,
-          "learner": Learner}
+          "learner": Learner, "pretokenizer": PreTokenizer}

@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, LearnerInfo, RewriterInfo, ScorerInfo, SegmenterInfo
+    from .descriptors import (
+        BoundaryInfo,
+        CoderInfo,
+        DeletionInfo,
+        LearnerInfo,
+        PreTokenizerInfo,
+        RewriterInfo,
+        ScorerInfo,
+        SegmenterInfo,
+    )
 
 hookspec = pluggy.HookspecMarker("chunkpress")
 hookimpl = pluggy.HookimplMarker("chunkpress")
@@ -253,5 +262,40 @@ def register_learners() -> list[LearnerInfo]:
         def register_learners():
             return [cp.LearnerInfo(name="words", factory=Words, params=Params, version="1",
                                    summary="the most frequent whole words")]
+    """
+    return []  # a spec: pluggy calls the implementations, never this body
+
+
+@hookspec
+def register_pretokenizers() -> list[PreTokenizerInfo]:
+    """Return a list of :class:`chunkpress.plugin.PreTokenizerInfo` descriptors.
+
+    A pre-tokenizer is a :class:`chunkpress.plugin.PreTokenizer`: it cuts text into the words
+    that no merge joins and no token crosses, as HF's pre-tokenizers do; ``--pretokenizer
+    NAME`` (or ``pretokenizer = "NAME"`` in a config) picks it for training, compressing and
+    encoding, and a rules file records it. ``split`` marks the byte that ends each word; the
+    text's pieces (its lines, as ``train`` reads a file) are cut each on its own. Compile the
+    loop: a tokenizer calls it once on all of its text. Example, every line break a word of its
+    own and the rest between them one word::
+
+        import numpy as np
+        import chunkpress.plugin as cp
+
+        @cp.kernel
+        def _around_newlines(data, breaks):
+            for i in range(data.size - 1):
+                if data[i] == 10 or data[i + 1] == 10:
+                    breaks[i] = True
+
+        class Lines(cp.PreTokenizer):
+            def split(self, data, ends, breaks):
+                _around_newlines(data, breaks)
+
+        @cp.hookimpl
+        def register_pretokenizers():
+            return [cp.PreTokenizerInfo(name="lines", factory=Lines, version="1",
+                                        summary="each line break a word, each run between them another")]
+
+    Test it with :func:`chunkpress.testing.check_pretokenizer`.
     """
     return []  # a spec: pluggy calls the implementations, never this body

@@ -18,7 +18,16 @@ import pluggy
 
 from ..errors import ConfigError, PluginError
 from . import hookspecs
-from .descriptors import BoundaryInfo, CoderInfo, DeletionInfo, LearnerInfo, RewriterInfo, ScorerInfo, SegmenterInfo
+from .descriptors import (
+    BoundaryInfo,
+    CoderInfo,
+    DeletionInfo,
+    LearnerInfo,
+    PreTokenizerInfo,
+    RewriterInfo,
+    ScorerInfo,
+    SegmenterInfo,
+)
 
 ENTRY_POINT_GROUP = "chunkpress"
 AUTOLOAD_ENV = "CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD"
@@ -30,9 +39,9 @@ def builtin_plugins() -> list:
     ``default_plugins``): one per role, each listing its components by reference, so that
     building a registry imports none of their implementations (or numba)."""
     # the plugins import this framework's plugin API: loaded when a registry is first built
-    from ..plugins import boundaries, coders, deletions, learners, rewriters, scorers, segmenters
+    from ..plugins import boundaries, coders, deletions, learners, pretokenizers, rewriters, scorers, segmenters
 
-    return [scorers, rewriters, coders, boundaries, deletions, segmenters, learners]
+    return [scorers, rewriters, coders, boundaries, deletions, segmenters, learners, pretokenizers]
 
 
 ROLES = {
@@ -43,6 +52,7 @@ ROLES = {
     "deletion": ("register_deletion_policies", DeletionInfo),
     "segmenter": ("register_segmenters", SegmenterInfo),
     "learner": ("register_learners", LearnerInfo),
+    "pretokenizer": ("register_pretokenizers", PreTokenizerInfo),
 }
 
 

@@ -54,6 +54,6 @@ def versions(registry: Registry, config) -> dict:
         except PackageNotFoundError:
             out[package] = None
     for role in ROLES:
-        name = getattr(config, role).name
+        name = config.name_of(role)
         out[f"{role}:{name}"] = registry.distribution(role, name)
     return out

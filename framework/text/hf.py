@@ -34,6 +34,7 @@ from ..contract import BYTE_SYMBOLS
 from ..errors import ChunkpressError, FormatError
 from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
+from .pretokenizers import names, pretokenizer
 
 #: how much less likely than the least likely token a byte that no token covers is, in a
 #: vocabulary read or learned with scores (sentencepiece's penalty for an unknown character)
@@ -220,12 +221,19 @@ class HFVocab:
         return data[1:] if self.prefix_always and data.startswith(b" ") else data
 
 
+def _split(pattern: str) -> dict:
+    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+
+
 def byte_level_pre_tokenizer(name: str, add_prefix_space: bool = False, units: str | None = None) -> dict:
+    """HF's pre-tokenizer for ours (``units``: a boundary policy's instead): GPT-2's is
+    ByteLevel's own regex; one with an HF pattern (tiktoken's) is HF's Split by it; the others
+    split by what ``_WHITESPACE_SPLIT`` or nothing splits, then ByteLevel."""
+    pattern = units if units is not None else pretokenizer(name).hf_pattern
     byte_level = {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": True,
                   "use_regex": name == "gpt2" and units is None}
-    if units is not None:
-        split = {"type": "Split", "pattern": {"Regex": units}, "behavior": "Isolated", "invert": False}
-        return {"type": "Sequence", "pretokenizers": [split, byte_level]}
+    if pattern is not None:
+        return {"type": "Sequence", "pretokenizers": [_split(pattern), byte_level]}
     if name == "whitespace":
         return {"type": "Sequence", "pretokenizers": [_WHITESPACE_SPLIT, byte_level]}
     return byte_level
@@ -235,14 +243,22 @@ def pre_tokenizer_name(pre) -> tuple[str, bool]:
     """(our pre-tokenizer, add_prefix_space) for an HF pre_tokenizer, or a FormatError."""
     if isinstance(pre, dict) and pre.get("type") == "Sequence":
         steps = pre.get("pretokenizers")
-        if (isinstance(steps, list) and len(steps) == 2 and steps[0] == _WHITESPACE_SPLIT
-                and isinstance(steps[1], dict) and steps[1].get("type") == "ByteLevel" and not steps[1].get("use_regex", True)):
-            return "whitespace", bool(steps[1].get("add_prefix_space", False))
+        if (isinstance(steps, list) and len(steps) == 2 and isinstance(steps[1], dict)
+                and steps[1].get("type") == "ByteLevel" and not steps[1].get("use_regex", True)):
+            prefix = bool(steps[1].get("add_prefix_space", False))
+            if steps[0] == _WHITESPACE_SPLIT:
+                return "whitespace", prefix
+            by_pattern = {pretokenizer(n).hf_pattern: n for n in names() if pretokenizer(n).hf_pattern is not None}
+            found = by_pattern.get(steps[0].get("pattern", {}).get("Regex")) if isinstance(steps[0], dict) \
+                and isinstance(steps[0].get("pattern"), dict) else None
+            if found is not None and steps[0] == _split(steps[0]["pattern"]["Regex"]):
+                return found, prefix
     elif isinstance(pre, dict) and pre.get("type") == "ByteLevel":
         return ("gpt2" if pre.get("use_regex", True) else "none"), bool(pre.get("add_prefix_space", False))
     kind = pre.get("type") if isinstance(pre, dict) else pre
-    raise FormatError(f"pre-tokenizer {kind!r} has no chunkpress equivalent; expected ByteLevel "
-                      "(with or without its regex) or Split on \\s+ then ByteLevel")
+    raise FormatError(f"pre-tokenizer {str(kind)[:40]!r} has no chunkpress equivalent; expected ByteLevel "
+                      "(with or without its regex), or a Split on \\s+ or on a registered pre-tokenizer's pattern "
+                      "(tiktoken's) then ByteLevel")
 
 
 def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | None = None,

@@ -1,17 +1,37 @@
-"""The pre-tokenizers by name, and the check of a configured one: apart from the compiled
-splitters (:mod:`.pretokenize`), so that a config is checked before they load."""
+"""The pre-tokenizer a name stands for, and the check of a configured name: apart from the
+compiled splitters, so that a config is checked before any loads. The pre-tokenizers are a
+role like the others (:class:`~chunkpress.contract.PreTokenizer`), registered by plugins."""
 
 from __future__ import annotations
 
+import functools
+
+from ..contract import PreTokenizer
 from ..errors import ConfigError
 
-#: "none" (the text is one word) and the splitters of :mod:`.pretokenize`
-NAMES = ("none", "gpt2", "whitespace", "metaspace")
+
+def _registry():
+    from ..plugin.registry import default_registry  # the registry imports the plugins, which import text/
+
+    return default_registry()
+
+
+def names() -> list[str]:
+    """The registered pre-tokenizers' names."""
+    return _registry().names("pretokenizer")
 
 
 def check_name(name, where: str = "") -> str:
-    """``name`` if it is a pre-tokenizer, else a ConfigError listing them (the one place)."""
-    if name not in NAMES:
+    """``name`` if it is a registered pre-tokenizer, else a ConfigError listing them (the one place)."""
+    known = names()
+    if not isinstance(name, str) or name not in known:
         prefix = f"{where}: " if where else ""
-        raise ConfigError(f"{prefix}unknown pretokenizer {name!r}; available: {', '.join(NAMES)}")
+        shown = repr(name) if not isinstance(name, str) or len(name) <= 60 else f"{name[:60]!r}... ({len(name):,} characters)"
+        raise ConfigError(f"{prefix}unknown pretokenizer {shown}; available: {', '.join(known)}")
     return name
+
+
+@functools.cache
+def pretokenizer(name: str) -> PreTokenizer:
+    """The registered pre-tokenizer ``name``, built once (it holds no state between texts)."""
+    return _registry().get("pretokenizer", check_name(name)).build()

@@ -27,11 +27,12 @@ from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_
 from ..format.rulesfile import RulesFile
 from ..plugin.registry import build_params, default_registry
 from ..version import __version__
+from .characters import classes_kept
 from .encoder import NEVER, Encoder
 from .encoding import Encoding, char_offsets
 from .hf import HFVocab, byte_to_unicode, from_hf_bpe, parse_tokenizer_json, to_hf_json
 from .hfsearched import searched_from_hf, to_hf_searched
-from .pretokenize import check_name, classes_kept, pretoken_breaks
+from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
 from .units import inside_units, opening_steps, openings
 from .vocabulary import Vocabulary
@@ -179,6 +180,28 @@ class Tokenizer:
         meta = RulesFile.learned(rules, {"pretokenizer": {"name": pre}}, unicode_version(),
                                  imported_from="hf-tokenizers", hf=vocab.to_meta())
         return cls.from_rules_file(meta.to_bytes())  # what a later use would refuse is refused now
+
+    @classmethod
+    def from_tiktoken_file(cls, path, pretokenizer: str | None = None) -> Tokenizer:
+        """A tiktoken ranks file (``.tiktoken``; '-': stdin) as a tokenizer whose ``encode``
+        gives tiktoken's ``encode_ordinary`` ids (:mod:`chunkpress.text.tiktokenfile`), its text
+        split by ``pretokenizer`` (None: ``cl100k`` or ``o200k``, told by the number of ranks of
+        tiktoken's published encodings); errors name the file."""
+        from .tiktokenfile import PATTERN_BY_SIZE, merges_of_ranks, read_ranks  # read only by this command
+
+        data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))
+        try:
+            ranks = read_ranks(data)
+            if pretokenizer is None and len(ranks) not in PATTERN_BY_SIZE:
+                raise ConfigError(f"{len(ranks):,} ranks are none of tiktoken's published encodings: give the "
+                                  "pre-tokenizer its split pattern is (--pretokenizer cl100k, o200k, ...)")
+            pre = check_name(pretokenizer or PATTERN_BY_SIZE[len(ranks)], "pretokenizer")
+            rules, vocab = merges_of_ranks(ranks)
+        except ChunkpressError as exc:
+            raise type(exc)(f"{path}: {exc}") from None
+        meta = RulesFile.learned(rules, {"pretokenizer": {"name": pre}}, unicode_version(), imported_from="tiktoken",
+                                 hf=vocab.to_meta())
+        return cls.from_rules_file(meta.to_bytes())
 
     @classmethod
     def _searched_from(cls, found: dict, source: str) -> Tokenizer:

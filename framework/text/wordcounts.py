@@ -25,7 +25,8 @@ from ..errors import InputError
 from ..fileio import Readable
 from ..format.limits import COUNT_BYTES_PER_BYTE, work_limit
 from ..parallel import ordered_map
-from .pretokenize import classes_kept, pretoken_breaks
+from .characters import classes_kept
+from .pretokenize import pretoken_breaks
 from .units import opening_steps
 
 #: the default shard: a few shards in flight per worker hold well under 1 GB
