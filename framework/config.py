@@ -248,6 +248,11 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
             # a new name resets params meant for the old component
             if not (isinstance(current, dict) and current.get("name", DEFAULTS[key]) == value):
                 raw[key] = {"name": value}
+        elif key in COMPONENT_ROLES and isinstance(value, dict) and "name" not in value:
+            # params alone: for the component the config (or the level) already names
+            found = raw.get(key)
+            chosen: dict = found if isinstance(found, dict) else {"name": DEFAULTS[key]}
+            raw[key] = {**chosen, "params": {**(chosen.get("params") or {}), **(value.get("params") or {})}}
         else:
             raw[key] = value
     if overrides:
@@ -255,18 +260,41 @@ def load_config(path: str | Path | None = None, registry: Registry | None = None
     return config_from_dict(raw, registry, where)
 
 
+def _param(text: str) -> tuple[str, str, object]:
+    """(role, key, value) of a ``ROLE.KEY=VALUE`` setting; the value read as a TOML value (a
+    number, true/false, a quoted string, an array), else as the string it is."""
+    target, equals, value = text.partition("=")
+    role, dot, key = target.strip().partition(".")
+    if not equals or not dot or role not in COMPONENT_ROLES or not key.strip().isidentifier():
+        raise ConfigError(f"param (--param) {text[:60]!r}: write ROLE.KEY=VALUE, ROLE one of "
+                          f"{', '.join(COMPONENT_ROLES)}")
+    try:
+        parsed: object = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return role, key.strip(), parsed
+
+
 def pipeline_overrides(scorer: str | None = None, rewriter: str | None = None, coder: str | None = None,
                        pretokenizer: str | None = None, segmenter: str | None = None, learner: str | None = None,
+                       boundary: str | None = None, deletion: str | None = None, param=(),
                        max_rules: int | None = None,
                        vocab_size: int | None = None, min_count: int | None = None,
                        superword_after: int | None = None, picky: float | None = None, reserved: int = 0) -> dict:
     """Overrides of a config (for :func:`load_config`, a Pipeline or a Compressor) from the
     settings given; ``vocab_size`` counts tokens as HF does (the 256 bytes, the rules and the
     ``reserved`` added tokens), so it stands for ``max_rules = vocab_size - 256 - reserved``, and
-    ``superword_after`` (SuperBPE's transition, a vocabulary size) likewise."""
+    ``superword_after`` (SuperBPE's transition, a vocabulary size) likewise. ``param``: any
+    component's params as ``ROLE.KEY=VALUE`` strings, for the component named beside them or
+    the config's own."""
     out: dict = {key: value for key, value in (("scorer", scorer), ("rewriter", rewriter), ("coder", coder),
                                                ("pretokenizer", pretokenizer), ("segmenter", segmenter),
-                                               ("learner", learner)) if value}
+                                               ("learner", learner), ("boundary", boundary),
+                                               ("deletion", deletion)) if value}
+    for role, key, value in map(_param, param or ()):
+        chosen = out.get(role)
+        out[role] = {**({"name": chosen} if isinstance(chosen, str) else chosen or {}),
+                     "params": {**((chosen or {}).get("params", {}) if isinstance(chosen, dict) else {}), key: value}}
     if superword_after is not None:
         out["superword_after"] = superword_after - reserved
     if picky is not None:

@@ -3,6 +3,7 @@
 import pytest
 from chunkpress import ConfigError, PluginError
 from chunkpress.config import load_config, preset
+from support import DATA
 
 
 def write(tmp_path, text):
@@ -171,3 +172,38 @@ def test_level_flags_as_zstd_and_xz_take_them(tmp_path):
     helped = subprocess.run([sys.executable, "-m", "chunkpress.cli", "--help"], capture_output=True, text=True)
     for flag in ("-d ", "-c ", "-t ", "-l ", "-r ", "-T ", "[-1..-9]"):
         assert flag in helped.stdout, flag
+
+
+def test_every_policy_has_a_flag_and_any_param_a_setting(tmp_path):
+    """--boundary, --deletion and --param ROLE.KEY=VALUE reach every policy and param a config
+    can: the same rules file as the shortcuts (--superword-after, --picky) write, and a coder's
+    param in the archive's header."""
+    from chunkpress.cli import main
+    from chunkpress.pipeline import inspect
+
+    text = tmp_path / "t.txt"
+    text.write_bytes((DATA / "alice29.txt").read_bytes()[:60_000])
+    common = ["train", str(text), "--pretokenizer", "gpt2", "--vocab-size", "700", "-q"]
+    for flags, shortcut in ((["--boundary", "superbpe", "--param", "boundary.after=300"], ["--superword-after", "556"]),
+                            (["--deletion", "picky", "--param", "deletion.tau=0.6"], ["--picky", "0.6"])):
+        assert main([*common, "--rules", str(tmp_path / "a.rules"), *flags]) == 0
+        assert main([*common, "--rules", str(tmp_path / "b.rules"), *shortcut]) == 0
+        assert (tmp_path / "a.rules").read_bytes() == (tmp_path / "b.rules").read_bytes()
+        (tmp_path / "a.rules").unlink()
+        (tmp_path / "b.rules").unlink()
+    assert main(["compress", str(text), "--coder", "cm", "--param", "coder.memory=18", "-o", str(tmp_path / "t.cpz"),
+                 "-q"]) == 0
+    assert inspect((tmp_path / "t.cpz").read_bytes())["params"]["memory"] == 18
+
+
+@pytest.mark.parametrize(("param", "says"), [("nope=3", "ROLE.KEY=VALUE"), ("coder.memory", "ROLE.KEY=VALUE"),
+                                             ("coder.nope=3", "unknown coder.params key 'nope'"),
+                                             ("pretokenizer.x=1", "ROLE one of")])
+def test_a_param_that_is_no_setting_is_refused_in_one_line(tmp_path, capsys, param, says):
+    from chunkpress.cli import main
+
+    (tmp_path / "t.txt").write_bytes(b"some text to compress\n" * 50)
+    assert main(["compress", str(tmp_path / "t.txt"), "--coder", "cm", "--param", param, "-o",
+                 str(tmp_path / "t.cpz")]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "t.cpz").exists()
