@@ -116,6 +116,16 @@ def test_outputs_are_ready_to_publish(swept):
     assert "| alice | alice | SuperBPE, 700 tokens |" in markdown and "held-out arabic" in markdown
     latex = (out / "results.tex").read_text()
     assert latex.count(r"\begin{table}") == 3 and r"\textbf{" in latex
+    # booktabs as a paper sets it: the size a column of its own, one rule under each header, a label
+    assert latex.count(r"\midrule") == 3 and latex.count(r"\label{tab:study-sweep") == 3
+    assert "& Vocabulary &" in latex and "SuperBPE & 700 &" in latex and "SuperBPE & 400 &" in latex
+    assert "700 tokens" not in latex
+    # every size drawn: the factor plot's bars and the size-time plot's points name each size
+    factor = (out / "factor.svg").read_text()
+    assert all(f"{variant}, {size} tokens" in factor for variant in SETTINGS for size in (400, 700))
+    # the x ticks are the sizes used, on each of the seven panels, and no power of two
+    sweep = (out / "sweep_alice.svg").read_text()
+    assert sweep.count("<!-- 400 -->") == sweep.count("<!-- 700 -->") == 7 and "<!-- 512 -->" not in sweep
     csv_head = (out / "results.csv").read_text().splitlines()[0].split(",")
     assert {"vocab_size", "renyi_efficiency", "held_out.arabic.tokens_per_word"} <= set(csv_head)
     for name in ("sweep_alice", "sweep_arabic"):

@@ -108,24 +108,26 @@ def _label(text, width: int = 60) -> str:
     return display_name(text, width, markdown=False)
 
 
-def _cell_styles(all_cells) -> dict:
-    labels = list(dict.fromkeys(c.label for c in all_cells))
+def _cell_styles(all_cells, by_size: bool = False) -> dict:
+    """A style per variant (``by_size``: per variant and vocabulary size, each a bar of its own)."""
+    labels = list(dict.fromkeys(c.name if by_size else c.label for c in all_cells))
     return dict(zip(labels, styles(len(labels)), strict=False))
 
 
 def plot_factors(rows: list[dict], path: Path) -> list[Path]:
-    """Grouped bars: compression factor (median over repeats) of each variant on each dataset."""
+    """Grouped bars: compression factor (median over repeats) of each variant (at each
+    vocabulary size of a sweep) on each dataset."""
     found = [c for c in cells(rows) if c.rows and c.median("factor") is not None]
     if not found:
         return []
     plt = _pyplot()
     datasets = list(dict.fromkeys(c.dataset for c in found))
-    drawn = _cell_styles(found)
+    drawn = _cell_styles(found, by_size=True)
     fig, ax = plt.subplots(figsize=(min(14, 4 + 0.6 * len(drawn) * len(datasets)) + 4, max(4, 1 + 0.2 * len(drawn))),
                            layout="constrained")
     width = 0.8 / len(drawn)
     for i, (label, style) in enumerate(drawn.items()):
-        ys = [next((c.median("factor") for c in found if c.dataset == d and c.label == label), 0) for d in datasets]
+        ys = [next((c.median("factor") for c in found if c.dataset == d and c.name == label), 0) for d in datasets]
         ax.bar([j + i * width for j in range(len(datasets))], ys, width, label=_label(label),
                color=style.color, hatch=style.hatch, edgecolor="black", linewidth=0.4)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], [_label(d, 30) for d in datasets])
@@ -157,11 +159,19 @@ def plot_size_against_time(rows: list[dict], path: Path) -> list[Path]:
                              layout="constrained")
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         seconds = []
+        sized: dict = {}
         for cell in (c for c in found if c.dataset == dataset):
             style = drawn[cell.label]
             seconds.append(max(cell.compress_seconds() or 0.0, 1e-4))
             ax.scatter([seconds[-1]], [cell.median("archive_bytes")], color=style.color,
                        marker=style.marker, s=45, edgecolors="black", linewidths=0.4, label=_label(cell.label))
+            if cell.vocab_size is not None:  # a sweep's sizes: each point named, a variant's joined
+                ax.annotate(_vocab_label(cell.vocab_size), (seconds[-1], cell.median("archive_bytes")),
+                            xytext=(4, 3), textcoords="offset points", fontsize="x-small")
+                sized.setdefault(cell.label, []).append((cell.vocab_size, seconds[-1], cell.median("archive_bytes")))
+        for label, points in sized.items():
+            _, xs, ys = zip(*sorted(points), strict=True)
+            ax.plot(xs, ys, color=drawn[label].color, linewidth=0.8, alpha=0.6)
         _log_axis(plt, ax.xaxis, seconds)
         ax.set_title(_label(dataset, 40), fontsize="medium")
         ax.set_xlabel("compress time (s, learn + encode)")
@@ -245,6 +255,7 @@ def plot_vocab_sweep(rows: list[dict], path: Path) -> list[Path]:
     runs = _runs(found)
     drawn = dict(zip(dict.fromkeys(label for _, label in runs), styles(len(runs)), strict=False))
     held = list(dict.fromkeys(name for c in found for r in c.rows for name in (r.get("held_out") or {})))
+    sizes = sorted({c.vocab_size for c in found if c.vocab_size is not None})
     written = []
     for held_out in [None, *held]:
         panels = [*_SWEEP_PANELS, *([("bits_per_byte", "archive bits/byte")] if held_out is None else [])]
@@ -264,6 +275,7 @@ def plot_vocab_sweep(rows: list[dict], path: Path) -> list[Path]:
                         ax.plot(*zip(*points, strict=True), color=style.color, marker=style.marker, markersize=4,
                                 markeredgecolor="black", markeredgewidth=0.3, linewidth=1, label=_label(label))
                 ax.set_xscale("log", base=2)
+                ax.set_xticks(sizes)  # the sizes the study used, and no others
                 ax.xaxis.set_major_formatter(plt.FuncFormatter(_vocab_label))
                 ax.xaxis.set_minor_formatter(plt.NullFormatter())
                 ax.set_xlabel("vocabulary size")
