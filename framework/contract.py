@@ -330,6 +330,9 @@ class Segmenter:
     #: True where :meth:`segment` needs each token's log-probability (a vocabulary without them
     #: is refused, naming the segmenter)
     needs_scores: bool = False
+    #: True where :meth:`segment` gives the most likely path under the tokens' log-probabilities,
+    #: so that Unigram sampling (``encode(alpha=...)``) draws from the same lattice
+    samples_lattice: bool = False
 
     def __init__(self, params=None):
         self.params = params

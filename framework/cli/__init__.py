@@ -14,13 +14,7 @@ from ..engine import ahead
 from ..engine.interruptible import kernel_abandoned
 from ..errors import ChunkpressError
 from ..format.limits import address_space_cap
-from ..process import (
-    Terminated,
-    hold_closed_standard_streams,
-    load_cached_kernels_lightly,
-    show_warning,
-    sigterm_as_interrupt,
-)
+from ..process import Terminated, hold_closed_standard_streams, load_cached_kernels_lightly, show_warning, sigterm_as_interrupt
 from ..version import __version__
 from . import files, report, tokens
 from .options import LEADING_FLAGS, Files, Parser, check_levels, common, file_options, is_zstd_form, zstd_parser

@@ -89,7 +89,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
     try:
         with opened(args.input) as stream, \
                 StreamingOutput(out, args.force, binary=args.format != "text", like=args.input) as sink:
-            write_id_pieces(tokenizer.ids_of_stream(stream), args.format, sink.write)
+            sampling = {"dropout": args.dropout, "alpha": args.alpha, "nbest_size": args.nbest_size, "seed": args.seed}
+            write_id_pieces(tokenizer.ids_of_stream(stream, **sampling), args.format, sink.write)
     except ChunkpressError as exc:
         raise naming(exc, args.input) from None
     return 0
@@ -115,7 +116,7 @@ def cmd_export_hf(args: argparse.Namespace) -> int:
     out = args.output or args.rules + ".tokenizer.json"
     check_writable(out, args.force)
     try:
-        text = tokenizer.to_hf_json()
+        text = tokenizer.to_hf_json(dropout=args.dropout)
     except ChunkpressError as exc:
         raise naming(exc, args.rules) from None
     write_output(out, text.encode(), args.force, like=args.rules)
@@ -175,12 +176,17 @@ def add_commands(add) -> None:
                        help="ids as little-endian uint32 (default) or whitespace-separated text")
         if name == "encode":
             p.add_argument("--segmenter", help="cut the text another way than the rules file says")
+            p.add_argument("--dropout", type=float, metavar="P", help="BPE-dropout: skip each merge with probability P")
+            p.add_argument("--alpha", type=float, help="Unigram sampling's smoothing, as sentencepiece's alpha")
+            p.add_argument("--nbest-size", type=int, help="Unigram sampling from every segmentation: -1 (the default)")
+            p.add_argument("--seed", type=int, help="the seed of the samples (default: a new one each run)")
         p.add_argument("-o", "--output", help="output path ('-' for stdout; default: "
                        + ("INPUT.ids, or stdout for stdin)" if name == "encode" else "stdout)"))
         p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
         p.set_defaults(func=func)
     p = add("export-hf", help="write a rules file as an HF tokenizers tokenizer.json")
     p.add_argument("rules", help="rules file")
+    p.add_argument("--dropout", type=float, metavar="P", help="the BPE model's dropout (HF's BPE(dropout=P))")
     p.add_argument("-o", "--output", help="the file to write (default RULES.tokenizer.json)")
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing output")
     p.set_defaults(func=cmd_export_hf)

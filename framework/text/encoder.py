@@ -62,7 +62,7 @@ def rank_table(rules):
 
 
 @numba.njit(cache=True, forceinline=True)
-def _rank(keys, vals, ranks, a, b, least):
+def rule_of_pair(keys, vals, ranks, a, b, least):
     """The first rule of the pair (a, b) at or past ``least``, or -1."""
     key = (a << 32) | b
     mask = keys.size - 1
@@ -104,7 +104,7 @@ def merge_short_units(buf, offsets, gaps, below, keys, vals, ranks, deleted, pie
         # past ``least`` (the smallest of them is the next merge), so only the two pairs beside
         # a merge are looked up again, and every one after a deletion
         for p in range(length - 1):
-            r[p] = _rank(keys, vals, ranks, w[p], w[p + 1], max(least, c[p]))
+            r[p] = rule_of_pair(keys, vals, ranks, w[p], w[p + 1], max(least, c[p]))
         while True:
             best = -1
             at = -1
@@ -139,7 +139,7 @@ def merge_short_units(buf, offsets, gaps, below, keys, vals, ranks, deleted, pie
                     p += count
                 least = deleted[due, 0] + 1
                 for p in range(length - 1):
-                    r[p] = _rank(keys, vals, ranks, w[p], w[p + 1], max(least, c[p]))
+                    r[p] = rule_of_pair(keys, vals, ranks, w[p], w[p + 1], max(least, c[p]))
                 continue
             if best < 0 or best >= below:
                 break
@@ -153,9 +153,9 @@ def merge_short_units(buf, offsets, gaps, below, keys, vals, ranks, deleted, pie
             length -= 1
             least = best
             if at > 0:
-                r[at - 1] = _rank(keys, vals, ranks, w[at - 1], w[at], max(least, c[at - 1]))
+                r[at - 1] = rule_of_pair(keys, vals, ranks, w[at - 1], w[at], max(least, c[at - 1]))
             if at < length - 1:
-                r[at] = _rank(keys, vals, ranks, w[at], w[at + 1], max(least, c[at]))
+                r[at] = rule_of_pair(keys, vals, ranks, w[at], w[at + 1], max(least, c[at]))
         for k in range(length):
             out[out_at[u] + k] = w[k]
         out_len[u] = length
@@ -209,7 +209,7 @@ def merge_long_units(buf, offsets, gaps, below, keys, vals, ranks, todo, out, ou
             nxt[k] = k + 1 if k + 1 < length else -1
             prv[k] = k - 1
         for k in range(length - 1):
-            r = _rank(keys, vals, ranks, w[k], w[k + 1], c[k])
+            r = rule_of_pair(keys, vals, ranks, w[k], w[k + 1], c[k])
             if r >= 0:
                 _tree_set(tree, where, k, r)
         while tree[1] < below:
@@ -225,7 +225,7 @@ def merge_long_units(buf, offsets, gaps, below, keys, vals, ranks, todo, out, ou
             # ranks stay the first rule at or past the last merged (see merge_short_units)
             for k in (prv[at], at):
                 if k >= 0:
-                    r = -1 if nxt[k] < 0 else _rank(keys, vals, ranks, w[k], w[nxt[k]], max(best, c[k]))
+                    r = -1 if nxt[k] < 0 else rule_of_pair(keys, vals, ranks, w[k], w[nxt[k]], max(best, c[k]))
                     _tree_set(tree, where, k, r if r >= 0 else NEVER)
         n = 0
         k = 0

@@ -262,7 +262,7 @@ def pre_tokenizer_name(pre) -> tuple[str, bool]:
 
 
 def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | None = None,
-               units: str | None = None) -> str:
+               units: str | None = None, dropout: float | None = None) -> str:
     """A tokenizer.json for ``rules``: ids are our symbol ids, or HF's own where the dictionary
     was imported (``vocab``), with its added tokens and prefix space; ``units``: a regex that
     cuts text into a boundary policy's units (a boundary policy's ``hf_units``), which replaces
@@ -290,7 +290,7 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
     added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
               "special": True} for c, i in special]
     model = {
-        "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+        "type": "BPE", "dropout": dropout, "unk_token": None, "continuing_subword_prefix": None,
         "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
         "vocab": {**{c: i for c, i in special}, **{t: i for t, i in zip(tokens, ids, strict=False) if i >= 0}},
         "merges": [f"{tokens[a]} {tokens[b]}" for a, b in rules.tolist()],

@@ -10,7 +10,7 @@ assembled by copying.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +28,14 @@ from ..format.rulesfile import RulesFile
 from ..plugin.registry import build_params, default_registry
 from ..version import __version__
 from .characters import classes_kept
+from .dropout import Dropout
 from .encoder import NEVER, Encoder
 from .encoding import Encoding, char_offsets
 from .hf import HFVocab, byte_to_unicode, from_hf_bpe, parse_tokenizer_json, to_hf_json
 from .hfsearched import searched_from_hf, to_hf_searched
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
+from .unigramsampling import sampler
 from .units import inside_units, opening_steps, openings
 from .vocabulary import Vocabulary
 from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, distinct_units, shards
@@ -256,10 +258,11 @@ class Tokenizer:
         except ChunkpressError as exc:
             raise FormatError(f"{path}: {exc}") from None
 
-    def to_hf_json(self) -> str:
-        """This dictionary as an HF tokenizers ``tokenizer.json`` (byte-level BPE) whose
-        encoding equals :meth:`encode`'s; FormatError for one HF cannot express (a deletion:
-        HF's BPE cannot undo a merge)."""
+    def to_hf_json(self, dropout: float | None = None) -> str:
+        """This dictionary as an HF ``tokenizer.json`` whose encoding is :meth:`encode`'s (with
+        ``dropout`` too); FormatError for one HF cannot express (a deletion: HF's BPE cannot undo a merge)."""
+        if dropout is not None:  # what encode samples, as its checks say
+            self.encode(b"", dropout=dropout, seed=0)
         if self.deletions.size:
             raise FormatError(f"this dictionary deleted {len(self.deletions):,} symbols (Picky BPE): HF's BPE "
                               "applies every merge and cannot split a token back, so no tokenizer.json encodes as "
@@ -276,7 +279,7 @@ class Tokenizer:
             if units is None:
                 raise FormatError(f"boundary policy {type(self.boundary).__name__} over the {self.pretokenizer!r} "
                                   "pre-tokenizer has no HF pre-tokenizer that cuts text as it does")
-        return to_hf_json(self.rules, self.pretokenizer, self.hf, units=units)
+        return to_hf_json(self.rules, self.pretokenizer, self.hf, units=units, dropout=dropout)
 
     def to_rules_file(self) -> RulesFile:
         """This tokenizer as a rules file: its rules, deletions, pre-tokenizer (and the Unicode
@@ -374,11 +377,14 @@ class Tokenizer:
             self._searched_cache = Vocabulary.of(self.rules, symbols, scores)
         return self._searched_cache
 
-    def _encode_words(self, arr: np.ndarray, breaks, piece_ends=None) -> np.ndarray:
+    def _encode_words(self, arr: np.ndarray, breaks, piece_ends=None, sampling=None) -> np.ndarray:
         """The dictionary's symbols for ``arr`` cut at ``breaks`` (None: one word); the ends of
-        independent pieces (``piece_ends``) are never opened by the boundary policy."""
+        independent pieces (``piece_ends``) are never opened by the boundary policy; with
+        ``sampling``, each word sampled (:mod:`.dropout`, :mod:`.unigramsampling`)."""
         if arr.size == 0:
             return np.zeros(0, dtype=np.int64)
+        if sampling is not None:
+            return sampling.symbols(self._encoder() if isinstance(sampling, Dropout) else self._searched(), arr, breaks)
         if self.segmenter != REPLAYS_MERGES:
             return self._segment_words(arr, breaks, piece_ends)
         encoder = self._encoder()
@@ -412,11 +418,6 @@ class Tokenizer:
             counts = segment(searched, words.buf, words.offsets, out)
         return words.assemble(out, words.offsets[:-1], np.asarray(counts, dtype=np.int64))
 
-    def _meta_space_is_space(self) -> bool:
-        """Whether a ``▁`` in the text is a space: in a vocabulary imported from sentencepiece or
-        an HF Metaspace model, whose library makes it one before its model sees the text."""
-        return self.hf is not None and self.hf.space_mark
-
     def symbols(self, data, *, lines: bool = False) -> np.ndarray:
         """The dictionary's symbols for ``data`` (int64): what training gives on the same text,
         and what an archive codes. ``lines``: with a pre-tokenizer, each line (its newline
@@ -427,28 +428,33 @@ class Tokenizer:
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
             return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer, lines=lines), piece_ends=ends)
 
-    def encode(self, text, *, add_special_tokens: bool = True) -> Encoding:
+    def encode(self, text, *, add_special_tokens: bool = True, **sampling) -> Encoding:
         """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids for
         an imported tokenizer or one trained with added tokens), offsets (characters for a str,
-        bytes for bytes) and tokens. ``add_special_tokens`` is HF's keyword; no template adds any."""
-        return self.encode_batch([text])[0]
+        bytes for bytes) and tokens. ``add_special_tokens`` is HF's keyword; no template adds any.
+        Sampling (each drawn from ``seed``): ``dropout``, BPE-dropout's probability of skipping a
+        merge; ``alpha`` (and ``nbest_size = -1``), Unigram sampling as sentencepiece's."""
+        return self.encode_batch([text], **sampling)[0]
 
-    def encode_batch(self, texts, *, add_special_tokens: bool = True) -> list[Encoding]:
-        """``encode`` of each text, all in one pass: the texts are pre-tokenized each on its own,
-        their distinct units encoded once."""
+    def encode_batch(self, texts, *, add_special_tokens: bool = True, dropout: float | None = None,
+                     alpha: float | None = None, nbest_size: int | None = None, seed: int | None = None) -> list[Encoding]:
+        """``encode`` of each text in one pass, each pre-tokenized on its own, their distinct units
+        encoded once (sampled, every word on its own)."""
+        sampling = sampler(self.segmenter == REPLAYS_MERGES and not self.deletions.size and self.boundary is None,
+                           self._segmenter().samples_lattice, dropout, alpha, nbest_size, seed)
         datas = [_text_bytes(t) for t in texts]
         if not datas:
             return []
-        if self._meta_space_is_space():  # as sentencepiece and HF's Metaspace read it (one character for one)
+        if self.hf is not None and self.hf.space_mark:  # as sentencepiece and HF's Metaspace read it
             datas = [d.replace(_META_SPACE, b" ") for d in datas]
         if self.hf is not None:
-            return [self._encode_hf(d, isinstance(t, str)) for d, t in zip(datas, texts, strict=True)]
+            return [self._encode_hf(d, isinstance(t, str), sampling) for d, t in zip(datas, texts, strict=True)]
         ends = np.cumsum([len(d) for d in datas], dtype=np.int64)
         arr = np.frombuffer(b"".join(datas), dtype=np.uint8)
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
             breaks = pretoken_breaks(arr, self.pretokenizer, pieces=ends) \
                 if len(datas) > 1 or self.pretokenizer != "none" else None
-            symbols = self._encode_words(arr, breaks, piece_ends=ends)
+            symbols = self._encode_words(arr, breaks, piece_ends=ends, sampling=sampling)
         lengths = symbol_lengths(self.rules)[symbols]
         stops = np.cumsum(lengths, dtype=np.int64)
         cut = np.searchsorted(stops, ends, side="right").tolist()  # no symbol crosses a text's end
@@ -467,14 +473,14 @@ class Tokenizer:
                 else Encoding(symbols, spans, spell, symbols, first, last, begin)
                 for text, first, last, char_begin, begin in zip(texts, firsts, cut, char_begins, begins, strict=True)]
 
-    def _encode_hf(self, data: bytes, chars: bool) -> Encoding:
+    def _encode_hf(self, data: bytes, chars: bool, sampling=None) -> Encoding:
         texts, special, where, prefixed = self.hf.segments(data)
         buf = np.frombuffer(b"".join(texts), dtype=np.uint8)
         ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
         # each text segment is pre-tokenized on its own, as HF does
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
             breaks = pretoken_breaks(buf, self.pretokenizer, pieces=ends)
-            symbols = self._encode_words(buf, breaks, piece_ends=ends)
+            symbols = self._encode_words(buf, breaks, piece_ends=ends, sampling=sampling)
         ids = self.hf.ids[symbols]
         self.hf.check_as_hf(buf, breaks, ids)
         if (ids < 0).any():
@@ -522,21 +528,24 @@ class Tokenizer:
 
         return spell
 
-    def ids_of_stream(self, stream) -> Iterator[np.ndarray]:
+    def ids_of_stream(self, stream, *, seed: int | None = None, **sampling) -> Iterator[np.ndarray]:
         """The ids of everything ``stream`` (a binary file object) holds, as :meth:`encode`
         gives them for the whole, a piece at a time: pieces are cut where the pre-tokenizer
         breaks whatever surrounds them (:func:`~chunkpress.text.wordcounts.shards`; with a
         boundary policy, at line breaks), so memory stays that of a piece. Without a
         pre-tokenizer, or with HF's prefix space, the text is one piece. A piece longer than the
-        memory limit allows is refused (InputError)."""
+        memory limit allows is refused (InputError). ``sampling`` as :meth:`encode`'s, piece k from ``seed + k``."""
         limit = work_limit(ENCODE_BYTES_PER_BYTE)
+        sampling = {k: v for k, v in sampling.items() if v is not None}
+        seed = seed if seed is not None or not sampling else int(np.random.default_rng().integers(0, 1 << 62))
         if self.pretokenizer == "none" or (self.hf is not None and self.hf.add_prefix_space):
-            yield self.encode(read_rest(stream, "", b"", limit)).id_array
-            return
-        special = tuple(content.encode() for content, _ in self.hf.special) if self.hf is not None else ()
-        for piece in shards(stream, min(DEFAULT_SHARD_SIZE, limit), special, limit,
-                            newline_only=self.boundary is not None, pretokenizer=self.pretokenizer):
-            yield self.encode(piece).id_array
+            pieces: Iterable[bytes] = [read_rest(stream, "", b"", limit)]
+        else:
+            special = tuple(content.encode() for content, _ in self.hf.special) if self.hf is not None else ()
+            pieces = shards(stream, min(DEFAULT_SHARD_SIZE, limit), special, limit,
+                            newline_only=self.boundary is not None, pretokenizer=self.pretokenizer)
+        for k, piece in enumerate(pieces):
+            yield self.encode(piece, seed=None if seed is None else seed + k, **sampling).id_array
 
     # -- decoding ----------------------------------------------------------------------------------
     def decode(self, ids, skip_special_tokens: bool = True, *, max_memory: int | None = None) -> str:

@@ -282,6 +282,7 @@ class Likelihood(FewestTokens):
 
     by_likelihood = True
     needs_scores = True
+    samples_lattice = True
 
     def segment(self, vocabulary, buf, offsets, out):
         if not vocabulary.has_scores:
