@@ -102,3 +102,34 @@ def test_bad_input_gets_one_line_naming_the_file_or_option(rules, make, args, sa
         (rules / args[0]).write_bytes(make)
     rc, out, err = _cli("evaluate", rules / "r.rules", rules / args[0], *args[1:])
     assert rc != 0 and not out and err.count("\n") == 1 and says in err, err
+
+
+def test_gini_is_the_mean_absolute_difference_over_twice_the_mean():
+    from chunkpress.text.metrics import gini
+
+    assert gini([2.0, 2.0, 2.0]) == 0.0
+    assert gini([1.0, 3.0]) == pytest.approx(0.25)  # |1 - 3| * 2 / (2 * 2 * 4)
+    assert gini([0.0, 0.0, 0.0, 1.0]) == pytest.approx(0.75)  # one of four holds it all: (n - 1) / n
+
+
+def test_texts_named_by_language_get_a_parity_row_per_size(rules, tmp_path):
+    """`evaluate R en=... ar=... zh=...`: a row per language and size, and a parity row per
+    size with the Gini and max/min of bytes per token, the worst and best language named."""
+    for name, data in (("en.txt", HELD[:9000]), ("ar.txt", read("udhr_arb.txt")), ("zh.txt", read("udhr_cmn_hans.txt"))):
+        (tmp_path / name).write_bytes(data)
+    code, out, err = _cli("evaluate", rules / "r.rules", f"en={tmp_path / 'en.txt'}", f"ar={tmp_path / 'ar.txt'}",
+                          f"zh={tmp_path / 'zh.txt'}", "--vocab-size", "500,1000", "--json")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    rows = {(r["text"], r["vocab_size"]): r for r in lines if "parity" not in r}
+    assert set(rows) == {(t, v) for t in ("en", "ar", "zh") for v in (500, 1000)}
+    for size in (500, 1000):
+        row = next(r["parity"] for r in lines if "parity" in r and r["parity"]["vocab_size"] == size)
+        values = [rows[t, size]["bytes_per_token"] for t in ("en", "ar", "zh")]
+        assert row["max_min_bytes_per_token"] == pytest.approx(max(values) / min(values))
+        assert row["worst"] == "ar" or row["worst"] == "zh"
+        assert row["best"] == "en" and 0.0 < row["gini_bytes_per_token"] < 1.0
+    code, out, _ = _cli("evaluate", rules / "r.rules", f"en={tmp_path / 'en.txt'}", f"zh={tmp_path / 'zh.txt'}")
+    assert code == 0 and "parity across the texts" in out
+    code, out, _ = _cli("evaluate", rules / "r.rules", tmp_path / "en.txt", tmp_path / "zh.txt")  # not named
+    assert code == 0 and "parity" not in out

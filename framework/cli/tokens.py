@@ -17,8 +17,7 @@ from .options import Common, overrides, pipeline_options, sizes, workers
 
 
 def _tokenizer(path: str, decoding: bool = False, segmenter: str | None = None):
-    """The rules file at ``path`` (errors name it); ``decoding``: ids to bytes only;
-    ``segmenter``: another way to cut text than the file records (errors name --segmenter)."""
+    """The rules file at ``path`` (errors name it), to decode only, or cut by ``segmenter``."""
     from ..text.tokenizer import Tokenizer  # deferred: numba's modules load for the commands that use them
 
     try:
@@ -28,10 +27,8 @@ def _tokenizer(path: str, decoding: bool = False, segmenter: str | None = None):
 
 
 def sized_path(path: str, vocab_size: int) -> str:
-    """Where a sweep writes the vocabulary of ``vocab_size``: ``path`` with ``.V`` before its
-    extension (vocab.rules -> vocab.8000.rules)."""
-    stem, extension = os.path.splitext(path)
-    return f"{stem}.{vocab_size}{extension}"
+    """Where a sweep writes the vocabulary of ``vocab_size``: vocab.rules -> vocab.8000.rules."""
+    return "{0}.{2}{1}".format(*os.path.splitext(path), vocab_size)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -143,13 +140,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from ..text.metrics import check_alpha, evaluate, table  # deferred: numba's modules load for the commands that use them
-
+    from ..text.metrics import check_alpha, evaluate, parity, table_with_parity  # deferred: numba's modules
     check_alpha(args.alpha)  # before any file is read: a bad option is the first thing said
-    texts = {t: read_input(t, work_limit(READ_BYTES_PER_BYTE)) for t in args.texts}
+    named = [t.split("=", 1) if "=" in t and not os.path.exists(t) else (t, t) for t in args.texts]  # LANG=PATH
+    texts = {name: read_input(path, work_limit(READ_BYTES_PER_BYTE)) for name, path in named}
     rows = [row for segmenter in (args.segmenter.split(",") if args.segmenter else [None])
             for row in evaluate(_tokenizer(args.rules, segmenter=segmenter), texts, args.vocab_size or (), args.alpha)]
-    print("\n".join(json.dumps(r) for r in rows) if args.json else table(rows))
+    across = parity(rows) if any(name != path for name, path in named) else []  # texts named by language
+    print("\n".join(json.dumps(r) for r in [*rows, *({"parity": p} for p in across)]) if args.json
+          else table_with_parity(rows, across))
     return 0
 
 
@@ -201,7 +200,8 @@ def add_commands(add) -> None:
         p.set_defaults(func=cmd_import, importing=name)
     p = add("evaluate", help="tokenizer metrics (tokens, bytes and words per token, Renyi efficiency) per text")
     p.add_argument("rules", help="rules file")
-    p.add_argument("texts", nargs="+", metavar="TEXT", help="UTF-8 texts ('-' for stdin)")
+    p.add_argument("texts", nargs="+", metavar="TEXT", help="UTF-8 texts ('-' for stdin), or LANG=PATH (en=a.txt): "
+                   "two or more so named, the parity across them (Gini, max/min of bytes per token)")
     p.add_argument("--vocab-size", type=sizes, metavar="V[,V...]", help="evaluate the prefixes of the dictionary "
                    "that hold these many tokens (as training to that size would have learned)")
     p.add_argument("--alpha", type=float, default=2.5, help="Renyi efficiency's order (default 2.5)")

@@ -119,3 +119,40 @@ def evaluate(tokenizer, texts: dict[str, bytes], vocab_sizes=(), alpha: float = 
 def table(rows: list[dict]) -> str:
     """The rows as an aligned text table."""
     return columns(rows, COLUMNS)
+
+
+def gini(values) -> float:
+    """The Gini coefficient of ``values`` (positive): half the mean absolute difference of all
+    pairs over the mean; 0 when all are equal, towards 1 as one value takes all."""
+    x = np.asarray(values, dtype=np.float64)
+    return float(np.abs(x[:, None] - x[None, :]).sum() / (2.0 * x.size * x.sum())) if x.size else 0.0
+
+
+#: the parity rows' columns: what each row measures across the texts of one tokenizer
+PARITY_COLUMNS = ("vocab_size", "segmenter", "texts", "gini_bytes_per_token", "max_min_bytes_per_token",
+                  "worst", "best")
+
+
+def parity(rows: list[dict]) -> list[dict]:
+    """Across the texts (one a language, each of the same content where they are parallel, as
+    parity-aware BPE measures, Foroutan et al. 2025): for each vocabulary size and segmenter,
+    the Gini coefficient of the texts' bytes per token and the ratio of the largest to the
+    smallest, and which texts those are. No rows for fewer than two texts."""
+    out = []
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault((row["vocab_size"], row["segmenter"]), []).append(row)
+    for (size, segmenter), members in groups.items():
+        if len(members) < 2:
+            continue
+        values = [m["bytes_per_token"] for m in members]
+        worst, best = members[int(np.argmin(values))], members[int(np.argmax(values))]
+        out.append({"vocab_size": size, "segmenter": segmenter, "texts": len(members),
+                    "gini_bytes_per_token": gini(values), "max_min_bytes_per_token": max(values) / min(values),
+                    "worst": worst["text"], "best": best["text"]})
+    return out
+
+
+def table_with_parity(rows: list[dict], across: list[dict]) -> str:
+    """:func:`table`, and under it the :func:`parity` rows ``across`` (where there are any)."""
+    return table(rows) + (f"\n\nparity across the texts:\n{columns(across, PARITY_COLUMNS)}" if across else "")
