@@ -21,7 +21,7 @@ from numpy.lib import recfunctions
 from ..contract import BYTE_SYMBOLS, REPLAYS_MERGES
 from ..engine.learner import FitResult
 from ..errors import ChunkpressError, ConfigError, InputError, PluginError
-from ..fileio import file_size, open_input, read_input
+from ..fileio import file_size, files_under, open_input, read_input
 from ..format.container import checksum, running_checksum
 from ..format.limits import ENCODE_BYTES_PER_BYTE, FIT_BYTES_PER_BYTE, work_limit
 from ..format.rulesfile import RulesFile
@@ -90,12 +90,17 @@ class Training:
 def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_out: str | None = None,
           workers: int | None = None, scheduler: str | None = None, vocab_sizes: Sequence[int] | None = None,
           meter: Meter = _silent) -> Training:
-    """Learn ``pipeline``'s dictionary from the files ``inputs`` ('-': stdin, once), with the
+    """Learn ``pipeline``'s dictionary from the files ``inputs`` ('-': stdin, once; a folder:
+    the files in it and its folders, sorted), with the
     added tokens ``special`` (kept whole, never learned from, given the ids after the merges);
     ``held_out``: a file whose code length the trace records at every step; ``workers`` and
     ``scheduler`` count words in parallel (a pre-tokenizer is needed); ``vocab_sizes``: a
     top-down learner's sweep, each size's vocabulary from one run (``Training.sweep``)."""
     tokens = special_tokens(special)
+    for folder in (path for path in inputs if path != "-" and os.path.isdir(path)):
+        if not files_under(folder, compressing=True):
+            raise InputError(f"{folder}: a folder with no file to learn from")
+    inputs = [found for path in inputs for found in files_under(path, compressing=True)]
     if list(inputs).count("-") > 1:
         raise InputError("stdin ('-') can be read once")
     if pipeline.learns_top_down:
