@@ -177,7 +177,7 @@ def add_commands(add) -> None:
             p.add_argument("--segmenter", help="cut the text another way than the rules file says")
             p.add_argument("--dropout", type=float, metavar="P", help="BPE-dropout: skip each merge with probability P")
             p.add_argument("--alpha", type=float, help="Unigram sampling's smoothing, as sentencepiece's alpha")
-            p.add_argument("--nbest-size", type=int, help="Unigram sampling from every segmentation: -1 (the default)")
+            p.add_argument("--nbest-size", type=int, help="Unigram sampling from the N best, or -1 (default): from all")
             p.add_argument("--seed", type=int, help="the seed of the samples (default: a new one each run)")
         p.add_argument("-o", "--output", help="output path ('-' for stdout; default: "
                        + ("INPUT.ids, or stdout for stdin)" if name == "encode" else "stdout)"))

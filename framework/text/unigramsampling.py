@@ -1,7 +1,8 @@
-"""Unigram sampling (Kudo 2018) as sentencepiece samples it with ``nbest_size = -1``: a word's
-segmentation drawn with probability proportional to ``exp(alpha × the sum of its tokens'
-log-probabilities)``, by forward filtering and backward sampling over the lattice of every
-token that spells part of it (sentencepiece's ``Lattice::Sample``).
+"""Unigram sampling (Kudo 2018) as sentencepiece samples it: a word's segmentation drawn with
+probability proportional to ``exp(alpha × the sum of its tokens' log-probabilities)``, with
+``nbest_size = -1`` from all of them, by forward filtering and backward sampling over the
+lattice of every token that spells part of it (sentencepiece's ``Lattice::Sample``), and with
+``nbest_size`` above 1 from the n best, found by A* as its ``NBestEncode`` finds them.
 
 The lattice is sentencepiece's: edges start and end on characters, so a byte token inside a
 character is no edge; where no token spells the character at a position alone, an unknown
@@ -64,10 +65,108 @@ def _edges(buf, lo, hi, char_start, keys, children, token, logp, unk_score, fill
     return n
 
 
+@numba.njit(cache=True, forceinline=True)
+def _push(pri, idx, n, p, i):
+    """Push (priority ``p``, hypothesis ``i``) on the max-heap ``pri[:n], idx[:n]``."""
+    k = n
+    pri[k], idx[k] = p, i
+    while k > 0 and pri[(k - 1) >> 1] < pri[k]:
+        up = (k - 1) >> 1
+        pri[up], pri[k] = pri[k], pri[up]
+        idx[up], idx[k] = idx[k], idx[up]
+        k = up
+    return n + 1
+
+
+@numba.njit(cache=True, forceinline=True)
+def _pop(pri, idx, n):
+    """The hypothesis of the highest priority, taken off the heap of ``n``."""
+    top = idx[0]
+    n -= 1
+    pri[0], idx[0] = pri[n], idx[n]
+    k = 0
+    while True:
+        best = k
+        for child in (2 * k + 1, 2 * k + 2):
+            if child < n and pri[child] > pri[best]:
+                best = child
+        if best == k:
+            return top
+        pri[best], pri[k] = pri[k], pri[best]
+        idx[best], idx[k] = idx[k], idx[best]
+        k = best
+
+
+#: the most partial paths an n-best search keeps (sentencepiece bounds its agenda likewise)
+_MOST_HYPOTHESES = 1 << 20
+
+
 @numba.njit(cache=True)
-def sample_words(buf, starts, char_start, keys, children, token, logp, unk_score, theta, state, out, out_len):
+def _nbest_path(e_from, e_to, e_score, length, nbest, theta, state, chosen):
+    """One of the ``nbest`` best paths through the lattice (its edges ordered by start), drawn
+    with probability proportional to ``exp(theta × its score)``, as sentencepiece samples its
+    n-best list (found best first by A*, the rest of a path priced by the backward Viterbi
+    score); its edges written to ``chosen`` from the last, their number returned."""
+    n = e_from.size
+    out_first = np.searchsorted(e_from, np.arange(length + 2))
+    beta = np.full(length + 1, -np.inf)
+    beta[length] = 0.0
+    for e in range(n - 1, -1, -1):  # by start, descending: every edge after a position is priced
+        beta[e_from[e]] = max(beta[e_from[e]], e_score[e] + beta[e_to[e]])
+    cap = 1024
+    h_pos = np.empty(cap, dtype=np.int64)
+    h_g = np.empty(cap)
+    h_parent = np.empty(cap, dtype=np.int64)
+    h_edge = np.empty(cap, dtype=np.int64)
+    pri = np.empty(cap)
+    idx = np.empty(cap, dtype=np.int64)
+    h_pos[0], h_g[0], h_parent[0], h_edge[0] = 0, 0.0, -1, -1
+    pool, heap = 1, _push(pri, idx, 0, beta[0], 0)
+    found = np.empty(nbest, dtype=np.int64)
+    count = 0
+    while heap > 0 and count < nbest:
+        at = _pop(pri, idx, heap)
+        heap -= 1
+        if h_pos[at] == length:
+            found[count] = at
+            count += 1
+            continue
+        for e in range(out_first[h_pos[at]], out_first[h_pos[at] + 1]):
+            if beta[e_to[e]] == -np.inf or pool >= _MOST_HYPOTHESES:
+                continue
+            if pool >= cap:  # grow the pool and the heap together
+                cap *= 2
+                h_pos, h_g = np.concatenate((h_pos, np.empty_like(h_pos))), np.concatenate((h_g, np.empty_like(h_g)))
+                h_parent = np.concatenate((h_parent, np.empty_like(h_parent)))
+                h_edge = np.concatenate((h_edge, np.empty_like(h_edge)))
+                pri, idx = np.concatenate((pri, np.empty_like(pri))), np.concatenate((idx, np.empty_like(idx)))
+            h_pos[pool], h_g[pool], h_parent[pool], h_edge[pool] = e_to[e], h_g[at] + e_score[e], at, e
+            heap = _push(pri, idx, heap, h_g[pool] + beta[e_to[e]], pool)
+            pool += 1
+    top = h_g[found[0]]
+    total = 0.0
+    for r in range(count):
+        total += math.exp(theta * (h_g[found[r]] - top))
+    u = xorshift_uniform(state) * total
+    pick = found[count - 1]
+    for r in range(count):
+        u -= math.exp(theta * (h_g[found[r]] - top))
+        if u < 0:
+            pick = found[r]
+            break
+    k = 0
+    while h_edge[pick] >= 0:
+        chosen[k] = h_edge[pick]
+        k += 1
+        pick = h_parent[pick]
+    return k
+
+
+@numba.njit(cache=True)
+def sample_words(buf, starts, char_start, keys, children, token, logp, unk_score, theta, nbest, state, out, out_len):
     """Each word ``buf[starts[w]:starts[w + 1]]``'s sampled tokens into ``out`` from
-    ``starts[w]`` (an unknown character as its bytes), their number in ``out_len[w]``."""
+    ``starts[w]`` (an unknown character as its bytes), their number in ``out_len[w]``: from
+    every segmentation, or (``nbest`` above 1) from the ``nbest`` best."""
     dummy_i = np.empty(0, dtype=np.int64)
     dummy_f = np.empty(0, dtype=np.float64)
     for w in range(starts.size - 1):
@@ -80,13 +179,17 @@ def sample_words(buf, starts, char_start, keys, children, token, logp, unk_score
         e_sym = np.empty(n, dtype=np.int64)
         e_score = np.empty(n, dtype=np.float64)
         _edges(buf, lo, hi, char_start, keys, children, token, logp, unk_score, True, e_from, e_to, e_sym, e_score)
+        chosen = np.empty(length, dtype=np.int64)
+        if nbest > 1:
+            count = _nbest_path(e_from, e_to, e_score, length, nbest, theta, state, chosen)
+            out_len[w] = _spell(buf, lo, e_from, e_to, e_sym, chosen, count, out)
+            continue
         alpha = np.full(length + 1, -np.inf)
         alpha[0] = 0.0
         for e in range(n):  # ordered by start: every edge into a start comes before it
             alpha[e_to[e]] = _logaddexp(alpha[e_to[e]], alpha[e_from[e]] + theta * e_score[e])
         by_end = np.argsort(e_to, kind="mergesort")
         first = np.searchsorted(e_to[by_end], np.arange(length + 2))
-        chosen = np.empty(length, dtype=np.int64)
         count = 0
         at = length
         while at > 0:
@@ -106,17 +209,24 @@ def sample_words(buf, starts, char_start, keys, children, token, logp, unk_score
             chosen[count] = pick
             count += 1
             at = e_from[pick]
-        k = 0
-        for c in range(count - 1, -1, -1):
-            e = chosen[c]
-            if e_sym[e] >= 0:
-                out[lo + k] = e_sym[e]
+        out_len[w] = _spell(buf, lo, e_from, e_to, e_sym, chosen, count, out)
+
+
+@numba.njit(cache=True)
+def _spell(buf, lo, e_from, e_to, e_sym, chosen, count, out):
+    """The tokens of the path whose edges ``chosen[:count]`` lists from the last, into ``out``
+    from ``lo`` (an unknown character as its bytes); returns how many."""
+    k = 0
+    for c in range(count - 1, -1, -1):
+        e = chosen[c]
+        if e_sym[e] >= 0:
+            out[lo + k] = e_sym[e]
+            k += 1
+        else:
+            for b in range(lo + e_from[e], lo + e_to[e]):
+                out[lo + k] = buf[b]
                 k += 1
-            else:
-                for b in range(lo + e_from[e], lo + e_to[e]):
-                    out[lo + k] = buf[b]
-                    k += 1
-        out_len[w] = k
+    return k
 
 
 @attrs.frozen
@@ -124,18 +234,22 @@ class UnigramSample:
     """``alpha`` (sentencepiece's smoothing) and the generator the samples draw from."""
 
     alpha: float
+    nbest: int  # -1: every segmentation; above 1, the n best
     state: np.ndarray
 
     @classmethod
     def of(cls, alpha, nbest_size, seed) -> UnigramSample:
         """ConfigError unless ``alpha`` is a finite number from 0 up and ``nbest_size`` is -1
-        (every segmentation: the n-best lists are not sampled yet)."""
+        (or None, 0: every segmentation) or from 2 to 10,000 (sentencepiece's n-best)."""
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha < math.inf:
             raise ConfigError(f"alpha (--alpha) must be a finite number from 0 up, not {alpha!r}")
-        if nbest_size not in (None, -1, 0):
-            raise ConfigError(f"nbest_size (--nbest-size) {nbest_size!r}: only -1 (sampling from every "
-                              "segmentation, forward filtering and backward sampling) is read")
-        return cls(float(alpha), seeded_state(seed))
+        if nbest_size is None or nbest_size in (-1, 0):
+            nbest_size = -1
+        if isinstance(nbest_size, bool) or not isinstance(nbest_size, int) or not 2 <= nbest_size <= 10_000 \
+                and nbest_size != -1:
+            raise ConfigError(f"nbest_size (--nbest-size) {nbest_size!r}: -1 (every segmentation) or from 2 to "
+                              "10,000 (the n best; 1 would be no sample)")
+        return cls(float(alpha), nbest_size, seeded_state(seed))
 
     def symbols(self, vocabulary, arr: np.ndarray, breaks: np.ndarray | None) -> np.ndarray:
         """The symbols of ``arr`` cut at ``breaks`` (None: one word), each word sampled."""
@@ -147,7 +261,7 @@ class UnigramSample:
         counts = np.empty(starts.size - 1, dtype=np.int64)
         unk = float(np.nanmin(vocabulary.logp)) if vocabulary.logp.size else 0.0
         sample_words(arr, starts, char_classes(arr)[1], vocabulary.keys, vocabulary.children, vocabulary.token,
-                     vocabulary.logp, unk, self.alpha, self.state, out, counts)
+                     vocabulary.logp, unk, self.alpha, self.nbest, self.state, out, counts)
         lengths = np.diff(starts)
         inside = np.arange(arr.size) - np.repeat(starts[:-1], lengths)
         return out[inside < np.repeat(counts, lengths)]
