@@ -333,6 +333,9 @@ class Segmenter:
     #: True where :meth:`segment` gives the most likely path under the tokens' log-probabilities,
     #: so that Unigram sampling (``encode(alpha=...)``) draws from the same lattice
     samples_lattice: bool = False
+    #: True for the segmenter that replays a dictionary's merges in order (its ``segment`` is
+    #: never called: the tokenizer replays the rules as training parsed)
+    replays_merges: bool = False
 
     def __init__(self, params=None):
         self.params = params
@@ -359,6 +362,9 @@ class Learner:
 
     #: how the vocabulary cuts text (a segmenter's name), recorded in its rules file
     segmenter: str = "likelihood"
+    #: True for the learner that runs the framework's merge engine (the scorer picks a merge,
+    #: the rewriter applies it): its ``learn`` is never called
+    bottom_up: bool = False
 
     def __init__(self, params=None):
         self.params = params

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from .config import ComponentConfig, PipelineConfig, default_config, load_config, params_dict
-from .contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, REPLAYS_MERGES, Coder, as_symbols
+from .contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, Coder, as_symbols
 from .engine import ahead
 from .errors import ChunkpressError, ConfigError, FormatError
 from .format import container
@@ -243,7 +243,13 @@ class Pipeline:
     def learns_top_down(self) -> bool:
         """Whether the configured learner is a top-down one (a registered :class:`Learner`),
         not the merge engine that the scorer and the rewriter drive."""
-        return self.config.learner.name != LEARNS_BY_MERGES
+        return not self._infos["learner"].implementation().bottom_up
+
+    @property
+    def replays_merges(self) -> bool:
+        """Whether the configured segmenter replays the learned rules (the default), not a
+        search of the vocabulary."""
+        return self._infos["segmenter"].implementation().replays_merges
 
     def check_top_down(self, sized: bool = True) -> None:
         """ConfigError unless the top-down learner can run with this config (``sized``: the
@@ -290,14 +296,13 @@ class Pipeline:
         words = count_words(data, self.config.pretokenizer)
         rules_file, _, _ = learn_top_down(pipe, words, [("<data>", len(data), container.checksum(data))])
         tokenizer = Tokenizer.from_rules_file(rules_file.to_bytes())
-        return tokenizer.with_segmenter(self.config.segmenter.name) if self.config.segmenter.name != REPLAYS_MERGES \
-            else tokenizer
+        return tokenizer if self.replays_merges else tokenizer.with_segmenter(self.config.segmenter.name)
 
     def segmented(self, result: FitResult, data: bytes) -> np.ndarray:
         """The symbols ``data`` is coded as: the learner's own string, or where the config names
         another segmenter, ``data`` cut by it in the learned vocabulary (the likelihood
         segmenter scoring each token by its count in the learner's string)."""
-        if self.config.segmenter.name == REPLAYS_MERGES:
+        if self.replays_merges:
             return result.symbols
         from .text.tokenizer import Tokenizer, estimated_scores  # numba: the segmenters' kernels
 

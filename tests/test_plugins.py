@@ -293,3 +293,22 @@ def test_hookspec_coder_and_rewriter_examples_work():
     archive = Pipeline.from_config(None, registry=reg, scorer="repair", rewriter="loud-scan", coder="raw-u32",
                                    limits={"max_rules": 5}).compress(data)
     assert decompress(archive, reg) == data
+
+
+def test_merges_is_a_concrete_segmenter_and_learner_the_framework_never_names(registry):
+    """The merge replay and the merge engine are registered as concrete classes that say what
+    they are (replays_merges, bottom_up); the framework reads those, never compares names."""
+    import re
+
+    from chunkpress.plugin import LEARNS_BY_MERGES, REPLAYS_MERGES, Learner, Segmenter
+
+    segmenter = registry.get("segmenter", REPLAYS_MERGES).implementation()
+    learner = registry.get("learner", LEARNS_BY_MERGES).implementation()
+    assert segmenter is not Segmenter and issubclass(segmenter, Segmenter) and segmenter.replays_merges
+    assert learner is not Learner and issubclass(learner, Learner) and learner.bottom_up
+    assert not any(registry.get("segmenter", n).implementation().replays_merges
+                   for n in registry.names("segmenter") if n != REPLAYS_MERGES)
+    compared = re.compile(r"[!=]= *(REPLAYS_MERGES|LEARNS_BY_MERGES)|(REPLAYS_MERGES|LEARNS_BY_MERGES) *[!=]=")
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / "framework").rglob("*.py")
+             for n, line in enumerate(p.read_text().splitlines(), 1) if compared.search(line)]
+    assert not found, found

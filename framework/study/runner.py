@@ -85,7 +85,7 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
     sweep, which a top-down learner learns in one call (the merges' are their prefixes)."""
     t = time.perf_counter()
     config = pipe.config
-    named = None if config.segmenter.name == REPLAYS_MERGES else config.segmenter.name
+    named = None if pipe.replays_merges else config.segmenter.name
     by_size: dict = {}
     if rules_path is not None:  # a reused dictionary: "learning" is encoding with it
         tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes(), segmenter=named)

@@ -119,7 +119,7 @@ class Tokenizer:
         self.vocabulary = None if vocabulary is None else np.asarray(vocabulary, dtype=np.int64)
         self.scores = None if scores is None else np.asarray(scores, dtype=np.float64)
         self._segmenter()  # an unknown segmenter is refused now, naming what is installed
-        if self.segmenter == REPLAYS_MERGES and self.vocabulary is not None:
+        if self._replays() and self.vocabulary is not None:
             raise ConfigError("a vocabulary narrower than the rules' symbols cannot replay the rules' merges: give "
                               "a segmenter that searches it (longest-prefix, fewest-tokens, likelihood)")
 
@@ -163,7 +163,7 @@ class Tokenizer:
         except ChunkpressError as exc:
             raise type(exc)(f"{path}: {exc}") from None
         found = found.with_segmenter(segmenter)  # a segmenter given is the caller's: errors name it
-        if not decoding and found.segmenter != REPLAYS_MERGES:
+        if not decoding and not found._replays():
             try:  # built now, so that a vocabulary no search can take is refused naming its file
                 found._searched()
             except ChunkpressError as exc:
@@ -267,7 +267,7 @@ class Tokenizer:
             raise FormatError(f"this dictionary deleted {len(self.deletions):,} symbols (Picky BPE): HF's BPE "
                               "applies every merge and cannot split a token back, so no tokenizer.json encodes as "
                               "it does")
-        if self.segmenter != REPLAYS_MERGES:
+        if not self._replays():
             symbols = self._live()
             ids = self.hf.ids[symbols] if self.hf is not None else symbols
             scores = self.scores if self.vocabulary is not None or self.scores is None else self.scores[symbols]
@@ -289,7 +289,7 @@ class Tokenizer:
                     unicode=unicode_version() if self.pretokenizer != "none" else None,
                     chunkpress=kept.get("chunkpress") or __version__,
                     deletions=self.deletions.tolist() if self.deletions.size else None,
-                    segmenter=self.segmenter if self.segmenter != REPLAYS_MERGES else None,
+                    segmenter=None if self._replays() else self.segmenter,
                     vocabulary=self.vocabulary.tolist() if self.vocabulary is not None else None,
                     scores=self.scores.tolist() if self.scores is not None and kept.get("counts") is None else None)
         return RulesFile(**kept)
@@ -361,6 +361,10 @@ class Tokenizer:
             self._encoder_cache = Encoder(self.rules, self.deletions, self.boundary)
         return self._encoder_cache
 
+    def _replays(self) -> bool:
+        """Whether the segmenter replays the rules' merges (not a search of the vocabulary)."""
+        return self._segmenter().replays_merges
+
     def _segmenter(self) -> Segmenter:
         if not hasattr(self, "_segmenter_cache"):
             registry = default_registry()
@@ -385,7 +389,7 @@ class Tokenizer:
             return np.zeros(0, dtype=np.int64)
         if sampling is not None:
             return sampling.symbols(self._encoder() if isinstance(sampling, Dropout) else self._searched(), arr, breaks)
-        if self.segmenter != REPLAYS_MERGES:
+        if not self._replays():
             return self._segment_words(arr, breaks, piece_ends)
         encoder = self._encoder()
         if breaks is None:
@@ -440,7 +444,7 @@ class Tokenizer:
                      alpha: float | None = None, nbest_size: int | None = None, seed: int | None = None) -> list[Encoding]:
         """``encode`` of each text in one pass, each pre-tokenized on its own, their distinct units
         encoded once (sampled, every word on its own)."""
-        sampling = sampler(self.segmenter == REPLAYS_MERGES and not self.deletions.size and self.boundary is None,
+        sampling = sampler(self._replays() and not self.deletions.size and self.boundary is None,
                            self._segmenter().samples_lattice, dropout, alpha, nbest_size, seed)
         datas = [_text_bytes(t) for t in texts]
         if not datas:

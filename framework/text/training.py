@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 from numpy.lib import recfunctions
 
-from ..contract import BYTE_SYMBOLS, REPLAYS_MERGES
+from ..contract import BYTE_SYMBOLS
 from ..engine.learner import FitResult
 from ..errors import ChunkpressError, ConfigError, InputError, PluginError
 from ..fileio import file_size, files_under, open_input, read_input
@@ -140,7 +140,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         sources=[{"name": name, "length": n, "blake2b": d} for name, n, d in sources] if len(sources) > 1 else None,
         learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
         hf=_added_vocab(result.rules, tokens), deletions=result.deletions.tolist() or None,
-        segmenter=None if pipeline.config.segmenter.name == REPLAYS_MERGES else pipeline.config.segmenter.name,
+        segmenter=None if pipeline.replays_merges else pipeline.config.segmenter.name,
         counts=result.counts.tolist())
     return Training(rules_file=rules_file, result=result, trace=trace, special=tokens, scorer=pipeline.config.scorer.name)
 

@@ -11,7 +11,7 @@ _HERE = "chunkpress.plugins.learners"
 @hookimpl
 def register_learners():
     return [
-        LearnerInfo(name=LEARNS_BY_MERGES, factory="chunkpress.plugin:Learner", version="1",
+        LearnerInfo(name=LEARNS_BY_MERGES, factory=f"{_HERE}.merges:MergeEngine", version="1",
                     summary="bottom-up: the scorer picks a merge, the rewriter applies it, one rule at a time"),
         # 2: sentencepiece's seeds (right-maximal, one script a piece), where 1 took every frequent substring
         LearnerInfo(name="unigram", factory=f"{_HERE}.unigram:Unigram", params=f"{_HERE}.unigram:UnigramParams",

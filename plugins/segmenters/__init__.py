@@ -13,7 +13,7 @@ _HERE = "chunkpress.plugins.segmenters"
 @hookimpl
 def register_segmenters():
     return [
-        SegmenterInfo(name=REPLAYS_MERGES, factory="chunkpress.plugin:Segmenter", version="1",
+        SegmenterInfo(name=REPLAYS_MERGES, factory=f"{_HERE}.merges:ReplayMerges", version="1",
                       summary="the dictionary's merges replayed in order, as in training (BPE's inference)"),
         SegmenterInfo(name="longest-prefix", factory=f"{_HERE}.search:LongestPrefix", version="1",
                       summary="the longest token that starts the rest of the word, again and again (MaxMatch)"),
