@@ -16,10 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from ..contract import BYTE_SYMBOLS, OPENS_NOTHING, REPLAYS_MERGES, BoundaryPolicy, Segmenter, as_symbols
-from ..engine.codelength import PART_NAMES, parts_from_sum
-from ..engine.events import deletion_steps, schedule
+from ..engine.events import deletion_steps
 from ..engine.interruptible import call_interruptibly
-from ..engine.linkedstring import LinkedString
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
 from ..fileio import read_input, read_rest, write_output
 from ..format.expand import expand, symbol_lengths
@@ -36,7 +34,7 @@ from .hfsearched import searched_from_hf, to_hf_searched
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
 from .unigramsampling import sampler
-from .units import inside_units, opening_steps, openings
+from .units import inside_units
 from .vocabulary import Vocabulary
 from .wordcounts import DEFAULT_SHARD_SIZE, DistinctWords, distinct_units, shards
 
@@ -452,7 +450,7 @@ class Tokenizer:
         if self.hf is not None and self.hf.space_mark:  # as sentencepiece and HF's Metaspace read it
             datas = [d.replace(_META_SPACE, b" ") for d in datas]
         if self.hf is not None:
-            return [self._encode_hf(d, isinstance(t, str), sampling) for d, t in zip(datas, texts, strict=True)]
+            return self._encode_hf(datas, texts, sampling)
         ends = np.cumsum([len(d) for d in datas], dtype=np.int64)
         arr = np.frombuffer(b"".join(datas), dtype=np.uint8)
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
@@ -477,11 +475,13 @@ class Tokenizer:
                 else Encoding(symbols, spans, spell, symbols, first, last, begin)
                 for text, first, last, char_begin, begin in zip(texts, firsts, cut, char_begins, begins, strict=True)]
 
-    def _encode_hf(self, data: bytes, chars: bool, sampling=None) -> Encoding:
-        texts, special, where, prefixed = self.hf.segments(data)
-        buf = np.frombuffer(b"".join(texts), dtype=np.uint8)
-        ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
-        # each text segment is pre-tokenized on its own, as HF does
+    def _encode_hf(self, datas: list[bytes], texts, sampling=None) -> list[Encoding]:
+        """HF's ids of each text, all in one pass: each text cut at its added tokens, each
+        segment (with its prefix space) pre-tokenized on its own, as HF does."""
+        cut = [self.hf.segments(data) for data in datas]
+        pieces = [piece for segments, *_ in cut for piece in segments]
+        buf = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+        ends = np.cumsum([len(t) for t in pieces], dtype=np.int64)
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
             breaks = pretoken_breaks(buf, self.pretokenizer, pieces=ends)
             symbols = self._encode_words(buf, breaks, piece_ends=ends, sampling=sampling)
@@ -494,14 +494,20 @@ class Tokenizer:
         lengths = symbol_lengths(self.rules)[symbols]
         # the symbols before each segment's end; a segment's first symbol holds its prefix space
         seg_symbols = np.searchsorted(np.cumsum(lengths), ends, side="right")
-        firsts = np.concatenate([[0], seg_symbols[:-1]])
-        lengths[firsts[np.array(prefixed, dtype=bool)]] -= 1
-        # an added token goes after the symbols of the text segments before it
-        before = np.concatenate([[0], seg_symbols])[where] if special else []
+        firsts = np.concatenate([[0], seg_symbols[:-1]]).astype(np.int64)
+        lengths[firsts[np.array([p for *_, prefixed in cut for p in prefixed], dtype=bool)]] -= 1
         contents = dict((i, len(c.encode())) for c, i in self.hf.special)
-        return self._encoding(np.insert(ids, before, special).astype(np.int64),
-                              np.insert(symbols, before, -1), np.insert(lengths, before, [contents[i] for i in special]),
-                              data if chars else None)
+        out, piece, lo = [], 0, 0
+        for data, text, (segments, special, where, _) in zip(datas, texts, cut, strict=True):
+            hi = int(seg_symbols[piece + len(segments) - 1]) if segments else lo
+            # an added token goes after the symbols of the text segments before it
+            before = np.concatenate([[0], seg_symbols[piece:piece + len(segments)] - lo])[where] if special else []
+            out.append(self._encoding(np.insert(ids[lo:hi], before, special).astype(np.int64),
+                                      np.insert(symbols[lo:hi], before, -1),
+                                      np.insert(lengths[lo:hi], before, [contents[i] for i in special]),
+                                      data if isinstance(text, str) else None))
+            piece, lo = piece + len(segments), hi
+        return out
 
     def _encoding(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, text: bytes | None) -> Encoding:
         """``text``: the UTF-8 of a str, whose offsets then count characters."""
@@ -580,19 +586,6 @@ class Tokenizer:
         """Held-out code length of ``data`` under the first r rules, for r = 0 .. R: a table with
         m, N and the five parts (counts and string from ``data``'s own counts; the rules charged
         once, as in training)."""
-        arr = as_symbols(data)
-        breaks = pretoken_breaks(arr, self.pretokenizer)
-        string = LinkedString()
-        string.load(arr, breaks)
-        events = self._encoder().steps
-        if self.boundary is not None and breaks is not None:
-            events = schedule(events, openings(opening_steps(self.boundary, arr, breaks)))
-        n_before, sums = string.replay(self.rules, record=True, events=events)
-        columns = [("m", np.int64), ("total_bits", np.int64), *[(p, np.int64) for p in PART_NAMES], ("N", np.int64)]
-        rows = np.zeros(len(n_before), dtype=columns)
-        parts = np.zeros(5, dtype=np.int64)
-        for i in range(len(n_before)):
-            m = BYTE_SYMBOLS + i
-            parts_from_sum(m, int(n_before[i]), float(sums[i]), parts)
-            rows[i] = (m, int(parts.sum()), *parts.tolist(), int(n_before[i]))
-        return rows
+        from .heldout import code_length_curve  # the engine's linked string and its replay
+
+        return code_length_curve(self.rules, self.pretokenizer, self._encoder().steps, self.boundary, data)

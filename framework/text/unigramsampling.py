@@ -169,27 +169,41 @@ def sample_words(buf, starts, char_start, keys, children, token, logp, unk_score
     every segmentation, or (``nbest`` above 1) from the ``nbest`` best."""
     dummy_i = np.empty(0, dtype=np.int64)
     dummy_f = np.empty(0, dtype=np.float64)
+    most, longest = 0, 0  # scratch for the largest lattice, allocated once
+    for w in range(starts.size - 1):
+        longest = max(longest, starts[w + 1] - starts[w])
+        most = max(most, _edges(buf, starts[w], starts[w + 1], char_start, keys, children, token, logp, unk_score,
+                                False, dummy_i, dummy_i, dummy_i, dummy_f))
+    e_from = np.empty(most, dtype=np.int64)
+    e_to = np.empty(most, dtype=np.int64)
+    e_sym = np.empty(most, dtype=np.int64)
+    e_score = np.empty(most, dtype=np.float64)
+    by_end = np.empty(most, dtype=np.int64)
+    first = np.empty(longest + 2, dtype=np.int64)
+    alpha = np.empty(longest + 1)
+    chosen = np.empty(longest, dtype=np.int64)
     for w in range(starts.size - 1):
         lo, hi = starts[w], starts[w + 1]
         length = hi - lo
-        n = _edges(buf, lo, hi, char_start, keys, children, token, logp, unk_score, False,
-                   dummy_i, dummy_i, dummy_i, dummy_f)
-        e_from = np.empty(n, dtype=np.int64)
-        e_to = np.empty(n, dtype=np.int64)
-        e_sym = np.empty(n, dtype=np.int64)
-        e_score = np.empty(n, dtype=np.float64)
-        _edges(buf, lo, hi, char_start, keys, children, token, logp, unk_score, True, e_from, e_to, e_sym, e_score)
-        chosen = np.empty(length, dtype=np.int64)
+        n = _edges(buf, lo, hi, char_start, keys, children, token, logp, unk_score, True, e_from, e_to, e_sym, e_score)
         if nbest > 1:
-            count = _nbest_path(e_from, e_to, e_score, length, nbest, theta, state, chosen)
+            count = _nbest_path(e_from[:n], e_to[:n], e_score[:n], length, nbest, theta, state, chosen)
             out_len[w] = _spell(buf, lo, e_from, e_to, e_sym, chosen, count, out)
             continue
-        alpha = np.full(length + 1, -np.inf)
+        alpha[: length + 1] = -np.inf
         alpha[0] = 0.0
+        first[: length + 2] = 0
         for e in range(n):  # ordered by start: every edge into a start comes before it
             alpha[e_to[e]] = _logaddexp(alpha[e_to[e]], alpha[e_from[e]] + theta * e_score[e])
-        by_end = np.argsort(e_to, kind="mergesort")
-        first = np.searchsorted(e_to[by_end], np.arange(length + 2))
+            first[e_to[e] + 1] += 1
+        for at in range(1, length + 2):  # the edges by their end (a counting sort)
+            first[at] += first[at - 1]
+        for e in range(n):
+            by_end[first[e_to[e]]] = e
+            first[e_to[e]] += 1
+        for at in range(length, 0, -1):  # back to each end's first edge
+            first[at] = first[at - 1]
+        first[0] = 0
         count = 0
         at = length
         while at > 0:
