@@ -133,6 +133,7 @@ class Compressor:
             at = LEVELS[at].dictionary_level or at if at in LEVELS else at
         self.pipeline = Pipeline.from_config(config, registry, level=at, **overrides)
         self.pipeline.build_coder()  # a coder that cannot be built (a missing package) fails now
+        self.pipeline.check_keeps_bytes()
         if self.pipeline.learns_top_down:
             self.pipeline.check_top_down(sized=False)  # a learner that cannot run here fails now, not at the data
         #: the level whose record decides how each input is coded; None where a config,
@@ -142,6 +143,9 @@ class Compressor:
         self._registry = registry
         self._ways: dict = {}
         self.tokenizer, self.dictionary = rules_file(rules)
+        if self.tokenizer is not None and not self.tokenizer.keeps_bytes:  # it would code other bytes
+            raise ConfigError(f"rules: their normalizer {self.tokenizer.normalizer!r} rewrites the text, and an "
+                              "archive gives back its bytes: compress with rules that name none")
         if self.tokenizer is not None and "segmenter" in overrides:  # the rules cut text as told, not as recorded
             self.tokenizer = self.tokenizer.with_segmenter(self.pipeline.config.segmenter.name)
         if rules_ref or shared_dictionary:

@@ -52,7 +52,7 @@ from typing import Any
 
 import attrs
 
-from .contract import LEARNS_BY_MERGES, NO_PRETOKENIZER, OPENS_NOTHING, REPLAYS_MERGES
+from .contract import LEARNS_BY_MERGES, NO_NORMALIZER, NO_PRETOKENIZER, OPENS_NOTHING, REPLAYS_MERGES
 from .engine.stops import Limits
 from .errors import ConfigError
 from .levels import DEFAULT_LEVEL, level_of
@@ -62,13 +62,14 @@ from .text.pretokenizers import check_name
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.
 DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial", "boundary": OPENS_NOTHING,
-            "deletion": "none", "segmenter": REPLAYS_MERGES, "learner": LEARNS_BY_MERGES, "pretokenizer": NO_PRETOKENIZER}
+            "deletion": "none", "segmenter": REPLAYS_MERGES, "learner": LEARNS_BY_MERGES, "pretokenizer": NO_PRETOKENIZER,
+            "normalizer": NO_NORMALIZER}
 #: roles whose default a config (and a rules file) leaves out: what it records stays as before
 _QUIET_DEFAULTS = ("boundary", "deletion", "segmenter", "learner")
 #: the shortcuts: key -> (role, component, its param), see the module docstring
 SHORTCUTS = {"superword_after": ("boundary", "superbpe", "after"), "picky": ("deletion", "picky", "tau")}
 #: the roles a config names without params (a rules file records the name alone)
-NAMED_ONLY = ("pretokenizer",)
+NAMED_ONLY = ("pretokenizer", "normalizer")
 #: the roles a config holds as a component with its params
 COMPONENT_ROLES = tuple(role for role in ROLES if role not in NAMED_ONLY)
 #: a config's sections, and the overrides a Compressor or Pipeline takes as keywords
@@ -115,12 +116,15 @@ class PipelineConfig:
     deletion: ComponentConfig = attrs.field(default=_default_component("deletion"))
     segmenter: ComponentConfig = attrs.field(default=_default_component("segmenter"))
     learner: ComponentConfig = attrs.field(default=_default_component("learner"))
+    normalizer: str = attrs.field(default=NO_NORMALIZER, validator=lambda _i, _a, value: _named("normalizer", value))
 
     def to_dict(self) -> dict:
         out = {role: getattr(self, role).to_dict() for role in COMPONENT_ROLES
                if role not in _QUIET_DEFAULTS or getattr(self, role).name != DEFAULTS[role]}
         out["limits"] = {k: v for k, v in attrs.asdict(self.limits).items() if v is not None}
         out["pretokenizer"] = {"name": self.pretokenizer}
+        if self.normalizer != NO_NORMALIZER:  # written only where set: other configs stay as before
+            out["normalizer"] = {"name": self.normalizer}
         return out
 
     def name_of(self, role: str) -> str:
@@ -162,15 +166,21 @@ def _limits(raw, where) -> Limits:
         raise ConfigError(f"{where}: bad [limits]: {exc}") from None
 
 
-def _pretokenizer(raw, where) -> str:
+def _named(role: str, raw, where: str = "config") -> str:
+    """The name a named-only role's section or string gives, checked against the registry."""
     if raw is None:
-        return "none"
+        return DEFAULTS[role]
     if isinstance(raw, dict):
         unknown = sorted(set(raw) - {"name"})
         if unknown:
-            raise ConfigError(f"{where}: unknown key pretokenizer.{unknown[0]!r}; allowed: name")
-        raw = raw.get("name", "none")
-    return check_name(raw, where)
+            raise ConfigError(f"{where}: unknown key {role}.{unknown[0]!r}; allowed: name")
+        raw = raw.get("name", DEFAULTS[role])
+    if role == "pretokenizer":
+        return check_name(raw, where)
+    known = default_registry().names(role)
+    if not isinstance(raw, str) or raw not in known:
+        raise ConfigError(f"{where}: unknown {role} {str(raw)[:60]!r}; available: {', '.join(known)}")
+    return raw
 
 
 def _shortcuts(raw: dict, where: str) -> dict:
@@ -200,7 +210,8 @@ def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "
     config = PipelineConfig(
         **{role: _component(registry, role, raw.get(role), where) for role in COMPONENT_ROLES},
         limits=_limits(raw.get("limits"), where),
-        pretokenizer=_pretokenizer(raw.get("pretokenizer"), where),
+        pretokenizer=_named("pretokenizer", raw.get("pretokenizer"), where),
+        normalizer=_named("normalizer", raw.get("normalizer"), where),
     )
     after = getattr(config.boundary.params, "after", None)
     if after is not None and config.limits.max_rules is not None and after >= config.limits.max_rules:
@@ -277,7 +288,8 @@ def _param(text: str) -> tuple[str, str, object]:
 
 def pipeline_overrides(scorer: str | None = None, rewriter: str | None = None, coder: str | None = None,
                        pretokenizer: str | None = None, segmenter: str | None = None, learner: str | None = None,
-                       boundary: str | None = None, deletion: str | None = None, param=(),
+                       boundary: str | None = None, deletion: str | None = None, normalizer: str | None = None,
+                       param=(),
                        max_rules: int | None = None,
                        vocab_size: int | None = None, min_count: int | None = None,
                        superword_after: int | None = None, picky: float | None = None, reserved: int = 0) -> dict:
@@ -290,7 +302,7 @@ def pipeline_overrides(scorer: str | None = None, rewriter: str | None = None, c
     out: dict = {key: value for key, value in (("scorer", scorer), ("rewriter", rewriter), ("coder", coder),
                                                ("pretokenizer", pretokenizer), ("segmenter", segmenter),
                                                ("learner", learner), ("boundary", boundary),
-                                               ("deletion", deletion)) if value}
+                                               ("deletion", deletion), ("normalizer", normalizer)) if value}
     for role, key, value in map(_param, param or ()):
         chosen = out.get(role)
         out[role] = {**({"name": chosen} if isinstance(chosen, str) else chosen or {}),

@@ -280,6 +280,31 @@ class DeletionPolicy:
         self.params = params
 
 
+#: the normalizer that changes nothing: the config's default, the only one an archive takes
+NO_NORMALIZER = "none"
+
+
+class Normalizer:
+    """How text is rewritten before it is cut (HF's Normalizer, sentencepiece's normalization
+    rule): Unicode normal forms, lower case. A tokenizer and a training run name it
+    (``normalizer = "nfkc"``) and a rules file records it; its ids are then those of the
+    normalized text, as HF's and sentencepiece's are. A normalizer that is not
+    :attr:`lossless` loses the original bytes, so no archive is made with one."""
+
+    #: True only where ``normalize`` gives back its input (:data:`NO_NORMALIZER`)
+    lossless: bool = False
+    #: HF tokenizers' normalizer that rewrites text as this does (``export-hf``, ``import-hf``);
+    #: None where HF has none
+    hf_normalizer: dict | None = None
+
+    def __init__(self, params=None):
+        self.params = params
+
+    def normalize(self, text: bytes) -> bytes:
+        """The text's UTF-8 rewritten (a byte that is not UTF-8 kept as it is)."""
+        raise NotImplementedError
+
+
 #: the pre-tokenizer that cuts nothing: the text (each piece of it that is read on its own) is
 #: one word; the config's default, and no registered pre-tokenizer's name
 NO_PRETOKENIZER = "none"

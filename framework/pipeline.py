@@ -52,6 +52,17 @@ class Pipeline:
     def _build(self, role: str):
         return self._infos[role].build(getattr(self.config, role).params)
 
+    @functools.cached_property
+    def normalizer(self):
+        """The configured normalizer (a :class:`~chunkpress.contract.Normalizer`)."""
+        return self._infos["normalizer"].build()
+
+    def check_keeps_bytes(self) -> None:
+        """ConfigError where the normalizer rewrites text: an archive gives back its input's bytes."""
+        if not self.normalizer.lossless:
+            raise ConfigError(f"normalizer {self.config.normalizer!r} rewrites the text, and an archive gives back "
+                              "its bytes: compress takes no normalizer (tokenizers and train do)")
+
     def build_coder(self) -> Coder:
         """The configured coder (an optional package it needs is reported here)."""
         return self._build("coder")
@@ -264,6 +275,7 @@ class Pipeline:
             raise ConfigError(f"learner {name!r}: give the vocabulary's size (--vocab-size)")
 
     def compress(self, data, progress: Callable | None = None) -> bytes:
+        self.check_keeps_bytes()
         data = bytes(data)
         coder = self._build("coder")  # a missing optional package is reported before the learning, not after
         if self.config.limits.max_rules == 0 and coder.codes_bytes:  # nothing to learn

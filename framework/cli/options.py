@@ -21,8 +21,8 @@ COMMANDS = ("compress", "decompress", "train", "encode", "decode", "evaluate", "
 #: options that take no value and may come before a command
 LEADING_FLAGS = {"-q", "--quiet", "-v", "--verbose", "--debug", "-k", "--keep"}
 #: the pipeline's overrides, as options and as the keys of ``config.pipeline_overrides``
-OVERRIDES = ("scorer", "rewriter", "coder", "pretokenizer", "segmenter", "boundary", "deletion", "max_rules",
-             "vocab_size", "min_count", "superword_after", "picky", "learner", "param")
+OVERRIDES = ("scorer", "rewriter", "coder", "pretokenizer", "segmenter", "boundary", "deletion", "normalizer",
+             "max_rules", "vocab_size", "min_count", "superword_after", "picky", "learner", "param")
 #: what an override's help says beyond its name
 EXTRA_HELP = {"pretokenizer": ", merges stay inside words", "segmenter": ", how the vocabulary cuts text",
               "learner": ": merges (bottom-up, the scorer's), or top-down from word counts"}
@@ -103,7 +103,7 @@ def pipeline_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     p.add_argument("--fast", dest="level", action="store_const", const=1, help="same as -1")
     p.add_argument("--best", dest="level", action="store_const", const=9, help="same as -9")
     p.add_argument("--config", help="TOML config instead of a level (the paper's method: examples/paper/mdl.toml)")
-    for key in (*OVERRIDES[:7], "learner"):  # each role's choice, the names read from the registry
+    for key in (*OVERRIDES[:8], "learner"):  # each role's choice, the names read from the registry
         p.add_argument(f"--{key}", help=f"{key} name (overrides the level or config): {_registered(key)}"
                        + EXTRA_HELP.get(key, ""))
     p.add_argument("--param", action="append", metavar="ROLE.KEY=VALUE", help="a param of any role's component "

@@ -162,11 +162,19 @@ class RulesFile:
     def pretokenizer(self) -> str:
         """The pre-tokenizer's name (``none`` when the config names none); FormatError when the
         metadata is not of the right shape."""
-        pre = self.config.get("pretokenizer", {})
-        name = pre.get("name", "none") if isinstance(pre, dict) else None
+        return self._named("pretokenizer")
+
+    @property
+    def normalizer(self) -> str:
+        """The normalizer's name (``none`` when the config names none, as every file before
+        normalizers did)."""
+        return self._named("normalizer")
+
+    def _named(self, role: str) -> str:
+        section = self.config.get(role, {})
+        name = section.get("name", "none") if isinstance(section, dict) else None
         if not isinstance(name, str):
-            raise FormatError("rules file: corrupt metadata ('config' must name a pre-tokenizer as "
-                              "config.pretokenizer.name)")
+            raise FormatError(f"rules file: corrupt metadata ('config' must name a {role} as config.{role}.name)")
         return name
 
     @classmethod

@@ -4,7 +4,7 @@ framework (the built-in plugins too, as a third party's would).
 * the hook marker :data:`hookimpl` and the specs with complete examples (:mod:`.hookspecs`);
 * the base class of each role (:class:`Scorer`, :class:`SplitScorer`, :class:`Rewriter`,
   :class:`Coder`, :class:`BoundaryPolicy`, :class:`DeletionPolicy`, :class:`Segmenter`, :class:`Learner`,
-  :class:`PreTokenizer`) and the
+  :class:`PreTokenizer`, :class:`Normalizer`) and the
   descriptors plugins return (:class:`ScorerInfo`, ...);
 * the errors to raise (:class:`FormatError` for a corrupt payload, ...);
 * the helpers coders use: LEB128 varints (arrays compiled, one value in plain Python),
@@ -22,6 +22,7 @@ from ..errors import ChunkpressError, ConfigError, FormatError, InputError, Plug
 from .base import (
     BYTE_SYMBOLS,
     LEARNS_BY_MERGES,
+    NO_NORMALIZER,
     NO_PRETOKENIZER,
     REPLAYS_MERGES,
     AheadPart,
@@ -30,6 +31,7 @@ from .base import (
     DeletionPolicy,
     Learner,
     MergeReport,
+    Normalizer,
     PreTokenizer,
     Rewriter,
     Scorer,
@@ -43,6 +45,7 @@ from .descriptors import (
     DeletionInfo,
     LearnerInfo,
     NoParams,
+    NormalizerInfo,
     PreTokenizerInfo,
     RewriterInfo,
     ScorerInfo,
@@ -103,7 +106,7 @@ __all__ = [
     "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "AheadPart", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
     "BoundaryPolicy", "DeletionPolicy", "Segmenter", "REPLAYS_MERGES", "ScorerInfo", "RewriterInfo", "CoderInfo",
     "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams", "Learner", "LEARNS_BY_MERGES", "LearnerInfo",
-    "PreTokenizer", "PreTokenizerInfo", "NO_PRETOKENIZER",
+    "PreTokenizer", "PreTokenizerInfo", "NO_PRETOKENIZER", "Normalizer", "NormalizerInfo", "NO_NORMALIZER",
     # errors
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",
     # coders' helpers

@@ -5,6 +5,7 @@ this façade hands them on: they are defined below the engine and the formats, i
 from ..contract import (
     BYTE_SYMBOLS,
     LEARNS_BY_MERGES,
+    NO_NORMALIZER,
     NO_PRETOKENIZER,
     OPENS_NOTHING,
     REPLAYS_MERGES,
@@ -14,6 +15,7 @@ from ..contract import (
     DeletionPolicy,
     Learner,
     MergeReport,
+    Normalizer,
     PreTokenizer,
     Rewriter,
     Scorer,
@@ -24,4 +26,4 @@ from ..contract import (
 
 __all__ = ["AheadPart", "BYTE_SYMBOLS", "BoundaryPolicy", "Coder", "DeletionPolicy", "MergeReport", "OPENS_NOTHING",
            "REPLAYS_MERGES", "Rewriter", "Scorer", "Segmenter", "Learner", "LEARNS_BY_MERGES", "SplitScorer", "as_symbols",
-           "PreTokenizer", "NO_PRETOKENIZER"]
+           "PreTokenizer", "NO_PRETOKENIZER", "Normalizer", "NO_NORMALIZER"]

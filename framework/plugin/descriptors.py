@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ..errors import PluginError
-from .base import BoundaryPolicy, Coder, DeletionPolicy, Learner, PreTokenizer, Rewriter, Scorer, Segmenter
+from .base import BoundaryPolicy, Coder, DeletionPolicy, Learner, Normalizer, PreTokenizer, Rewriter, Scorer, Segmenter
 
 
 @attrs.frozen(kw_only=True)
@@ -198,7 +198,14 @@ class PreTokenizerInfo(_Component):
     role = "pretokenizer"
 
 
+@attrs.frozen(kw_only=True)
+class NormalizerInfo(_Component):
+    """A normalizer: how text is rewritten before it is cut."""
+
+    role = "normalizer"
+
+
 #: the contract each role's factory must honour
 _BASES = {"scorer": Scorer, "rewriter": Rewriter, "coder": Coder, "boundary": BoundaryPolicy,
           "deletion": DeletionPolicy, "segmenter": Segmenter,
-          "learner": Learner, "pretokenizer": PreTokenizer}
+          "learner": Learner, "pretokenizer": PreTokenizer, "normalizer": Normalizer}

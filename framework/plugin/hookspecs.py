@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         CoderInfo,
         DeletionInfo,
         LearnerInfo,
+        NormalizerInfo,
         PreTokenizerInfo,
         RewriterInfo,
         ScorerInfo,
@@ -297,5 +298,30 @@ def register_pretokenizers() -> list[PreTokenizerInfo]:
                                         summary="each line break a word, each run between them another")]
 
     Test it with :func:`chunkpress.testing.check_pretokenizer`.
+    """
+    return []  # a spec: pluggy calls the implementations, never this body
+
+
+@hookspec
+def register_normalizers() -> list[NormalizerInfo]:
+    """Return a list of :class:`chunkpress.plugin.NormalizerInfo` descriptors.
+
+    A normalizer is a :class:`chunkpress.plugin.Normalizer`: it rewrites text before it is cut,
+    as HF's normalizers and sentencepiece's rules do. ``--normalizer NAME`` picks it for
+    ``train`` and a rules file records it, so ``encode`` rewrites the text the same way. It
+    loses the original bytes, so ``compress`` refuses it. Example, full-width ASCII (as East
+    Asian text writes it) folded to ASCII::
+
+        import chunkpress.plugin as cp
+
+        class HalfWidth(cp.Normalizer):
+            def normalize(self, text):
+                return "".join(chr(ord(c) - 0xFEE0) if "\\uff01" <= c <= "\\uff5e" else c
+                               for c in text.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+        @cp.hookimpl
+        def register_normalizers():
+            return [cp.NormalizerInfo(name="half-width", factory=HalfWidth, version="1",
+                                      summary="full-width ASCII folded to ASCII")]
     """
     return []  # a spec: pluggy calls the implementations, never this body

@@ -23,6 +23,7 @@ from .descriptors import (
     CoderInfo,
     DeletionInfo,
     LearnerInfo,
+    NormalizerInfo,
     PreTokenizerInfo,
     RewriterInfo,
     ScorerInfo,
@@ -39,9 +40,19 @@ def builtin_plugins() -> list:
     ``default_plugins``): one per role, each listing its components by reference, so that
     building a registry imports none of their implementations (or numba)."""
     # the plugins import this framework's plugin API: loaded when a registry is first built
-    from ..plugins import boundaries, coders, deletions, learners, pretokenizers, rewriters, scorers, segmenters
+    from ..plugins import (
+        boundaries,
+        coders,
+        deletions,
+        learners,
+        normalizers,
+        pretokenizers,
+        rewriters,
+        scorers,
+        segmenters,
+    )
 
-    return [scorers, rewriters, coders, boundaries, deletions, segmenters, learners, pretokenizers]
+    return [scorers, rewriters, coders, boundaries, deletions, segmenters, learners, pretokenizers, normalizers]
 
 
 ROLES = {
@@ -53,6 +64,7 @@ ROLES = {
     "segmenter": ("register_segmenters", SegmenterInfo),
     "learner": ("register_learners", LearnerInfo),
     "pretokenizer": ("register_pretokenizers", PreTokenizerInfo),
+    "normalizer": ("register_normalizers", NormalizerInfo),
 }
 
 

@@ -30,11 +30,11 @@ import re
 import attrs
 import numpy as np
 
-from ..contract import BYTE_SYMBOLS
+from ..contract import BYTE_SYMBOLS, NO_NORMALIZER
 from ..errors import ChunkpressError, FormatError
 from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
-from .pretokenizers import names, pretokenizer
+from .pretokenizers import built, names, pretokenizer, registered
 
 #: how much less likely than the least likely token a byte that no token covers is, in a
 #: vocabulary read or learned with scores (sentencepiece's penalty for an unknown character)
@@ -262,7 +262,7 @@ def pre_tokenizer_name(pre) -> tuple[str, bool]:
 
 
 def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | None = None,
-               units: str | None = None, dropout: float | None = None) -> str:
+               units: str | None = None, dropout: float | None = None, normalizer: dict | None = None) -> str:
     """A tokenizer.json for ``rules``: ids are our symbol ids, or HF's own where the dictionary
     was imported (``vocab``), with its added tokens and prefix space; ``units``: a regex that
     cuts text into a boundary policy's units (a boundary policy's ``hf_units``), which replaces
@@ -296,7 +296,7 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
         "merges": [f"{tokens[a]} {tokens[b]}" for a, b in rules.tolist()],
     }
     doc = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": normalizer,
         "pre_tokenizer": byte_level_pre_tokenizer(pretokenizer, vocab is not None and vocab.add_prefix_space, units),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
@@ -305,14 +305,24 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
     return json.dumps(doc, ensure_ascii=False)
 
 
+def normalizer_name(normalizer) -> str:
+    """The registered normalizer that rewrites text as HF's ``normalizer`` does (``none`` for
+    none); FormatError for one that none does."""
+    if normalizer is None:
+        return NO_NORMALIZER
+    for name in registered("normalizer"):
+        if built("normalizer", name).hf_normalizer == normalizer:
+            return name
+    kind = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
+    raise FormatError(f"normalizer {str(kind)[:40]!r} is not supported: chunkpress reads "
+                      f"{', '.join(n for n in registered('normalizer') if n != NO_NORMALIZER)} and none")
+
+
 def _check_tokenizes_as_we_do(doc: dict, model: dict) -> None:
     """Refuse every setting under which HF would give other ids than our replay of its merges."""
     if model.get("type") != "BPE":
         raise FormatError(f"only BPE models can be imported, not {model.get('type')!r}")
-    if doc.get("normalizer") is not None:
-        normalizer = doc["normalizer"]
-        raise FormatError(f"normalizer {normalizer.get('type') if isinstance(normalizer, dict) else normalizer!r} "
-                          "is not supported: chunkpress tokenizes the raw bytes")
+    normalizer_name(doc.get("normalizer"))
     for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise FormatError(f"BPE {key} = {model[key]!r} is not supported")

@@ -31,7 +31,17 @@ def check_name(name, where: str = "") -> str:
     return name
 
 
-@functools.cache
 def pretokenizer(name: str) -> PreTokenizer:
     """The registered pre-tokenizer ``name``, built once (it holds no state between texts)."""
-    return _registry().get("pretokenizer", check_name(name)).build()
+    return built("pretokenizer", check_name(name))
+
+
+def registered(role: str) -> list[str]:
+    """The names registered for ``role`` (a normalizer's, too: both rewrite text before a model sees it)."""
+    return _registry().names(role)
+
+
+@functools.cache
+def built(role: str, name: str):
+    """The registered ``role`` component ``name``, built once with its default params."""
+    return _registry().get(role, name).build()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contract import BYTE_SYMBOLS, OPENS_NOTHING, REPLAYS_MERGES, BoundaryPolicy, Segmenter, as_symbols
+from ..contract import BYTE_SYMBOLS, NO_NORMALIZER, OPENS_NOTHING, REPLAYS_MERGES, BoundaryPolicy, Segmenter, as_symbols
 from ..engine.events import deletion_steps
 from ..engine.interruptible import call_interruptibly
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
@@ -29,7 +29,7 @@ from .characters import classes_kept
 from .dropout import Dropout
 from .encoder import NEVER, Encoder
 from .encoding import Encoding, char_offsets
-from .hf import HFVocab, byte_to_unicode, from_hf_bpe, parse_tokenizer_json, to_hf_json
+from .hf import HFVocab, byte_to_unicode, from_hf_bpe, normalizer_name, parse_tokenizer_json, to_hf_json
 from .hfsearched import searched_from_hf, to_hf_searched
 from .pretokenize import check_name, pretoken_breaks
 from .unicodeclasses import check_unicode_version, unicode_version
@@ -101,7 +101,7 @@ class Tokenizer:
 
     def __init__(self, rules, pretokenizer: str = "none", hf=None, meta: RulesFile | None = None, *,
                  deletions=None, boundary: BoundaryPolicy | None = None, segmenter: str = REPLAYS_MERGES,
-                 vocabulary=None, scores=None):
+                 vocabulary=None, scores=None, normalizer: str = NO_NORMALIZER):
         self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
         self.deletions = np.zeros((0, 2), dtype=np.int64) if deletions is None else \
@@ -117,6 +117,8 @@ class Tokenizer:
         self.vocabulary = None if vocabulary is None else np.asarray(vocabulary, dtype=np.int64)
         self.scores = None if scores is None else np.asarray(scores, dtype=np.float64)
         self._segmenter()  # an unknown segmenter is refused now, naming what is installed
+        self.normalizer = normalizer
+        self._rewrite = default_registry().get("normalizer", normalizer).build()  # an unknown one, now
         if self._replays() and self.vocabulary is not None:
             raise ConfigError("a vocabulary narrower than the rules' symbols cannot replay the rules' merges: give "
                               "a segmenter that searches it (longest-prefix, fewest-tokens, likelihood)")
@@ -139,7 +141,8 @@ class Tokenizer:
             scores = estimated_scores(source.counts, source.vocabulary)
         try:
             found = cls(source.rules, pre, hf, meta=source, deletions=source.deletion_table, boundary=boundary,
-                        segmenter=source.segmenter or REPLAYS_MERGES, vocabulary=source.vocabulary, scores=scores)
+                        segmenter=source.segmenter or REPLAYS_MERGES, vocabulary=source.vocabulary, scores=scores,
+                        normalizer=source.normalizer)
         except (ConfigError, PluginError) as exc:
             raise FormatError(f"rules file: {exc}") from None
         return found.with_segmenter(segmenter)
@@ -177,8 +180,9 @@ class Tokenizer:
         if model["type"] != "BPE":
             return cls._searched_from(searched_from_hf(doc, model), "hf-tokenizers")
         rules, pre, vocab = from_hf_bpe(doc, model)
-        meta = RulesFile.learned(rules, {"pretokenizer": {"name": pre}}, unicode_version(),
-                                 imported_from="hf-tokenizers", hf=vocab.to_meta())
+        rewrite = normalizer_name(doc.get("normalizer"))
+        config = {"pretokenizer": {"name": pre}, **({"normalizer": {"name": rewrite}} if rewrite != NO_NORMALIZER else {})}
+        meta = RulesFile.learned(rules, config, unicode_version(), imported_from="hf-tokenizers", hf=vocab.to_meta())
         return cls.from_rules_file(meta.to_bytes())  # what a later use would refuse is refused now
 
     @classmethod
@@ -263,8 +267,10 @@ class Tokenizer:
             self.encode(b"", dropout=dropout, seed=0)
         if self.deletions.size:
             raise FormatError(f"this dictionary deleted {len(self.deletions):,} symbols (Picky BPE): HF's BPE "
-                              "applies every merge and cannot split a token back, so no tokenizer.json encodes as "
-                              "it does")
+                              "applies every merge and cannot split a token back, so no tokenizer.json encodes as it does")
+        rewrite = None if self.keeps_bytes else self._rewrite.hf_normalizer
+        if not self.keeps_bytes and (rewrite is None or not self._replays()):
+            raise FormatError(f"normalizer {self.normalizer!r}: no HF normalizer is written for it with this model")
         if not self._replays():
             symbols = self._live()
             ids = self.hf.ids[symbols] if self.hf is not None else symbols
@@ -277,7 +283,7 @@ class Tokenizer:
             if units is None:
                 raise FormatError(f"boundary policy {type(self.boundary).__name__} over the {self.pretokenizer!r} "
                                   "pre-tokenizer has no HF pre-tokenizer that cuts text as it does")
-        return to_hf_json(self.rules, self.pretokenizer, self.hf, units=units, dropout=dropout)
+        return to_hf_json(self.rules, self.pretokenizer, self.hf, units=units, dropout=dropout, normalizer=rewrite)
 
     def to_rules_file(self) -> RulesFile:
         """This tokenizer as a rules file: its rules, deletions, pre-tokenizer (and the Unicode
@@ -359,6 +365,11 @@ class Tokenizer:
             self._encoder_cache = Encoder(self.rules, self.deletions, self.boundary)
         return self._encoder_cache
 
+    @property
+    def keeps_bytes(self) -> bool:
+        """Whether the text is cut as it is (no normalizer rewrites it), as an archive needs."""
+        return self._rewrite.lossless
+
     def _replays(self) -> bool:
         """Whether the segmenter replays the rules' merges (not a search of the vocabulary)."""
         return self._segmenter().replays_merges
@@ -424,18 +435,16 @@ class Tokenizer:
         """The dictionary's symbols for ``data`` (int64): what training gives on the same text,
         and what an archive codes. ``lines``: with a pre-tokenizer, each line (its newline
         included) is pre-tokenized on its own, as ``train`` counts a file's words."""
-        arr = as_symbols(data)
+        arr = as_symbols(data if self._rewrite.lossless else self._rewrite.normalize(bytes(data)))
         lines = lines and self.pretokenizer != "none"
         ends = np.unique(np.concatenate([np.flatnonzero(arr == 10) + 1, [arr.size]])) if lines else None
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
             return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer, lines=lines), piece_ends=ends)
 
     def encode(self, text, *, add_special_tokens: bool = True, **sampling) -> Encoding:
-        """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids for
-        an imported tokenizer or one trained with added tokens), offsets (characters for a str,
-        bytes for bytes) and tokens. ``add_special_tokens`` is HF's keyword; no template adds any.
-        Sampling (each drawn from ``seed``): ``dropout``, BPE-dropout's probability of skipping a
-        merge; ``alpha`` (and ``nbest_size = -1``), Unigram sampling as sentencepiece's."""
+        """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids), offsets
+        (characters for a str, bytes for bytes; of the normalized text) and tokens. Sampling from
+        ``seed``: ``dropout`` (BPE-dropout), or ``alpha`` and ``nbest_size`` (Unigram, as sentencepiece)."""
         return self.encode_batch([text], **sampling)[0]
 
     def encode_batch(self, texts, *, add_special_tokens: bool = True, dropout: float | None = None,
@@ -444,7 +453,7 @@ class Tokenizer:
         encoded once (sampled, every word on its own)."""
         sampling = sampler(self._replays() and not self.deletions.size and self.boundary is None,
                            self._segmenter().samples_lattice, dropout, alpha, nbest_size, seed)
-        datas = [_text_bytes(t) for t in texts]
+        datas = [_text_bytes(t) if self._rewrite.lossless else self._rewrite.normalize(_text_bytes(t)) for t in texts]
         if not datas:
             return []
         if self.hf is not None and self.hf.space_mark:  # as sentencepiece and HF's Metaspace read it

@@ -122,7 +122,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         if workers or scheduler:
             raise InputError("workers (--workers) and scheduler (--scheduler) count pre-tokens in parallel: "
                              "give a pre-tokenizer")
-        sources, text, breaks = _whole_text(inputs, tokens)
+        sources, text, breaks = _whole_text(inputs, tokens, pipeline.normalizer)
         with meter("train", pipeline.config.limits.max_rules, unit="rules") as progress:
             result = pipeline.fit(text, trace=True, progress=progress.rules, breaks=breaks)
     trace = result.trace
@@ -248,7 +248,7 @@ def _file_name(path: str) -> str:
     return "<stdin>" if path == "-" else os.path.basename(path)
 
 
-def _whole_text(inputs: Sequence[str], special: tuple[bytes, ...]):
+def _whole_text(inputs: Sequence[str], special: tuple[bytes, ...], normalizer):
     """(sources, the inputs as one text without their added tokens, its breaks): no pair
     across two inputs or across an added token."""
     sources, texts, cuts, at = [], [], [], 0
@@ -257,12 +257,32 @@ def _whole_text(inputs: Sequence[str], special: tuple[bytes, ...]):
         data = read_input(path, left)
         left -= len(data)
         sources.append((path, len(data), checksum(data)))
-        kept, inner = cut_special(data, special)
+        kept, inner = cut_special(normalizer.normalize(data), special)
         texts.append(kept)
         cuts += [*(inner + at).tolist(), at + len(kept)]
         at += len(kept)
     text = b"".join(texts)
     return sources, text, pretoken_breaks(np.frombuffer(text, dtype=np.uint8), "none", pieces=cuts)
+
+
+class _Normalized:
+    """A stream's text as the pipeline's normalizer rewrites it, whole lines at a time (no
+    normal form reaches across a line break)."""
+
+    def __init__(self, stream, normalizer):
+        self.stream, self.normalizer, self.pending = stream, normalizer, b""
+
+    def read(self, n: int = -1, /) -> bytes:
+        while True:
+            chunk = self.stream.read(n)
+            data, self.pending = self.pending + chunk, b""
+            cut = data.rfind(b"\n") + 1 if chunk else len(data)
+            if cut:
+                self.pending = data[cut:]
+                return self.normalizer.normalize(data[:cut])
+            if not chunk:
+                return b""
+            self.pending = data
 
 
 def _count_words(pipeline, path: str, special, workers, scheduler, meter):
@@ -284,7 +304,8 @@ def _count_words(pipeline, path: str, special, workers, scheduler, meter):
     stream = open_input(path)
     try:
         with meter("count words", file_size(path), unit="B", unit_scale=True) as progress:
-            words = count_stream(Hashed(stream), pipeline.config.pretokenizer, workers=workers, scheduler=scheduler,
+            read = Hashed(stream) if pipeline.normalizer.lossless else _Normalized(Hashed(stream), pipeline.normalizer)
+            words = count_stream(read, pipeline.config.pretokenizer, workers=workers, scheduler=scheduler,
                                  progress=progress.update, lines=True, special=special,
                                  boundary=pipeline.policies()[0])
     except ChunkpressError as exc:

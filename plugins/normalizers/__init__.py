@@ -1,0 +1,21 @@
+"""The built-in normalizers, registered by reference: ``none`` (the text as it is, the default
+and the only one an archive takes), the Unicode normal forms ``nfc``, ``nfd``, ``nfkc`` and
+``nfkd``, and ``lowercase``. They use the running Python's Unicode tables (``unicodedata``),
+as HF's use those of its Rust crates: a character added in a later Unicode version may
+normalize differently between the two."""
+
+from chunkpress.plugin import NO_NORMALIZER, NormalizerInfo, hookimpl
+
+_HERE = "chunkpress.plugins.normalizers"
+
+
+@hookimpl
+def register_normalizers():
+    return [
+        NormalizerInfo(name=NO_NORMALIZER, factory=f"{_HERE}.forms:Unchanged", version="1",
+                       summary="the text as it is (the default; archives take no other)"),
+        *(NormalizerInfo(name=form.lower(), factory=f"{_HERE}.forms:{form}", version="1",
+                         summary=f"Unicode normal form {form} (HF's {form})") for form in ("NFC", "NFD", "NFKC", "NFKD")),
+        NormalizerInfo(name="lowercase", factory=f"{_HERE}.forms:Lowercase", version="1",
+                       summary="lower case, as Python's str.lower (HF's Lowercase)"),
+    ]

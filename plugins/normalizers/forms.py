@@ -1,0 +1,52 @@
+"""Unicode normal forms and lower case, over the text's UTF-8 (a byte that is not UTF-8 kept as
+it is, through ``surrogateescape``)."""
+
+import unicodedata
+from typing import Literal
+
+import chunkpress.plugin as cp
+
+
+def _rewritten(text: bytes, rewrite) -> bytes:
+    return rewrite(text.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+class Unchanged(cp.Normalizer):
+    lossless = True
+
+    def normalize(self, text):
+        return text
+
+
+class _Form(cp.Normalizer):
+    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFC"
+
+    def normalize(self, text):
+        return _rewritten(text, lambda s: unicodedata.normalize(self.form, s))
+
+
+class NFC(_Form):
+    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFC"
+    hf_normalizer = {"type": "NFC"}
+
+
+class NFD(_Form):
+    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFD"
+    hf_normalizer = {"type": "NFD"}
+
+
+class NFKC(_Form):
+    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFKC"
+    hf_normalizer = {"type": "NFKC"}
+
+
+class NFKD(_Form):
+    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFKD"
+    hf_normalizer = {"type": "NFKD"}
+
+
+class Lowercase(cp.Normalizer):
+    hf_normalizer = {"type": "Lowercase"}
+
+    def normalize(self, text):
+        return _rewritten(text, str.lower)
