@@ -163,11 +163,19 @@ class Dropout:
     def symbols(self, encoder, arr: np.ndarray, breaks: np.ndarray | None) -> np.ndarray:
         """The symbols of ``arr`` cut at ``breaks`` (None: one word), each word sampled (the
         ``encoder``'s rules)."""
-        starts = np.concatenate([[0], np.flatnonzero(breaks) + 1 if breaks is not None else [], [arr.size]])
-        starts = np.unique(starts.astype(np.int64))
-        out = np.empty(arr.size, dtype=np.int64)
-        counts = np.empty(starts.size - 1, dtype=np.int64)
-        dropout_words(arr, starts, encoder.keys, encoder.vals, encoder.ranks, self.p, self.state, out, counts)
-        lengths = np.diff(starts)
-        inside = np.arange(arr.size) - np.repeat(starts[:-1], lengths)
-        return out[inside < np.repeat(counts, lengths)]
+        return each_word(arr, breaks, lambda starts, out, counts: dropout_words(
+            arr, starts, encoder.keys, encoder.vals, encoder.ranks, self.p, self.state, out, counts))
+
+
+def each_word(arr: np.ndarray, breaks: np.ndarray | None, sample) -> np.ndarray:
+    """The symbols of every word of ``arr`` (cut at ``breaks``; None: one word) that
+    ``sample(starts, out, counts)`` writes, word w's ``counts[w]`` of them from ``out[starts[w]]``
+    (a word has at most as many symbols as bytes), in order."""
+    starts = np.unique(np.concatenate([[0], np.flatnonzero(breaks) + 1 if breaks is not None else [],
+                                       [arr.size]]).astype(np.int64))
+    out = np.empty(arr.size, dtype=np.int64)
+    counts = np.empty(starts.size - 1, dtype=np.int64)
+    sample(starts, out, counts)
+    lengths = np.diff(starts)
+    inside = np.arange(arr.size) - np.repeat(starts[:-1], lengths)
+    return out[inside < np.repeat(counts, lengths)]

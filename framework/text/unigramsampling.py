@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from ..errors import ConfigError
-from .dropout import Dropout, seeded_state, xorshift_uniform
+from .dropout import Dropout, each_word, seeded_state, xorshift_uniform
 from .vocabulary import trie_child
 
 
@@ -269,16 +269,10 @@ class UnigramSample:
         """The symbols of ``arr`` cut at ``breaks`` (None: one word), each word sampled."""
         from .characters import char_classes  # the pre-tokenizer read them already, within classes_kept
 
-        starts = np.unique(np.concatenate([[0], np.flatnonzero(breaks) + 1 if breaks is not None else [],
-                                           [arr.size]]).astype(np.int64))
-        out = np.empty(arr.size, dtype=np.int64)
-        counts = np.empty(starts.size - 1, dtype=np.int64)
         unk = float(np.nanmin(vocabulary.logp)) if vocabulary.logp.size else 0.0
-        sample_words(arr, starts, char_classes(arr)[1], vocabulary.keys, vocabulary.children, vocabulary.token,
-                     vocabulary.logp, unk, self.alpha, self.nbest, self.state, out, counts)
-        lengths = np.diff(starts)
-        inside = np.arange(arr.size) - np.repeat(starts[:-1], lengths)
-        return out[inside < np.repeat(counts, lengths)]
+        return each_word(arr, breaks, lambda starts, out, counts: sample_words(
+            arr, starts, char_classes(arr)[1], vocabulary.keys, vocabulary.children, vocabulary.token,
+            vocabulary.logp, unk, self.alpha, self.nbest, self.state, out, counts))
 
 
 def sampler(merges: bool, samples_lattice: bool, dropout, alpha, nbest_size, seed) -> Dropout | UnigramSample | None:
