@@ -12,6 +12,7 @@ import attrs
 
 from ..blockmode import parse_size
 from ..config import pipeline_overrides
+from ..text.pretokenizers import registered
 from ..version import __version__
 
 #: the commands; any other first word makes the command line zstd-style
@@ -30,8 +31,7 @@ EXTRA_HELP = {"pretokenizer": ", merges stay inside words", "segmenter": ", how 
 
 def _registered(role: str) -> str:
     """The names registered for ``role``, as --help lists them (read from the registry)."""
-    from ..plugin.registry import default_registry  # the plugins' listing, not their code
-    return " | ".join(default_registry().names(role))
+    return " | ".join(registered(role))
 
 
 class Parser(argparse.ArgumentParser):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..arrays import distinct
 from ..contract import NO_PRETOKENIZER
-from .pretokenizers import check_name, pretokenizer
+from .pretokenizers import built, check_name
 
 
 def pretoken_breaks(data, name: str, pieces=None, lines: bool = False) -> np.ndarray | None:
@@ -30,7 +30,7 @@ def pretoken_breaks(data, name: str, pieces=None, lines: bool = False) -> np.nda
     if name == NO_PRETOKENIZER and ends.size <= 1:
         return None
     breaks = np.zeros(arr.size, dtype=np.bool_)
-    pretokenizer(name).split(arr, ends, breaks)
+    built("pretokenizer", name).split(arr, ends, breaks)  # the name was checked above
     breaks[ends[:-1] - 1] = True
     return breaks
 
