@@ -84,3 +84,26 @@ def test_the_hook_spec_example_normalizes():
     registry = build_registry(extra_plugins=[module], autoload=False)
     half = registry.get("normalizer", "half-width").build()
     assert half.normalize("\uff28\uff49 there".encode()) == b"Hi there"
+
+
+def test_every_tokenizer_derived_from_a_normalizing_one_keeps_its_normalizer(nfkc, tmp_path, capsys):
+    """Another segmenter, a vocabulary-size prefix (evaluate) and train --eval's held-out text
+    all rewrite the text as the rules file says; a study, which codes archives, refuses one."""
+    from chunkpress.text.metrics import evaluate
+
+    tok = Tokenizer.from_file(nfkc / "t.rules")
+    folded = unicodedata.normalize("NFKC", ODD)
+    assert tok.with_segmenter("longest-prefix").normalizer == "nfkc"
+    assert tok.with_segmenter("longest-prefix").encode(ODD).ids == tok.with_segmenter("longest-prefix").encode(folded).ids
+    rows = evaluate(tok, {"odd": ODD.encode(), "folded": folded.encode()}, (400,))
+    assert rows[0]["tokens"] == rows[1]["tokens"]
+    (tmp_path / "held.txt").write_text(ODD)
+    (tmp_path / "t.txt").write_bytes(TEXT)
+    assert main(["train", str(tmp_path / "t.txt"), "--pretokenizer", "gpt2", "--vocab-size", "400", "--normalizer",
+                 "nfkc", "--eval", str(tmp_path / "held.txt"), "--trace", str(tmp_path / "t.csv"), "-q"]) == 0
+    from chunkpress.pipeline import Pipeline
+    from chunkpress.study.runner import measure
+
+    with pytest.raises(ConfigError, match="rewrites the text"):
+        measure(Pipeline.from_config(None, pretokenizer="gpt2", normalizer="nfkc").config, None, TEXT,
+                default_registry())

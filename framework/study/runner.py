@@ -83,6 +83,7 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
     """Learn (or load) the dictionary and cut ``data`` with it: by the config's segmenter
     where one is named, else by the learner's (or the rules file's) own. ``vocab_sizes``: a
     sweep, which a top-down learner learns in one call (the merges' are their prefixes)."""
+    pipe.check_keeps_bytes()  # a row codes archives, which give back the text's bytes
     t = time.perf_counter()
     config = pipe.config
     named = None if pipe.replays_merges else config.segmenter.name

@@ -32,6 +32,7 @@ from .encoding import Encoding, char_offsets
 from .hf import HFVocab, byte_to_unicode, from_hf_bpe, normalizer_name, parse_tokenizer_json, to_hf_json
 from .hfsearched import searched_from_hf, to_hf_searched
 from .pretokenize import check_name, pretoken_breaks
+from .pretokenizers import built
 from .unicodeclasses import check_unicode_version, unicode_version
 from .unigramsampling import sampler
 from .units import inside_units
@@ -62,8 +63,8 @@ def _integer_ids(ids) -> np.ndarray:
 
 
 def estimated_scores(counts, vocabulary=None) -> np.ndarray:
-    """Log-probabilities from a training text's symbol counts (for ``vocabulary``'s symbols, or
-    all), add-one smoothed so that a token the training left unused is unlikely, not impossible."""
+    """Log-probabilities from a training text's symbol counts (``vocabulary``'s, or all), add-one
+    smoothed: a token the training left unused is unlikely, not impossible."""
     found = np.asarray(counts, dtype=np.float64)
     if vocabulary is not None:
         found = found[np.asarray(vocabulary, dtype=np.int64)]
@@ -118,7 +119,9 @@ class Tokenizer:
         self.scores = None if scores is None else np.asarray(scores, dtype=np.float64)
         self._segmenter()  # an unknown segmenter is refused now, naming what is installed
         self.normalizer = normalizer
-        self._rewrite = default_registry().get("normalizer", normalizer).build()  # an unknown one, now
+        self._rewrite = built("normalizer", normalizer)  # an unknown one is refused now
+        #: whether the text is cut as it is (no normalizer rewrites it), as an archive needs
+        self.keeps_bytes: bool = self._rewrite.lossless
         if self._replays() and self.vocabulary is not None:
             raise ConfigError("a vocabulary narrower than the rules' symbols cannot replay the rules' merges: give "
                               "a segmenter that searches it (longest-prefix, fewest-tokens, likelihood)")
@@ -151,8 +154,8 @@ class Tokenizer:
         """This tokenizer cutting text with ``segmenter`` instead (None: itself)."""
         if segmenter is None or segmenter == self.segmenter:
             return self
-        return Tokenizer(self.rules, self.pretokenizer, self.hf, self.meta, deletions=self.deletions,
-                         boundary=self.boundary, segmenter=segmenter, vocabulary=self.vocabulary, scores=self.scores)
+        return Tokenizer(self.rules, self.pretokenizer, self.hf, self.meta, deletions=self.deletions, boundary=self.boundary,
+                         segmenter=segmenter, vocabulary=self.vocabulary, scores=self.scores, normalizer=self.normalizer)
 
     @classmethod
     def from_file(cls, path, *, decoding: bool = False, segmenter: str | None = None) -> Tokenizer:
@@ -286,8 +289,8 @@ class Tokenizer:
         return to_hf_json(self.rules, self.pretokenizer, self.hf, units=units, dropout=dropout, normalizer=rewrite)
 
     def to_rules_file(self) -> RulesFile:
-        """This tokenizer as a rules file: its rules, deletions, pre-tokenizer (and the Unicode
-        version it splits by), HF ids and added tokens, and what its source file recorded."""
+        """This tokenizer as a rules file: its rules, deletions, pre-tokenizer (and its Unicode
+        version), HF ids, added tokens and what its source file recorded."""
         kept = self.meta.meta() if self.meta is not None else {"config": {"pretokenizer": {"name": self.pretokenizer}}}
         kept.update(rules=self.rules, hf=self.hf.to_meta() if self.hf is not None else None,
                     unicode=unicode_version() if self.pretokenizer != "none" else None,
@@ -364,11 +367,6 @@ class Tokenizer:
         if not hasattr(self, "_encoder_cache"):
             self._encoder_cache = Encoder(self.rules, self.deletions, self.boundary)
         return self._encoder_cache
-
-    @property
-    def keeps_bytes(self) -> bool:
-        """Whether the text is cut as it is (no normalizer rewrites it), as an archive needs."""
-        return self._rewrite.lossless
 
     def _replays(self) -> bool:
         """Whether the segmenter replays the rules' merges (not a search of the vocabulary)."""

@@ -112,6 +112,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
         raise ConfigError("vocab_sizes: several sizes are a top-down learner's sweep; a merge vocabulary's smaller "
                           "sizes are its prefixes")
     held = read_input(held_out, work_limit(ENCODE_BYTES_PER_BYTE)) if held_out else None
+    held = pipeline.normalizer.normalize(held) if held is not None else None  # as the training text was
     if pipeline.config.pretokenizer != "none":
         counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
         words = WordCounts.merge([w for *_, w in counted])
