@@ -304,6 +304,13 @@ class Normalizer:
         """The text's UTF-8 rewritten (a byte that is not UTF-8 kept as it is)."""
         raise NotImplementedError
 
+    def normalize_aligned(self, text: bytes) -> tuple[bytes, np.ndarray | None]:
+        """:meth:`normalize`'s text and where each of its bytes came from: for each, and for its
+        end, a byte offset in ``text`` (int64, one more than the bytes), so that a token's
+        offsets point into the text as given, as HF's do. None where this normalizer does not
+        say (the offsets then point into the normalized text)."""
+        return self.normalize(text), None
+
 
 #: the pre-tokenizer that cuts nothing: the text (each piece of it that is read on its own) is
 #: one word; the config's default, and no registered pre-tokenizer's name
@@ -361,6 +368,10 @@ class Segmenter:
     #: True for the segmenter that replays a dictionary's merges in order (its ``segment`` is
     #: never called: the tokenizer replays the rules as training parsed)
     replays_merges: bool = False
+    #: True where :meth:`segment` needs each text whole as one unit, not its pre-tokens (a
+    #: score that runs along the text, as sentencepiece sums its path in float32: the same
+    #: word may cut otherwise in another place)
+    whole_text: bool = False
 
     def __init__(self, params=None):
         self.params = params

@@ -37,8 +37,10 @@ def vocabularies(tmp_path_factory) -> dict[str, Tokenizer]:
     spm.SentencePieceTrainer.train(input=str(folder / "t.txt"), model_prefix=str(folder / "m"), vocab_size=600,
                                    model_type="unigram", byte_fallback=True, normalization_rule_name="identity",
                                    remove_extra_whitespaces=False, minloglevel=2)
-    out["sentencepiece"] = Tokenizer.from_spm_file(folder / "m.model")
-    out["sentencepiece, longest-prefix"] = out["sentencepiece"].with_segmenter("longest-prefix")
+    imported = Tokenizer.from_spm_file(folder / "m.model")
+    # HF's Unigram sums in float64 word by word: sentencepiece's float32 ties are not its own
+    out["sentencepiece"] = imported.with_segmenter("likelihood")
+    out["sentencepiece, longest-prefix"] = imported.with_segmenter("longest-prefix")
     return out
 
 

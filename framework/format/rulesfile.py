@@ -170,6 +170,15 @@ class RulesFile:
         normalizers did)."""
         return self._named("normalizer")
 
+    @property
+    def normalizer_params(self) -> dict | None:
+        """The normalizer's params (None where the config gives none: its defaults)."""
+        section = self.config.get("normalizer", {})
+        params = section.get("params") if isinstance(section, dict) else None
+        if params is not None and not isinstance(params, dict):
+            raise FormatError("rules file: corrupt metadata (config.normalizer.params must be a table)")
+        return params
+
     def _named(self, role: str) -> str:
         section = self.config.get(role, {})
         name = section.get("name", "none") if isinstance(section, dict) else None

@@ -2,7 +2,8 @@
 
 Offsets count characters when the text was a str (as HF's do) and bytes when it was bytes. A
 token that holds part of a character (byte-level BPE splits some) spans that whole character;
-a prefix space that ByteLevel inserted spans nothing.
+a prefix space that ByteLevel inserted spans nothing. Where a normalizer rewrote the text and
+says where each byte came from, offsets point into the text as given.
 """
 
 from __future__ import annotations
@@ -40,6 +41,17 @@ def _char_offsets(arr, lengths, out):
         pos += lengths[k]
 
 
+def spaces_for_marks(data: bytes, origin: np.ndarray | None) -> tuple[bytes, np.ndarray]:
+    """``data`` with each U+2581 (sentencepiece's space) a space, and where each byte came from:
+    through ``origin`` (None: ``data`` is the text as given)."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    origin = np.arange(arr.size + 1, dtype=np.int64) if origin is None else origin
+    marks = np.flatnonzero((arr[:-2] == 0xE2) & (arr[1:-1] == 0x96) & (arr[2:] == 0x81))
+    keep = np.ones(arr.size + 1, dtype=bool)
+    keep[marks + 1] = keep[marks + 2] = False  # a mark's first byte becomes the space
+    return data.replace("\u2581".encode(), b" "), origin[keep]
+
+
 class Encoding:
     """``ids`` (list of int), ``tokens`` (HF's byte-level spelling of each, an added token as
     its text), ``offsets`` (list of (start, end)); ``id_array`` is the ids as int64 numpy.
@@ -48,10 +60,15 @@ class Encoding:
     less ``base``, where its text starts) and reads its part when asked: a batch of short
     texts then costs one small object a text."""
 
-    __slots__ = ("_ids", "_offsets", "_symbols", "_spell", "_first", "_last", "_base", "_id_list", "_tokens")
+    __slots__ = ("_ids", "_offsets", "_symbols", "_spell", "_first", "_last", "_base", "_id_list", "_tokens", "_origin",
+                 "_original")
 
     def __init__(self, ids: np.ndarray, offsets: np.ndarray, spell: Callable[[np.ndarray, np.ndarray], list[str]],
-                 symbols: np.ndarray | None = None, first: int = 0, last: int | None = None, base: int = 0):
+                 symbols: np.ndarray | None = None, first: int = 0, last: int | None = None, base: int = 0,
+                 origin: np.ndarray | None = None, original: bytes | None = None):
+        """``origin``: where each byte of the normalized text came from in the text given (and
+        its end), ``offsets`` then being byte offsets in the normalized text; ``original``: that
+        text's UTF-8 when it was a str, whose offsets then count characters."""
         self._ids = ids
         self._offsets = offsets
         self._symbols = ids if symbols is None else symbols  # what ``spell`` spells beside the ids
@@ -61,6 +78,8 @@ class Encoding:
         self._base = base
         self._id_list: list[int] | None = None
         self._tokens: list[str] | None = None
+        self._origin = origin
+        self._original = original
 
     @property
     def id_array(self) -> np.ndarray:
@@ -80,7 +99,13 @@ class Encoding:
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
-        return list(map(tuple, (self._offsets[self._first:self._last] - self._base).tolist()))
+        found = self._offsets[self._first:self._last] - self._base
+        if self._origin is not None:
+            found = self._origin[found]
+            if self._original is not None:  # bytes before each offset that start a character
+                starts = np.concatenate([[0], np.cumsum((np.frombuffer(self._original, dtype=np.uint8) & 0xC0) != 0x80)])
+                found = starts[found]
+        return list(map(tuple, found.tolist()))
 
     @property
     def attention_mask(self) -> list[int]:

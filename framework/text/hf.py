@@ -72,8 +72,9 @@ class HFVocab:
     ids: np.ndarray
     special: tuple[tuple[str, int], ...] = ()
     add_prefix_space: bool = False
-    #: sentencepiece's dummy prefix: the space goes before every text, even one that starts with
-    #: a space, and ``decode`` takes it off the first token again
+    #: sentencepiece's dummy prefix: ``decode`` takes a space off the first token, and with
+    #: ``add_prefix_space`` the space goes before every text, even one that starts with a space
+    #: (without it, the normalizer puts it there)
     prefix_always: bool = False
     #: HF's WordPiece ``max_input_chars_per_word``: a longer pre-token is HF's unknown token,
     #: which no id of ours stands for, so such a text is refused (None: no bound)
@@ -87,10 +88,17 @@ class HFVocab:
     #: HF's Unigram ``unk_id``: HF fuses a run of tokens with this id into one, which no ids of
     #: ours do, so such a text is refused (None: no unknown piece)
     fused_id: int | None = None
+    #: sentencepiece's unknown piece, (id, piece, the text it decodes to), in a model without
+    #: byte fallback: a run of bytes that no token covers is one token with this id (None:
+    #: every byte has an id, so every text comes back)
+    unknown: tuple[int, str, str] | None = attrs.field(default=None, converter=lambda v: None if v is None else tuple(v))
+    #: with :attr:`prefix_always`: ``decode`` takes the space off every token until one gives
+    #: text, not off the first alone (sentencepiece's decoding where extra white space is removed)
+    leading_spaces_dropped: bool = False
 
     def __attrs_post_init__(self):
         model = self.ids[self.ids >= 0].tolist()
-        added = [i for _, i in self.special]
+        added = [i for _, i in self.special] + ([self.unknown[0]] if self.unknown is not None else [])
         used = model + added
         # an added token may have the id of the model's token of the same text (HF gives "Alice"
         # that id when BPE learned it too): :meth:`check_spellings` checks the text
@@ -114,15 +122,17 @@ class HFVocab:
     def size(self) -> int:
         """One past the largest id (HF's ``get_vocab_size(with_added_tokens=True)`` when the ids
         are dense, as a trained tokenizer's are)."""
-        return 1 + max([int(self.ids.max(initial=-1))] + [i for _, i in self.special])
+        return 1 + max([int(self.ids.max(initial=-1))] + [i for _, i in self.special] +
+                       ([self.unknown[0]] if self.unknown is not None else []))
 
     def to_meta(self) -> dict:
         out = {"ids": self.ids.tolist(), "special": [list(s) for s in self.special],
                "add_prefix_space": self.add_prefix_space}
         # each written only where set: other files stay as before
-        for key in ("prefix_always", "longest_word", "longest_in_bytes", "space_mark", "fused_id"):
+        for key in ("prefix_always", "longest_word", "longest_in_bytes", "space_mark", "fused_id", "unknown",
+                    "leading_spaces_dropped"):
             if getattr(self, key):
-                out[key] = getattr(self, key)
+                out[key] = list(self.unknown) if key == "unknown" and self.unknown else getattr(self, key)
         return out
 
     @classmethod
@@ -133,16 +143,20 @@ class HFVocab:
         ok = ok and all(is_int(i) and -1 <= i <= MAX_HF_ID for i in meta["ids"])
         ok = ok and all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str) and is_int(s[1]) for s in meta["special"])
         ok = ok and all(isinstance(meta.get(key, False), bool) for key in ("prefix_always", "longest_in_bytes",
-                                                                           "space_mark"))
+                                                                           "space_mark", "leading_spaces_dropped"))
         ok = ok and all(is_int(meta.get(key, 0)) and 0 <= meta.get(key, 0) <= MAX_HF_ID
                         for key in ("longest_word", "fused_id"))
+        unknown = meta.get("unknown", [0, "", ""]) if isinstance(meta, dict) else None
+        ok = ok and isinstance(unknown, list) and len(unknown) == 3 and is_int(unknown[0]) and \
+            0 <= unknown[0] <= MAX_HF_ID and all(isinstance(t, str) for t in unknown[1:])
         if not ok:
             raise FormatError(f"rules file: corrupt HF vocabulary (expected 'ids' for all {n_symbols} symbols, "
                               "'special' as [content, id] pairs and a boolean 'add_prefix_space')")
         return cls(ids=np.array(meta["ids"], dtype=np.int64), special=tuple((c, i) for c, i in meta["special"]),
                    add_prefix_space=meta["add_prefix_space"], prefix_always=meta.get("prefix_always", False),
                    longest_word=meta.get("longest_word"), longest_in_bytes=meta.get("longest_in_bytes", False),
-                   space_mark=meta.get("space_mark", False), fused_id=meta.get("fused_id"))
+                   space_mark=meta.get("space_mark", False), fused_id=meta.get("fused_id"),
+                   unknown=meta.get("unknown"), leading_spaces_dropped=meta.get("leading_spaces_dropped", False))
 
     def segments(self, data: bytes) -> tuple[list[bytes], list[int], list[int], list[bool]]:
         """The text between added tokens, as ByteLevel sees it (with the prefix space), the
@@ -190,6 +204,26 @@ class HFVocab:
                                   f"than max_input_chars_per_word = {self.longest_word} its unknown token, which "
                                   "loses bytes, so this text is not encoded")
 
+    def fuse_unknown(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, ends: np.ndarray):
+        """``ids``, ``symbols``, ``lengths`` and the segments' ``ends`` (symbols before each) with
+        every run of tokens that have no id, within one segment, made one :attr:`unknown` token
+        (symbol -1) of their bytes, as sentencepiece gives one ``<unk>`` for a run of unknown
+        characters; ChunkpressError naming the byte where the model has no unknown piece."""
+        missing = ids < 0
+        if self.unknown is None:
+            at = int(np.argmax(missing))
+            raise ChunkpressError(f"byte 0x{int(symbols[at]):02x} has no id in this HF vocabulary "
+                                  "(HF tokenizers would drop it)")
+        going_on = missing.copy()
+        going_on[1:] &= missing[:-1]
+        going_on[0] = False
+        going_on[ends[(ends > 0) & (ends < ids.size)]] = False  # no run goes on into the next segment
+        heads = np.flatnonzero(~going_on)
+        kept = np.cumsum(~going_on)
+        fused = np.where(missing[heads], self.unknown[0], ids[heads])
+        return (fused, np.where(missing[heads], -1, symbols[heads]), np.add.reduceat(lengths, heads),
+                np.where(ends > 0, kept[np.maximum(ends - 1, 0)], 0))
+
     def symbols_of(self, ids: np.ndarray) -> np.ndarray:
         """Our symbol for each HF id in ``ids``: -1 for none, -2 for an added token. A binary
         search over the ids in use, so the work and memory follow the vocabulary, not its
@@ -210,15 +244,29 @@ class HFVocab:
         if ids.size and (ids.min() < 0 or ids.max() >= self.size):
             raise FormatError(f"ids must lie in [0, {self.size}); got {ids.min()}..{ids.max()}")
         symbols = self.symbols_of(ids)
-        if (symbols == -1).any():
-            raise FormatError(f"id {int(ids[np.argmax(symbols == -1)])} is in no token of this vocabulary")
+        unknown = ids == self.unknown[0] if self.unknown is not None else np.zeros(ids.shape, dtype=bool)
+        if (symbols[~unknown] == -1).any():
+            missing = (symbols == -1) & ~unknown
+            raise FormatError(f"id {int(ids[np.argmax(missing)])} is in no token of this vocabulary")
+        extras = [c.encode() for c, _ in self.special]
+        if self.unknown is not None:  # the unknown piece stands as the last extra
+            symbols[unknown] = -1 - len(extras)
+            extras.append(self.unknown[2].encode())
         added = symbols == -2
         if added.any():  # added token k stands as -1 - k
             order = np.argsort([i for _, i in self.special], kind="stable")
             added_ids = np.array([self.special[k][1] for k in order], dtype=np.int64)
             symbols[added] = -1 - order[np.searchsorted(added_ids, ids[added])]
-        data = expand_with_extras(rules, symbols, [c.encode() for c, _ in self.special])
-        return data[1:] if self.prefix_always and data.startswith(b" ") else data
+        data = expand_with_extras(rules, symbols, extras)
+        if not self.prefix_always:
+            return data
+        lead = 0  # tokens of one space each, all dropped
+        if self.leading_spaces_dropped:
+            others = np.flatnonzero(symbols != ord(" "))
+            lead = int(others[0]) if others.size else symbols.size
+        if lead < symbols.size and symbols[lead] >= 0 and data[lead:lead + 1] == b" ":
+            lead += 1  # and the space that starts the next token of the model
+        return data[lead:]
 
 
 def _split(pattern: str) -> dict:

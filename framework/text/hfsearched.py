@@ -106,7 +106,7 @@ def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, pretoken
                  "max_input_chars_per_word": LONGEST_WORD, "vocab": words}
     else:
         raise FormatError(f"segmenter {segmenter!r} has no HF model that cuts text as it does (HF has merges, "
-                          "Unigram's likelihood and WordPiece's longest prefix)")
+                          "Unigram's likelihood and WordPiece's longest prefix; 'likelihood' is HF's Unigram)")
     always = vocab is not None and vocab.prefix_always
     decoders: list[dict] = [{"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}]
     if segmenter == "longest-prefix":  # HF may spell an id either way: the mark goes before the bytes return
@@ -133,19 +133,20 @@ def byte_piece(text: str) -> int | None:
 
 
 def add_byte_fallback(tokens: list[bytes], ids: list[int], scores: list[float] | None, byte_ids: dict[int, int],
-                      floor: float) -> None:
+                      floor: float, unknown: bool = False) -> None:
     """Every byte that no token spells, added as its byte-fallback piece ``byte_ids[b]`` (at
     ``floor`` where there are ``scores``), so that every text can be cut; FormatError where a
-    byte has no such piece, or where two tokens spell the same bytes."""
+    byte has no such piece (unless ``unknown``: then its id is -1, the unknown piece's), or
+    where two tokens spell the same bytes."""
     have = {t for t in tokens if len(t) == 1}
     for b in range(BYTE_SYMBOLS):
         if bytes([b]) in have:
             continue
-        if b not in byte_ids:
+        if b not in byte_ids and not unknown:
             raise FormatError(f"byte 0x{b:02x} is no token and has no byte-fallback piece: an unknown character "
                               "would have no bytes")
         tokens.append(bytes([b]))
-        ids.append(byte_ids[b])
+        ids.append(byte_ids.get(b, -1))
         if scores is not None:
             scores.append(floor)
     if len(set(tokens)) != len(tokens):

@@ -87,7 +87,8 @@ def prefix(tokenizer, size: int):
     keep = tokenizer.deletions[tokenizer.deletions[:, 0] < rules]
     scores = tokenizer.scores[: BYTE_SYMBOLS + rules] if tokenizer.scores is not None else None
     return Tokenizer(tokenizer.rules[:rules], tokenizer.pretokenizer, deletions=keep, boundary=tokenizer.boundary,
-                     segmenter=tokenizer.segmenter, scores=scores, normalizer=tokenizer.normalizer)
+                     segmenter=tokenizer.segmenter, scores=scores, normalizer=tokenizer.normalizer,
+                     normalizer_params=tokenizer.normalizer_params)
 
 
 def evaluate(tokenizer, texts: dict[str, bytes], vocab_sizes=(), alpha: float = DEFAULT_ALPHA) -> list[dict]:

@@ -5,22 +5,27 @@ so sentencepiece itself is not needed:
 
 * ``pieces`` (1): each piece's text (1), score (2) and type (3: normal, unknown, control,
   user-defined, unused, byte);
-* ``trainer_spec`` (2): the model type (3: unigram 1, BPE 2) and ``byte_fallback`` (35);
+* ``trainer_spec`` (2): the model type (3: unigram 1, BPE 2), ``byte_fallback`` (35),
+  ``unk_surface`` (44) and the settings that cut words (22, 24, 26);
 * ``normalizer_spec`` (3): the rule's name (1), its compiled map (2), ``add_dummy_prefix`` (3),
   ``remove_extra_whitespaces`` (4) and ``escape_whitespaces`` (5).
 
 A unigram model becomes a ``likelihood`` vocabulary with its pieces' scores, and a BPE model a
 ``best-pair`` one (sentencepiece's BPE inference: the adjacent pair that spells the best-scored
-piece joins first). Its words are ``metaspace``'s (sentencepiece's ``▁`` is our space), the
-dummy prefix is a space put before every text, and ids are sentencepiece's: a byte is the
-single-character piece where there is one, else its ``<0xNN>`` piece. What would tokenize
-otherwise is refused in one line: a normalisation other than identity (NFKC's compiled map
-rewrites the text first), extra white space removed, no byte fallback (an unknown character's
-``<unk>`` has no bytes), and user-defined pieces (matched whole before the model).
+piece joins first). Its words are ``metaspace``'s (sentencepiece's ``▁`` is our space), and ids
+are sentencepiece's: a byte is the single-character piece where there is one, else its
+``<0xNN>`` piece. The normalization travels with it: a model with a precompiled map or with
+extra white space removed gets the ``sentencepiece`` normalizer (its map, its white-space
+rules and the dummy prefix); an identity model keeps its bytes, and its dummy prefix is a
+space put before every text. Without byte fallback, a run of bytes that no piece covers is one
+``<unk>``, which decodes as the model's ``unk_surface``, as sentencepiece gives them. What would
+tokenize otherwise is refused in one line: spaces not written as ``▁``, user-defined pieces
+(matched whole before the model), and the settings that move where words are cut.
 """
 
 from __future__ import annotations
 
+import base64
 import struct
 
 from ..errors import FormatError
@@ -33,7 +38,7 @@ from .vocabulary import LONGEST_TOKEN_BYTES  # sentencepiece loads no piece of a
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _KNOWN_TYPES = frozenset((NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE))
 #: sentencepiece's model types, and the segmenter each becomes
-SEGMENTER_OF = {1: "likelihood", 2: "best-pair"}
+SEGMENTER_OF = {1: "likelihood-f32", 2: "best-pair"}
 _MODEL_NAMES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
 #: sentencepiece's white space
 META_SPACE = "\u2581"
@@ -80,7 +85,7 @@ def _fields(data: bytes, where: str):
 def read_model(data: bytes) -> dict:
     """The fields of a ``.model`` that encoding depends on."""
     pieces: list[tuple[str, float, int]] = []
-    model_type, byte_fallback = 1, False
+    model_type, byte_fallback, unk_surface = 1, False, " \u2047 "
     #: TrainerSpec's fields that change how text is cut, by number, at their defaults
     splitting = {22: True, 24: False, 26: False}
     normalizer = {"name": "nmt_nfkc", "charsmap": b"", "add_dummy_prefix": True, "remove_extra_whitespaces": True,
@@ -112,6 +117,8 @@ def read_model(data: bytes) -> dict:
                     model_type = v
                 elif f == 35 and w == 0:
                     byte_fallback = bool(v)
+                elif f == 44 and w == 2:
+                    unk_surface = v.decode("utf-8", "replace")
                 elif f in splitting and w == 0:
                     splitting[f] = bool(v)
         elif field == 3 and wire == 2:
@@ -125,6 +132,7 @@ def read_model(data: bytes) -> dict:
     if not pieces:
         raise FormatError("not a sentencepiece model: it has no pieces")
     return {"pieces": pieces, "model_type": model_type, "byte_fallback": byte_fallback, "normalizer": normalizer,
+            "unk_surface": unk_surface,
             "split_by_whitespace": splitting[22], "treat_whitespace_as_suffix": splitting[24],
             "allow_whitespace_only_pieces": splitting[26]}
 
@@ -133,18 +141,10 @@ def _check_tokenizes_as_we_do(model: dict) -> None:
     kind = model["model_type"]
     if kind not in SEGMENTER_OF:
         raise FormatError(f"sentencepiece {_MODEL_NAMES.get(kind, kind)!r} models are not read: only unigram and BPE")
-    norm = model["normalizer"]
-    if norm["name"] != "identity" or norm["charsmap"]:
-        raise FormatError(f"normalization {norm['name']!r} rewrites the text before the model (NFKC maps "
-                          "characters to others): chunkpress tokenizes the raw bytes, so only identity models are read")
-    if norm["remove_extra_whitespaces"]:
-        raise FormatError("remove_extra_whitespaces = true collapses runs of spaces before the model: only models "
-                          "trained with it false are read")
-    if not norm["escape_whitespaces"]:
+    if not model["normalizer"]["escape_whitespaces"]:
         raise FormatError("escape_whitespaces = false: sentencepiece's pieces then do not mark spaces as ▁")
-    if not model["byte_fallback"]:
-        raise FormatError("byte_fallback = false: an unknown character becomes <unk>, which has no bytes; only "
-                          "models trained with byte fallback are read")
+    if not model["byte_fallback"] and sum(kind == UNKNOWN for _, _, kind in model["pieces"]) != 1:
+        raise FormatError("byte_fallback = false and not one <unk> piece: an unknown character would have no id")
     for setting, refused in (("split_by_whitespace", False), ("treat_whitespace_as_suffix", True),
                              ("allow_whitespace_only_pieces", True)):
         if model[setting] == refused:
@@ -159,7 +159,8 @@ def _check_tokenizes_as_we_do(model: dict) -> None:
 
 def vocabulary_of_model(data: bytes) -> dict:
     """A sentencepiece model as a vocabulary: ``tokens`` (bytes), their sentencepiece ``ids``
-    and ``scores`` (aligned), the ``segmenter``, and ``dummy_prefix``."""
+    and ``scores`` (aligned), the ``segmenter``, the ``prefix``, the ``unknown`` piece and, where
+    the text is rewritten, the ``normalizer``."""
     model = read_model(data)
     _check_tokenizes_as_we_do(model)
     tokens: list[bytes] = []
@@ -179,6 +180,18 @@ def vocabulary_of_model(data: bytes) -> dict:
             if byte is None:
                 raise FormatError(f"sentencepiece model: byte piece {text[:40]!r} is not <0xNN>")
             byte_ids[byte] = i
-    add_byte_fallback(tokens, ids, scores, byte_ids, floor)  # a byte that is no piece: its <0xNN>
-    return {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": SEGMENTER_OF[model["model_type"]],
-            "dummy_prefix": model["normalizer"]["add_dummy_prefix"], "size": len(model["pieces"])}
+    unknown = None
+    if not model["byte_fallback"]:  # a byte that is no piece: <unk>, however many run together
+        unknown = next((i, text, model["unk_surface"]) for i, (text, _, kind) in enumerate(model["pieces"])
+                       if kind == UNKNOWN)
+    add_byte_fallback(tokens, ids, scores, byte_ids, floor, unknown=unknown is not None)  # else: its <0xNN>
+    found = {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": SEGMENTER_OF[model["model_type"]],
+             "size": len(model["pieces"]), "unknown": unknown}
+    norm = model["normalizer"]
+    if not norm["charsmap"] and not norm["remove_extra_whitespaces"]:  # the bytes as they are
+        return {**found, "prefix": "always" if norm["add_dummy_prefix"] else "never"}
+    params = {"charsmap": base64.b64encode(norm["charsmap"]).decode("ascii"),
+              "remove_extra_whitespaces": norm["remove_extra_whitespaces"], "add_dummy_prefix": norm["add_dummy_prefix"]}
+    return {**found, "normalizer": {"name": "sentencepiece", "params": params},
+            "prefix": "normalizer" if norm["add_dummy_prefix"] else "never",
+            "leading_spaces_dropped": norm["remove_extra_whitespaces"]}

@@ -15,22 +15,32 @@ from pathlib import Path
 
 import numpy as np
 
-from ..contract import BYTE_SYMBOLS, NO_NORMALIZER, OPENS_NOTHING, REPLAYS_MERGES, BoundaryPolicy, Segmenter, as_symbols
+from ..contract import (
+    BYTE_SYMBOLS,
+    NO_NORMALIZER,
+    NO_PRETOKENIZER,
+    OPENS_NOTHING,
+    REPLAYS_MERGES,
+    BoundaryPolicy,
+    Segmenter,
+    as_symbols,
+)
 from ..engine.events import deletion_steps
 from ..engine.interruptible import call_interruptibly
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
 from ..fileio import read_input, read_rest, write_output
 from ..format.expand import expand, symbol_lengths
-from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_memory, check_allocation, work_limit
+from ..format.limits import ENCODE_BYTES_PER_BYTE, READ_BYTES_PER_BYTE, bounded_memory, work_limit
 from ..format.rulesfile import RulesFile
 from ..plugin.registry import build_params, default_registry
 from ..version import __version__
+from . import imports
 from .characters import classes_kept
 from .dropout import Dropout
 from .encoder import NEVER, Encoder
-from .encoding import Encoding, char_offsets
-from .hf import HFVocab, byte_to_unicode, from_hf_bpe, normalizer_name, parse_tokenizer_json, to_hf_json
-from .hfsearched import searched_from_hf, to_hf_searched
+from .encoding import Encoding, char_offsets, spaces_for_marks
+from .hf import HFVocab, byte_to_unicode, to_hf_json
+from .hfsearched import to_hf_searched
 from .pretokenize import check_name, pretoken_breaks
 from .pretokenizers import built
 from .unicodeclasses import check_unicode_version, unicode_version
@@ -71,6 +81,14 @@ def estimated_scores(counts, vocabulary=None) -> np.ndarray:
     return np.log(found + 1.0) - np.log(found.sum() + found.size)
 
 
+def built_normalizer(name: str, params: dict | None):
+    """The normalizer ``name`` with a rules file's ``params`` (none: its defaults, built once)."""
+    if not params:
+        return built("normalizer", name)
+    registry = default_registry()
+    return registry.get("normalizer", name).build(build_params(registry, "normalizer", name, params, where="rules file"))
+
+
 def boundary_policy(config: dict):
     """The boundary policy a rules file's config names (None for the default, which opens
     nothing), built from the registry; FormatError when it is not installed or its params are bad."""
@@ -102,7 +120,7 @@ class Tokenizer:
 
     def __init__(self, rules, pretokenizer: str = "none", hf=None, meta: RulesFile | None = None, *,
                  deletions=None, boundary: BoundaryPolicy | None = None, segmenter: str = REPLAYS_MERGES,
-                 vocabulary=None, scores=None, normalizer: str = NO_NORMALIZER):
+                 vocabulary=None, scores=None, normalizer: str = NO_NORMALIZER, normalizer_params: dict | None = None):
         self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
         symbol_lengths(self.rules)  # validates: every rule refers to earlier symbols
         self.deletions = np.zeros((0, 2), dtype=np.int64) if deletions is None else \
@@ -118,10 +136,13 @@ class Tokenizer:
         self.vocabulary = None if vocabulary is None else np.asarray(vocabulary, dtype=np.int64)
         self.scores = None if scores is None else np.asarray(scores, dtype=np.float64)
         self._segmenter()  # an unknown segmenter is refused now, naming what is installed
-        self.normalizer = normalizer
-        self._rewrite = built("normalizer", normalizer)  # an unknown one is refused now
+        self.normalizer, self.normalizer_params = normalizer, normalizer_params
+        self._rewrite = built_normalizer(normalizer, normalizer_params)  # an unknown one is refused now
         #: whether the text is cut as it is (no normalizer rewrites it), as an archive needs
         self.keeps_bytes: bool = self._rewrite.lossless
+        #: whether ``decode`` gives back every text ``encode`` is given: its bytes kept, and no
+        #: byte an unknown piece stands for
+        self.is_lossless: bool = self.keeps_bytes and (hf is None or hf.unknown is None)
         if self._replays() and self.vocabulary is not None:
             raise ConfigError("a vocabulary narrower than the rules' symbols cannot replay the rules' merges: give "
                               "a segmenter that searches it (longest-prefix, fewest-tokens, likelihood)")
@@ -145,7 +166,7 @@ class Tokenizer:
         try:
             found = cls(source.rules, pre, hf, meta=source, deletions=source.deletion_table, boundary=boundary,
                         segmenter=source.segmenter or REPLAYS_MERGES, vocabulary=source.vocabulary, scores=scores,
-                        normalizer=source.normalizer)
+                        normalizer=source.normalizer, normalizer_params=source.normalizer_params)
         except (ConfigError, PluginError) as exc:
             raise FormatError(f"rules file: {exc}") from None
         return found.with_segmenter(segmenter)
@@ -155,7 +176,8 @@ class Tokenizer:
         if segmenter is None or segmenter == self.segmenter:
             return self
         return Tokenizer(self.rules, self.pretokenizer, self.hf, self.meta, deletions=self.deletions, boundary=self.boundary,
-                         segmenter=segmenter, vocabulary=self.vocabulary, scores=self.scores, normalizer=self.normalizer)
+                         segmenter=segmenter, vocabulary=self.vocabulary, scores=self.scores, normalizer=self.normalizer,
+                         normalizer_params=self.normalizer_params)
 
     @classmethod
     def from_file(cls, path, *, decoding: bool = False, segmenter: str | None = None) -> Tokenizer:
@@ -179,14 +201,7 @@ class Tokenizer:
         """From an HF tokenizers ``tokenizer.json``: a byte-level BPE, a Unigram or a WordPiece
         model (its ids, added tokens and prefix space kept: ``encode`` then gives HF's ids);
         FormatError for what would tokenize otherwise (see :mod:`chunkpress.text.hf`)."""
-        doc, model = parse_tokenizer_json(text)
-        if model["type"] != "BPE":
-            return cls._searched_from(searched_from_hf(doc, model), "hf-tokenizers")
-        rules, pre, vocab = from_hf_bpe(doc, model)
-        rewrite = normalizer_name(doc.get("normalizer"))
-        config = {"pretokenizer": {"name": pre}, **({"normalizer": {"name": rewrite}} if rewrite != NO_NORMALIZER else {})}
-        meta = RulesFile.learned(rules, config, unicode_version(), imported_from="hf-tokenizers", hf=vocab.to_meta())
-        return cls.from_rules_file(meta.to_bytes())  # what a later use would refuse is refused now
+        return cls.from_rules_file(imports.rules_of_hf_json(text))  # what a later use would refuse is refused now
 
     @classmethod
     def from_tiktoken_file(cls, path, pretokenizer: str | None = None) -> Tokenizer:
@@ -194,48 +209,7 @@ class Tokenizer:
         gives tiktoken's ``encode_ordinary`` ids (:mod:`chunkpress.text.tiktokenfile`), its text
         split by ``pretokenizer`` (None: ``cl100k`` or ``o200k``, told by the number of ranks of
         tiktoken's published encodings); errors name the file."""
-        from .tiktokenfile import PATTERN_BY_SIZE, merges_of_ranks, read_ranks  # read only by this command
-
-        data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))
-        try:
-            ranks = read_ranks(data)
-            if pretokenizer is None and len(ranks) not in PATTERN_BY_SIZE:
-                raise ConfigError(f"{len(ranks):,} ranks are none of tiktoken's published encodings: give the "
-                                  "pre-tokenizer its split pattern is (--pretokenizer cl100k, o200k, ...)")
-            pre = check_name(pretokenizer or PATTERN_BY_SIZE[len(ranks)], "pretokenizer")
-            rules, vocab = merges_of_ranks(ranks)
-        except ChunkpressError as exc:
-            raise type(exc)(f"{path}: {exc}") from None
-        meta = RulesFile.learned(rules, {"pretokenizer": {"name": pre}}, unicode_version(), imported_from="tiktoken",
-                                 hf=vocab.to_meta())
-        return cls.from_rules_file(meta.to_bytes())
-
-    @classmethod
-    def _searched_from(cls, found: dict, source: str) -> Tokenizer:
-        """A vocabulary read from elsewhere (its tokens, their ids and scores, its segmenter,
-        pre-tokenizer and prefix) as a rules file's tokenizer: the ids kept, so ``encode`` gives
-        the source's."""
-        from .vocabulary import rules_for_pieces  # numba: the vocabulary's kernels
-
-        rules, symbols = rules_for_pieces(found["tokens"])
-        ids = np.full(BYTE_SYMBOLS + len(rules), -1, dtype=np.int64)
-        ids[symbols] = found["ids"]
-        order = np.argsort(symbols, kind="stable")
-        prefix = found.get("prefix", "never")
-        if prefix == "first":
-            raise FormatError("prepend_scheme 'first' puts the prefix before the first text segment alone: not read")
-        vocab = HFVocab(ids=ids, special=found.get("special", ()), add_prefix_space=prefix != "never",
-                        prefix_always=prefix == "always",
-                        longest_word=found.get("longest_word"), longest_in_bytes=found.get("longest_in_bytes", False),
-                        space_mark=found.get("space_mark", False), fused_id=found.get("fused_id"))
-        scores = found.get("scores")
-        meta = RulesFile.learned(rules, {"pretokenizer": {"name": found["pretokenizer"]}}, unicode_version(),
-                                 imported_from=source, hf=vocab.to_meta(), segmenter=found["segmenter"],
-                                 vocabulary=symbols[order].tolist(),
-                                 scores=None if scores is None else np.asarray(scores)[order].tolist())
-        data = meta.to_bytes()  # a file that no later use could read back is refused now
-        check_allocation(f"reading back its rules file of {len(data):,} bytes", len(data) * READ_BYTES_PER_BYTE)
-        return cls.from_rules_file(data)
+        return cls.from_rules_file(imports.rules_of_tiktoken_file(path, pretokenizer))
 
     @classmethod
     def from_hf_file(cls, path) -> Tokenizer:
@@ -253,13 +227,9 @@ class Tokenizer:
     def from_spm_file(cls, path) -> Tokenizer:
         """A sentencepiece model (``.model``; '-': stdin) as a tokenizer whose ``encode`` gives
         sentencepiece's ids (:mod:`chunkpress.text.spm`); errors name the file."""
-        from .spm import vocabulary_of_model  # deferred: read only by this command
-
-        data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))
+        data = imports.rules_of_spm_file(path)  # its errors name the file
         try:
-            found = vocabulary_of_model(data)
-            return cls._searched_from({**found, "pretokenizer": "metaspace", "space_mark": True,
-                                       "prefix": "always" if found["dummy_prefix"] else "never"}, "sentencepiece")
+            return cls.from_rules_file(data)
         except ChunkpressError as exc:
             raise FormatError(f"{path}: {exc}") from None
 
@@ -291,7 +261,10 @@ class Tokenizer:
     def to_rules_file(self) -> RulesFile:
         """This tokenizer as a rules file: its rules, deletions, pre-tokenizer (and its Unicode
         version), HF ids, added tokens and what its source file recorded."""
-        kept = self.meta.meta() if self.meta is not None else {"config": {"pretokenizer": {"name": self.pretokenizer}}}
+        kept: dict = self.meta.meta() if self.meta is not None else {"config": {"pretokenizer": {"name": self.pretokenizer}}}
+        if self.meta is None and self.normalizer != NO_NORMALIZER:
+            kept["config"]["normalizer"] = {"name": self.normalizer,
+                                            **({"params": self.normalizer_params} if self.normalizer_params else {})}
         kept.update(rules=self.rules, hf=self.hf.to_meta() if self.hf is not None else None,
                     unicode=unicode_version() if self.pretokenizer != "none" else None,
                     chunkpress=kept.get("chunkpress") or __version__,
@@ -416,12 +389,15 @@ class Tokenizer:
     def _segment_words(self, arr: np.ndarray, breaks, piece_ends) -> np.ndarray:
         """As :meth:`_encode_words`, by the segmenter: each distinct unit (a pre-token, or the
         run of them the boundary policy may join) searched once in the vocabulary."""
+        segmenter = self._segmenter()
+        if segmenter.whole_text:  # its units are the texts, cut only where one ends
+            breaks = pretoken_breaks(arr, NO_PRETOKENIZER, pieces=piece_ends) if piece_ends is not None else None
         if breaks is None:
             words = DistinctWords(arr, np.zeros(arr.size, dtype=bool))
         else:
             words = distinct_units(self.boundary, arr, breaks, piece_ends)
         out = np.empty(words.buf.size, dtype=np.int64)
-        segment, searched = self._segmenter().segment, self._searched()
+        segment, searched = segmenter.segment, self._searched()
         if words.buf.size * searched.longest >= _INTERRUPTIBLE_STEPS:
             # on a helper thread, so that Ctrl-C and SIGTERM stop it (the kernels release the GIL)
             counts = call_interruptibly(segment, searched, words.buf, words.offsets, out)
@@ -451,13 +427,17 @@ class Tokenizer:
         encoded once (sampled, every word on its own)."""
         sampling = sampler(self._replays() and not self.deletions.size and self.boundary is None,
                            self._segmenter().samples_lattice, dropout, alpha, nbest_size, seed)
-        datas = [_text_bytes(t) if self._rewrite.lossless else self._rewrite.normalize(_text_bytes(t)) for t in texts]
-        if not datas:
+        rewritten = [(_text_bytes(t), None) if self._rewrite.lossless else self._rewrite.normalize_aligned(_text_bytes(t))
+                     for t in texts]
+        if not rewritten:
             return []
         if self.hf is not None and self.hf.space_mark:  # as sentencepiece and HF's Metaspace read it
-            datas = [d.replace(_META_SPACE, b" ") for d in datas]
+            rewritten = [spaces_for_marks(d, origin) if _META_SPACE in d else (d, origin) for d, origin in rewritten]
+        datas = [d for d, _ in rewritten]
+        origins = [(origin, t.encode() if isinstance(t, str) else None) if origin is not None else None
+                   for (_, origin), t in zip(rewritten, texts, strict=True)]
         if self.hf is not None:
-            return self._encode_hf(datas, texts, sampling)
+            return self._encode_hf(datas, texts, sampling, origins)
         ends = np.cumsum([len(d) for d in datas], dtype=np.int64)
         arr = np.frombuffer(b"".join(datas), dtype=np.uint8)
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
@@ -478,11 +458,13 @@ class Tokenizer:
             # a text's first character: that of its first symbol (an empty text has none to offset)
             char_begins = chars[np.minimum(firsts, symbols.size - 1), 0].tolist()
         spell = self._speller()
-        return [Encoding(symbols, chars, spell, symbols, first, last, char_begin) if isinstance(text, str)
+        return [Encoding(symbols, spans, spell, symbols, first, last, begin, *aligned) if aligned is not None
+                else Encoding(symbols, chars, spell, symbols, first, last, char_begin) if isinstance(text, str)
                 else Encoding(symbols, spans, spell, symbols, first, last, begin)
-                for text, first, last, char_begin, begin in zip(texts, firsts, cut, char_begins, begins, strict=True)]
+                for text, first, last, char_begin, begin, aligned in zip(texts, firsts, cut, char_begins, begins, origins,
+                                                                          strict=True)]
 
-    def _encode_hf(self, datas: list[bytes], texts, sampling=None) -> list[Encoding]:
+    def _encode_hf(self, datas: list[bytes], texts, sampling, origins) -> list[Encoding]:
         """HF's ids of each text, all in one pass: each text cut at its added tokens, each
         segment (with its prefix space) pre-tokenized on its own, as HF does."""
         cut = [self.hf.segments(data) for data in datas]
@@ -494,30 +476,33 @@ class Tokenizer:
             symbols = self._encode_words(buf, breaks, piece_ends=ends, sampling=sampling)
         ids = self.hf.ids[symbols]
         self.hf.check_as_hf(buf, breaks, ids)
-        if (ids < 0).any():
-            at = int(np.argmax(ids < 0))
-            raise ChunkpressError(f"byte 0x{int(symbols[at]):02x} has no id in this HF vocabulary "
-                                  "(HF tokenizers would drop it)")
         lengths = symbol_lengths(self.rules)[symbols]
         # the symbols before each segment's end; a segment's first symbol holds its prefix space
         seg_symbols = np.searchsorted(np.cumsum(lengths), ends, side="right")
         firsts = np.concatenate([[0], seg_symbols[:-1]]).astype(np.int64)
         lengths[firsts[np.array([p for *_, prefixed in cut for p in prefixed], dtype=bool)]] -= 1
+        if ids.size and ids.min() < 0:
+            ids, symbols, lengths, seg_symbols = self.hf.fuse_unknown(ids, symbols, lengths, seg_symbols)
         contents = dict((i, len(c.encode())) for c, i in self.hf.special)
         out, piece, lo = [], 0, 0
-        for data, text, (segments, special, where, _) in zip(datas, texts, cut, strict=True):
+        for data, text, (segments, special, where, _), aligned in zip(datas, texts, cut, origins, strict=True):
             hi = int(seg_symbols[piece + len(segments) - 1]) if segments else lo
             # an added token goes after the symbols of the text segments before it
             before = np.concatenate([[0], seg_symbols[piece:piece + len(segments)] - lo])[where] if special else []
             out.append(self._encoding(np.insert(ids[lo:hi], before, special).astype(np.int64),
                                       np.insert(symbols[lo:hi], before, -1),
                                       np.insert(lengths[lo:hi], before, [contents[i] for i in special]),
-                                      data if isinstance(text, str) else None))
+                                      data if isinstance(text, str) else None, aligned))
             piece, lo = piece + len(segments), hi
         return out
 
-    def _encoding(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, text: bytes | None) -> Encoding:
-        """``text``: the UTF-8 of a str, whose offsets then count characters."""
+    def _encoding(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, text: bytes | None,
+                  aligned: tuple | None = None) -> Encoding:
+        """``text``: the UTF-8 of a str, whose offsets then count characters; ``aligned``: where
+        the normalized text came from, and the text as given (see :class:`Encoding`)."""
+        if aligned is not None:
+            ends = np.cumsum(lengths, dtype=np.int64)
+            return Encoding(ids, np.stack([ends - lengths, ends], axis=1), self._speller(), symbols, 0, None, 0, *aligned)
         if text is not None:
             offsets = char_offsets(np.frombuffer(text, dtype=np.uint8), lengths)
         else:
@@ -529,6 +514,8 @@ class Tokenizer:
         """spell(ids, symbols): HF's byte-level spelling of each token (an added token, symbol
         -1, as its text), one spelling per symbol however many encodings share the speller."""
         names = dict((i, c) for c, i in self.hf.special) if self.hf is not None else {}
+        if self.hf is not None and self.hf.unknown is not None:
+            names[self.hf.unknown[0]] = self.hf.unknown[1]
         table = byte_to_unicode()
         cache: dict = {}
 

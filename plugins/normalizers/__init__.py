@@ -1,8 +1,9 @@
 """The built-in normalizers, registered by reference: ``none`` (the text as it is, the default
 and the only one an archive takes), the Unicode normal forms ``nfc``, ``nfd``, ``nfkc`` and
-``nfkd``, and ``lowercase``. They use the running Python's Unicode tables (``unicodedata``),
-as HF's use those of its Rust crates: a character added in a later Unicode version may
-normalize differently between the two."""
+``nfkd``, ``lowercase``, and ``sentencepiece`` (a model's own character map and white-space
+rules, which ``import-spm`` configures). The forms use the running Python's Unicode tables
+(``unicodedata``), as HF's use those of its Rust crates: a character added in a later Unicode
+version may normalize differently between the two; sentencepiece's map is the model's own."""
 
 from chunkpress.plugin import NO_NORMALIZER, NormalizerInfo, hookimpl
 
@@ -18,4 +19,7 @@ def register_normalizers():
                          summary=f"Unicode normal form {form} (HF's {form})") for form in ("NFC", "NFD", "NFKC", "NFKD")),
         NormalizerInfo(name="lowercase", factory=f"{_HERE}.forms:Lowercase", version="1",
                        summary="lower case, as Python's str.lower (HF's Lowercase)"),
+        NormalizerInfo(name="sentencepiece", factory=f"{_HERE}.sentencepiece:Sentencepiece",
+                       params=f"{_HERE}.sentencepiece:SentencepieceParams", version="1",
+                       summary="a sentencepiece model's precompiled map and white-space rules (import-spm sets it)"),
     ]

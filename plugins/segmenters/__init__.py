@@ -2,7 +2,8 @@
 learned by merges: its rules replayed in order, as training parsed), ``longest-prefix`` (greedy
 longest match, WordPiece's MaxMatch), ``fewest-tokens`` (the shortest path: the fewest tokens,
 ties to the longest token, PathPiece's), ``likelihood`` (the most likely path under the
-tokens' log-probabilities, Unigram LM's Viterbi) and ``best-pair`` (sentencepiece's BPE: the
+tokens' log-probabilities, Unigram LM's Viterbi), ``likelihood-f32`` (the same as
+sentencepiece runs it, to the bit) and ``best-pair`` (sentencepiece's BPE: the
 adjacent pair that spells the best-scored token joins first)."""
 
 from chunkpress.plugin import REPLAYS_MERGES, SegmenterInfo, hookimpl
@@ -21,6 +22,8 @@ def register_segmenters():
                       summary="the fewest tokens, ties to the longest last token (a shortest path: PathPiece)"),
         SegmenterInfo(name="likelihood", factory=f"{_HERE}.search:Likelihood", version="1",
                       summary="the most likely tokens under their log-probabilities (Viterbi: Unigram LM)"),
+        SegmenterInfo(name="likelihood-f32", factory=f"{_HERE}.search:SentencepieceLikelihood", version="1",
+                      summary="sentencepiece's unigram Viterbi to the bit: float32 sums along each whole text"),
         SegmenterInfo(name="best-pair", factory=f"{_HERE}.search:BestPair", version="1",
                       summary="from the characters, the adjacent pair spelling the best-scored token joins first "
                               "(sentencepiece's BPE)"),

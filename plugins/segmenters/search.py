@@ -93,6 +93,67 @@ def best_path(buf, offsets, keys, children, token, logp, by_likelihood, score, b
 
 
 @long_kernel
+def sentencepiece_path(buf, offsets, keys, children, token, logp, unknown, score, back_len, back_tok, out, counts):
+    """sentencepiece's Viterbi, to the bit: each unit is a whole text, the path's score a float32
+    sum taken left to right (so ties break as its rounding does), a step starts only where a
+    character starts, a token no likelier than ``unknown`` is no piece, and a character that
+    starts no piece of one character is one unknown node of score ``unknown``, cut as its
+    bytes. At each end the first best path found stays: ties go to the longest last token.
+    Scratch as :func:`best_path`'s, ``score`` float32."""
+    for u in range(offsets.size - 1):
+        lo = offsets[u]
+        n = offsets[u + 1] - lo
+        score[0] = np.float32(0.0)
+        for j in range(1, n + 1):
+            back_len[j] = 0
+        i = 0
+        while i < n:
+            lead = buf[lo + i]
+            width = 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4  # its OneCharLen
+            width = min(width, n - i)
+            whole = False
+            node = np.int64(0)
+            for k in range(i, n):
+                node = trie_child(keys, children, node, buf[lo + k])
+                if node < 0:
+                    break
+                t = token[node]
+                if t < 0 or logp[node] <= unknown:
+                    continue
+                j = k + 1
+                whole = whole or j - i == width
+                s = np.float32(logp[node]) + score[i]
+                if back_len[j] == 0 or s > score[j]:
+                    score[j] = s
+                    back_len[j] = j - i
+                    back_tok[j] = t
+            if not whole:
+                j = i + width
+                s = np.float32(unknown) + score[i]
+                if back_len[j] == 0 or s > score[j]:
+                    score[j] = s
+                    back_len[j] = j - i
+                    back_tok[j] = -1  # its bytes
+            i += width
+        m = 0
+        j = n
+        while j > 0:
+            m += back_len[j] if back_tok[j] < 0 else 1
+            j -= back_len[j]
+        counts[u] = m
+        j = n
+        while j > 0:
+            if back_tok[j] < 0:
+                for b in range(j - 1, j - 1 - back_len[j], -1):
+                    m -= 1
+                    out[lo + m] = buf[lo + b]
+            else:
+                m -= 1
+                out[lo + m] = back_tok[j]
+            j -= back_len[j]
+
+
+@long_kernel
 def _char_bytes(buf, at, hi):
     """How many bytes the UTF-8 character at ``at`` has (1 for a byte that starts none)."""
     lead = buf[at]
@@ -274,6 +335,29 @@ class FewestTokens(Segmenter):
         counts = np.zeros(offsets.size - 1, dtype=np.int64)
         best_path(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, vocabulary.logp,
                   self.by_likelihood, score, back_len, back_tok, out, counts)
+        return counts
+
+
+class SentencepieceLikelihood(Segmenter):
+    """sentencepiece's unigram inference to the bit (:func:`sentencepiece_path`): the texts
+    whole, float32 sums; an unknown character scores as the least likely tokens (the
+    vocabulary's stand-ins for bytes that are no piece, which ``import-spm`` scores there)."""
+
+    needs_scores = True
+    samples_lattice = True  # its lattice is Unigram's: sampling draws from it as from ``likelihood``'s
+    whole_text = True
+
+    def segment(self, vocabulary, buf, offsets, out):
+        if not vocabulary.has_scores:
+            raise ConfigError("segmenter 'likelihood-f32' needs the tokens' log-probabilities, and this vocabulary "
+                              "has none (choose another --segmenter)")
+        longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
+        score = np.zeros(longest + 1, dtype=np.float32)
+        back_len, back_tok = np.zeros(longest + 1, dtype=np.int64), np.zeros(longest + 1, dtype=np.int64)
+        counts = np.zeros(offsets.size - 1, dtype=np.int64)
+        unknown = float(vocabulary.logp[vocabulary.token >= 0].min()) if (vocabulary.token >= 0).any() else 0.0
+        sentencepiece_path(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, vocabulary.logp,
+                           unknown, score, back_len, back_tok, out, counts)
         return counts
 
 
