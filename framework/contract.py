@@ -311,6 +311,11 @@ class Normalizer:
         say (the offsets then point into the normalized text)."""
         return self.normalize(text), None
 
+    def normalize_batch(self, texts: list[bytes]) -> list[tuple[bytes, np.ndarray | None]]:
+        """:meth:`normalize_aligned` of each text (a batch to ``encode_batch``); a normalizer
+        whose calls cost more than their text does overrides it to take them in one pass."""
+        return [self.normalize_aligned(text) for text in texts]
+
 
 #: the pre-tokenizer that cuts nothing: the text (each piece of it that is read on its own) is
 #: one word; the config's default, and no registered pre-tokenizer's name

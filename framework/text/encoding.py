@@ -41,6 +41,19 @@ def _char_offsets(arr, lengths, out):
         pos += lengths[k]
 
 
+def _in_characters(spans: np.ndarray, arr: np.ndarray) -> np.ndarray:
+    """Byte spans (n, 2) of the UTF-8 ``arr`` as character spans, as :func:`char_offsets` gives
+    them: a span starts at the character that holds its first byte and ends after the one that
+    holds its last; an empty one sits at the character of the byte after it."""
+    lead = (arr & 0xC0) != 0x80
+    before = np.concatenate([[0], np.cumsum(lead)])  # characters that start before each offset
+    starts = spans[:, 0]
+    inside = starts < arr.size
+    held = before[starts] - (inside & ~lead[np.minimum(starts, arr.size - 1)] if arr.size else 0)
+    ends = np.where(spans[:, 1] > starts, before[spans[:, 1]], held)
+    return np.stack([held, ends], axis=1)
+
+
 def spaces_for_marks(data: bytes, origin: np.ndarray | None) -> tuple[bytes, np.ndarray]:
     """``data`` with each U+2581 (sentencepiece's space) a space, and where each byte came from:
     through ``origin`` (None: ``data`` is the text as given)."""
@@ -67,8 +80,9 @@ class Encoding:
                  symbols: np.ndarray | None = None, first: int = 0, last: int | None = None, base: int = 0,
                  origin: np.ndarray | None = None, original: bytes | None = None):
         """``origin``: where each byte of the normalized text came from in the text given (and
-        its end), ``offsets`` then being byte offsets in the normalized text; ``original``: that
-        text's UTF-8 when it was a str, whose offsets then count characters."""
+        its end), ``offsets`` then being byte offsets in the normalized text; ``original``: the
+        text's UTF-8 when it was a str (given, or normalized where there is no ``origin``), whose
+        offsets then count characters, byte ``offsets`` being turned when they are read."""
         self._ids = ids
         self._offsets = offsets
         self._symbols = ids if symbols is None else symbols  # what ``spell`` spells beside the ids
@@ -102,9 +116,8 @@ class Encoding:
         found = self._offsets[self._first:self._last] - self._base
         if self._origin is not None:
             found = self._origin[found]
-            if self._original is not None:  # bytes before each offset that start a character
-                starts = np.concatenate([[0], np.cumsum((np.frombuffer(self._original, dtype=np.uint8) & 0xC0) != 0x80)])
-                found = starts[found]
+        if self._original is not None:
+            found = _in_characters(found, np.frombuffer(self._original, dtype=np.uint8))
         return list(map(tuple, found.tolist()))
 
     @property

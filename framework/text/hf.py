@@ -162,6 +162,11 @@ class HFVocab:
         """The text between added tokens, as ByteLevel sees it (with the prefix space), the
         added tokens' ids, for each how many text segments come before it, and for each text
         segment whether a prefix space was put before it."""
+        if not self.special:  # the text whole (most texts: no call below per text)
+            if not data:
+                return [], [], [], []
+            put = self.add_prefix_space and (self.prefix_always or not data.startswith(b" "))
+            return [b" " + data if put else data], [], [], [put]
         prefixed: list[bool] = []
         texts: list[bytes] = []
         where: list[int] = []

@@ -427,8 +427,8 @@ class Tokenizer:
         encoded once (sampled, every word on its own)."""
         sampling = sampler(self._replays() and not self.deletions.size and self.boundary is None,
                            self._segmenter().samples_lattice, dropout, alpha, nbest_size, seed)
-        rewritten = [(_text_bytes(t), None) if self._rewrite.lossless else self._rewrite.normalize_aligned(_text_bytes(t))
-                     for t in texts]
+        given = [_text_bytes(t) for t in texts]
+        rewritten = [(t, None) for t in given] if self._rewrite.lossless else self._rewrite.normalize_batch(given)
         if not rewritten:
             return []
         if self.hf is not None and self.hf.space_mark:  # as sentencepiece and HF's Metaspace read it
@@ -472,7 +472,9 @@ class Tokenizer:
         buf = np.frombuffer(b"".join(pieces), dtype=np.uint8)
         ends = np.cumsum([len(t) for t in pieces], dtype=np.int64)
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
-            breaks = pretoken_breaks(buf, self.pretokenizer, pieces=ends)
+            # a search of whole texts needs no pre-tokens, unless HF bounds a word's length
+            whole = self._segmenter().whole_text and sampling is None and self.hf.longest_word is None
+            breaks = None if whole else pretoken_breaks(buf, self.pretokenizer, pieces=ends)
             symbols = self._encode_words(buf, breaks, piece_ends=ends, sampling=sampling)
         ids = self.hf.ids[symbols]
         self.hf.check_as_hf(buf, breaks, ids)
@@ -484,31 +486,25 @@ class Tokenizer:
         if ids.size and ids.min() < 0:
             ids, symbols, lengths, seg_symbols = self.hf.fuse_unknown(ids, symbols, lengths, seg_symbols)
         contents = dict((i, len(c.encode())) for c, i in self.hf.special)
+        spell = self._speller()
+        stops = np.cumsum(lengths, dtype=np.int64)
+        spans = np.stack([stops - lengths, stops], axis=1)  # bytes, from the batch's start
         out, piece, lo = [], 0, 0
         for data, text, (segments, special, where, _), aligned in zip(datas, texts, cut, origins, strict=True):
             hi = int(seg_symbols[piece + len(segments) - 1]) if segments else lo
-            # an added token goes after the symbols of the text segments before it
-            before = np.concatenate([[0], seg_symbols[piece:piece + len(segments)] - lo])[where] if special else []
-            out.append(self._encoding(np.insert(ids[lo:hi], before, special).astype(np.int64),
-                                      np.insert(symbols[lo:hi], before, -1),
-                                      np.insert(lengths[lo:hi], before, [contents[i] for i in special]),
-                                      data if isinstance(text, str) else None, aligned))
+            # the text as given, and where each normalized byte came from; a str's offsets count characters
+            origin, original = aligned if aligned is not None else (None, data if isinstance(text, str) else None)
+            if not special:  # the batch's arrays, read when asked
+                out.append(Encoding(ids, spans, spell, symbols, lo, hi, int(stops[lo - 1]) if lo else 0, origin, original))
+            else:  # an added token goes after the symbols of the text segments before it
+                before = np.concatenate([[0], seg_symbols[piece:piece + len(segments)] - lo])[where]
+                with_added = np.insert(lengths[lo:hi], before, [contents[i] for i in special])
+                ends = np.cumsum(with_added, dtype=np.int64)
+                out.append(Encoding(np.insert(ids[lo:hi], before, special).astype(np.int64),
+                                    np.stack([ends - with_added, ends], axis=1), spell,
+                                    np.insert(symbols[lo:hi], before, -1), origin=origin, original=original))
             piece, lo = piece + len(segments), hi
         return out
-
-    def _encoding(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, text: bytes | None,
-                  aligned: tuple | None = None) -> Encoding:
-        """``text``: the UTF-8 of a str, whose offsets then count characters; ``aligned``: where
-        the normalized text came from, and the text as given (see :class:`Encoding`)."""
-        if aligned is not None:
-            ends = np.cumsum(lengths, dtype=np.int64)
-            return Encoding(ids, np.stack([ends - lengths, ends], axis=1), self._speller(), symbols, 0, None, 0, *aligned)
-        if text is not None:
-            offsets = char_offsets(np.frombuffer(text, dtype=np.uint8), lengths)
-        else:
-            ends = np.cumsum(lengths, dtype=np.int64)
-            offsets = np.stack([ends - lengths, ends], axis=1) if ids.size else np.zeros((0, 2), dtype=np.int64)
-        return Encoding(ids, offsets, self._speller(), symbols)
 
     def _speller(self) -> Callable[[np.ndarray, np.ndarray], list[str]]:
         """spell(ids, symbols): HF's byte-level spelling of each token (an added token, symbol

@@ -67,11 +67,11 @@ def _check_trie(units, normalized, visited, stack):
 
 
 @kernel
-def _longest_key(units, data, at):
-    """(key length, value) of the longest key of the trie that starts ``data[at:]``; (0, 0) for none."""
+def _longest_key(units, data, at, hi):
+    """(key length, value) of the longest key of the trie that starts ``data[at:hi]``; (0, 0) for none."""
     node = _offset(units[0])
     best, value = 0, 0
-    for i in range(at, data.size):
+    for i in range(at, hi):
         c = data[i]
         child = node ^ c
         if child >= units.size:
@@ -86,13 +86,13 @@ def _longest_key(units, data, at):
 
 
 @kernel
-def _utf8_length(data, at):
-    """The length of the valid UTF-8 character at ``at`` (as sentencepiece's DecodeUTF8: no
-    overlong forms, no surrogates, nothing past U+10FFFF), or 0."""
+def _utf8_length(data, at, hi):
+    """The length of the valid UTF-8 character at ``at``, before ``hi`` (as sentencepiece's
+    DecodeUTF8: no overlong forms, no surrogates, nothing past U+10FFFF), or 0."""
     b0 = data[at]
     if b0 < 0x80:
         return 1
-    left = data.size - at
+    left = hi - at
     if (b0 & 0xE0) == 0xC0:
         need, cp = 2, b0 & 0x1F
     elif (b0 & 0xF0) == 0xE0:
@@ -114,43 +114,44 @@ def _utf8_length(data, at):
 
 
 @kernel
-def _piece(units, normalized, data, at):
-    """What ``data[at:]`` starts with: (source, start, stop, bytes consumed), the source 0 for
+def _piece(units, normalized, data, at, hi):
+    """What ``data[at:hi]`` starts with: (source, start, stop, bytes consumed), the source 0 for
     ``normalized`` (a key's replacement), 1 for ``data`` (a character kept), 2 for U+FFFD."""
-    length, value = _longest_key(units, data, at) if units.size else (0, 0)
+    length, value = _longest_key(units, data, at, hi) if units.size else (0, 0)
     if length > 0:
         stop = value
         while normalized[stop] != 0:
             stop += 1
         return 0, value, stop, length
-    kept = _utf8_length(data, at)
+    kept = _utf8_length(data, at, hi)
     if kept == 0:
         return 2, 0, 3, 1
     return 1, at, at + kept, kept
 
 
 @kernel
-def _normalize_into(units, normalized, replacement, meta, data, remove_extra, prefix, out, origin):
-    """``data`` normalized into ``out`` (``prefix``: sentencepiece's dummy prefix first): the
-    bytes written, or -1 where ``out`` is too short. ``origin[k]``: the offset in ``data`` that
-    byte k came from, and after the last, where the text ends (sentencepiece's norm_to_orig).
-    Spaces stay spaces (sentencepiece writes U+2581 for them; the tokenizer reads both alike)."""
-    n, at, w = data.size, 0, 0
-    while remove_extra and at < n:  # spaces at the start go
-        source, start, stop, consumed = _piece(units, normalized, data, at)
+def _normalize_text(units, normalized, replacement, meta, data, lo, hi, remove_extra, prefix, out, w, origin, o):
+    """``data[lo:hi]`` normalized into ``out`` from ``w`` (``prefix``: sentencepiece's dummy
+    prefix first): the bytes written, or -1 where ``out`` is too short. ``origin[o + k]``: the
+    offset in the text that its byte k came from, and after the last, where the text ends
+    (sentencepiece's norm_to_orig). Spaces stay spaces (sentencepiece writes U+2581 for them;
+    the tokenizer reads both alike)."""
+    at, w0 = lo, w
+    while remove_extra and at < hi:  # spaces at the start go
+        source, start, stop, consumed = _piece(units, normalized, data, at, hi)
         if source == 2 or stop - start != 1 or (normalized if source == 0 else data)[start] != 32:
             break
         at += consumed
-    if at >= n:
-        origin[0] = n
+    if at >= hi:
+        origin[o] = hi - lo
         return 0
     if prefix:
-        out[0] = 32
-        origin[0] = at
-        w = 1
+        out[w] = 32
+        origin[o] = at - lo
+        w += 1
     is_prev_space = remove_extra
-    while at < n:
-        source, start, stop, consumed = _piece(units, normalized, data, at)
+    while at < hi:
+        source, start, stop, consumed = _piece(units, normalized, data, at, hi)
         src = normalized if source == 0 else data if source == 1 else replacement
         if is_prev_space:  # a run of spaces is one
             while start < stop and src[start] == 32:
@@ -160,22 +161,38 @@ def _normalize_into(units, normalized, replacement, meta, data, remove_extra, pr
                 return -1
             for k in range(start, stop):
                 out[w] = src[k]
-                origin[w] = at
+                origin[o + w - w0] = at - lo
                 w += 1
             is_prev_space = remove_extra and src[stop - 1] == 32
         at += consumed
-    end = n
+    end = hi - lo
     if remove_extra:  # and spaces at the end, U+2581 among them
-        while w > 0:
+        while w > w0:
             if out[w - 1] == 32:
                 w -= 1
-            elif w >= 3 and out[w - 3] == meta[0] and out[w - 2] == meta[1] and out[w - 1] == meta[2]:
+            elif w - w0 >= 3 and out[w - 3] == meta[0] and out[w - 2] == meta[1] and out[w - 1] == meta[2]:
                 w -= 3
             else:
                 break
-            end = origin[w]
-    origin[w] = end
-    return w
+            end = origin[o + w - w0]
+    origin[o + w - w0] = end
+    return w - w0
+
+
+@kernel
+def _normalize_texts(units, normalized, replacement, meta, data, ends, remove_extra, prefix, out, origin, written):
+    """Each text ``data[ends[k - 1]:ends[k]]`` as :func:`_normalize_text` gives it, one after
+    another (text k's origins from ``written[k] + k``); ``written[k + 1]``: where text k's
+    bytes end. False where ``out`` is too short."""
+    written[0] = 0
+    for k in range(ends.size):
+        lo = ends[k - 1] if k else 0
+        count = _normalize_text(units, normalized, replacement, meta, data, lo, ends[k], remove_extra, prefix, out,
+                                written[k], origin, written[k] + k)
+        if count < 0:
+            return False
+        written[k + 1] = written[k] + count
+    return True
 
 
 class CharsMap:
@@ -201,16 +218,20 @@ class CharsMap:
         #: the most bytes one step writes (a replacement, or U+FFFD for one byte)
         self.longest = max(_REPLACEMENT.size, max(len(r) for r in self.normalized.tobytes().split(b"\0")))
 
-    def normalize(self, data: bytes, remove_extra_whitespaces: bool, dummy_prefix: bool) -> tuple[bytes, np.ndarray]:
-        """``data`` as sentencepiece's normalizer gives it, with a space for each U+2581 it
-        writes, and the offset in ``data`` of each byte and of its end."""
-        arr = np.frombuffer(data, dtype=np.uint8).copy()  # the kernels take one array type
+    def normalize(self, texts: list[bytes], remove_extra_whitespaces: bool, dummy_prefix: bool) -> list[tuple]:
+        """Each text as sentencepiece's normalizer gives it, with a space for each U+2581 it
+        writes, and the offset in the text of each byte and of its end; all in one pass."""
+        arr = np.frombuffer(b"".join(texts), dtype=np.uint8).copy()  # the kernels take one array type
+        ends = np.cumsum([len(t) for t in texts], dtype=np.int64)
+        written = np.zeros(len(texts) + 1, dtype=np.int64)
         room = 2 * arr.size + 64  # most text keeps its length
         while True:
             out = np.empty(room, dtype=np.uint8)
-            origin = np.empty(room, dtype=np.int64)
-            written = _normalize_into(self.units, self.normalized, _REPLACEMENT, _META, arr, remove_extra_whitespaces,
-                                      dummy_prefix, out, origin)
-            if written >= 0:
-                return out[:written].tobytes(), origin[:written + 1].copy()
+            origin = np.empty(room + len(texts), dtype=np.int64)
+            if _normalize_texts(self.units, self.normalized, _REPLACEMENT, _META, arr, ends, remove_extra_whitespaces,
+                                dummy_prefix, out, origin, written):
+                break
             room = min(4 * room, self.longest * arr.size + 64)  # each step writes at most the longest
+        data = out[:written[-1]].tobytes()
+        bounds = written.tolist()
+        return [(data[a:b], origin[a + k:b + k + 1]) for k, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False))]

@@ -45,7 +45,10 @@ class Sentencepiece(cp.Normalizer):
         self.map = _charsmap(self.params.charsmap)  # a corrupt map is refused now
 
     def normalize(self, text):
-        return self.normalize_aligned(text)[0]
+        return self.normalize_batch([bytes(text)])[0][0]
 
     def normalize_aligned(self, text):
-        return self.map.normalize(bytes(text), self.params.remove_extra_whitespaces, self.params.add_dummy_prefix)
+        return self.normalize_batch([bytes(text)])[0]
+
+    def normalize_batch(self, texts):
+        return self.map.normalize(texts, self.params.remove_extra_whitespaces, self.params.add_dummy_prefix)
