@@ -113,12 +113,18 @@ class Encoding:
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
-        found = self._offsets[self._first:self._last] - self._base
-        if self._origin is not None:
+        found = self._offsets[self._first:self._last]
+        placed = found[:, 0] >= 0  # a template's token (-1) spans nothing: (0, 0), as HF gives it
+        out = np.zeros(found.shape, dtype=np.int64)
+        found = found[placed] - self._base
+        if self._origin is not None and self._origin.ndim == 2:  # each byte's source span
+            found = np.stack([self._origin[found[:, 0], 0], self._origin[np.maximum(found[:, 1] - 1, 0), 1]], axis=1)
+        elif self._origin is not None:
             found = self._origin[found]
         if self._original is not None:
             found = _in_characters(found, np.frombuffer(self._original, dtype=np.uint8))
-        return list(map(tuple, found.tolist()))
+        out[placed] = found
+        return list(zip(out[:, 0].tolist(), out[:, 1].tolist(), strict=True))
 
     @property
     def attention_mask(self) -> list[int]:

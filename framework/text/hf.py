@@ -57,6 +57,21 @@ def _byte_chars() -> tuple[tuple[int, str], ...]:
     return (*((b, chr(b)) for b in printable), *((b, chr(256 + n)) for n, b in enumerate(others)))
 
 
+#: HFVocab's flags and bounds, each written to a rules file only where set
+_FLAGS = ("prefix_always", "longest_in_bytes", "space_mark", "leading_spaces_dropped", "unknown_words", "cleanup")
+_BOUNDS = ("longest_word", "fused_id")
+#: what HF's WordPiece decoder's cleanup replaces in each token, a space put before it; a space
+#: is only ever at a token's start, so in the text these are the same
+_CLEANUP = ((b" .", b"."), (b" ?", b"?"), (b" !", b"!"), (b" ,", b","))
+
+
+@functools.lru_cache(maxsize=16)
+def _added_pattern(special: tuple) -> re.Pattern:
+    """The added tokens' contents, longest first at each place, as HF finds them (made once)."""
+    contents = sorted({c.encode() for c, _ in special}, key=len, reverse=True)
+    return re.compile(b"|".join(re.escape(c) for c in contents))
+
+
 def is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -95,10 +110,25 @@ class HFVocab:
     #: with :attr:`prefix_always`: ``decode`` takes the space off every token until one gives
     #: text, not off the first alone (sentencepiece's decoding where extra white space is removed)
     leading_spaces_dropped: bool = False
+    #: with :attr:`unknown`: a word that any of its bytes has no id for, or longer than
+    #: :attr:`longest_word` characters, is one unknown token (WordPiece's [UNK] for the word)
+    unknown_words: bool = False
+    #: HF's post-processor: the added tokens, (content, id), put before and after a text when
+    #: ``encode`` adds special tokens (HF's default), as BERT's [CLS] ... [SEP]
+    template: tuple = ((), ())
+    #: HF's WordPiece decoder: tokens joined by spaces (an added token too), and a space
+    #: before . ? ! , taken away (its ``cleanup``)
+    cleanup: bool = False
+    #: how ``Encoding.tokens`` spells a token, as its source's vocabulary does: ``bytes``
+    #: (GPT-2's byte characters, ByteLevel's), ``metaspace`` (a space as ``▁``), or
+    #: ``wordpiece`` (a word's first piece without its space, the rest after ``##``)
+    spelled_as: str = attrs.field(default="bytes", validator=attrs.validators.in_(("bytes", "metaspace", "wordpiece")))
 
     def __attrs_post_init__(self):
         model = self.ids[self.ids >= 0].tolist()
-        added = [i for _, i in self.special] + ([self.unknown[0]] if self.unknown is not None else [])
+        added = [i for _, i in self.special]
+        if self.unknown is not None and self.unknown[0] not in added:  # WordPiece's [UNK] is an added token too
+            added.append(self.unknown[0])
         used = model + added
         # an added token may have the id of the model's token of the same text (HF gives "Alice"
         # that id when BPE learned it too): :meth:`check_spellings` checks the text
@@ -129,34 +159,47 @@ class HFVocab:
         out = {"ids": self.ids.tolist(), "special": [list(s) for s in self.special],
                "add_prefix_space": self.add_prefix_space}
         # each written only where set: other files stay as before
-        for key in ("prefix_always", "longest_word", "longest_in_bytes", "space_mark", "fused_id", "unknown",
-                    "leading_spaces_dropped"):
+        for key in (*_FLAGS, *_BOUNDS):
             if getattr(self, key):
-                out[key] = list(self.unknown) if key == "unknown" and self.unknown else getattr(self, key)
+                out[key] = getattr(self, key)
+        if self.unknown is not None:
+            out["unknown"] = list(self.unknown)
+        if self.template != ((), ()):
+            out["template"] = [[list(t) for t in side] for side in self.template]
+        if self.spelled_as != "bytes":
+            out["spelled_as"] = self.spelled_as
         return out
 
     @classmethod
     def from_meta(cls, meta, n_symbols: int) -> HFVocab:
         """Read back ``to_meta``'s dict, checking every type (the rules file is untrusted)."""
+        def pair(t) -> bool:
+            return isinstance(t, list) and len(t) == 2 and isinstance(t[0], str) and is_int(t[1])
+
         ok = isinstance(meta, dict) and isinstance(meta.get("ids"), list) and isinstance(meta.get("special"), list)
         ok = ok and isinstance(meta.get("add_prefix_space"), bool) and len(meta["ids"]) == n_symbols
-        ok = ok and all(is_int(i) and -1 <= i <= MAX_HF_ID for i in meta["ids"])
-        ok = ok and all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str) and is_int(s[1]) for s in meta["special"])
-        ok = ok and all(isinstance(meta.get(key, False), bool) for key in ("prefix_always", "longest_in_bytes",
-                                                                           "space_mark", "leading_spaces_dropped"))
-        ok = ok and all(is_int(meta.get(key, 0)) and 0 <= meta.get(key, 0) <= MAX_HF_ID
-                        for key in ("longest_word", "fused_id"))
+        ok = ok and all(is_int(i) and -1 <= i <= MAX_HF_ID for i in meta["ids"]) and all(map(pair, meta["special"]))
+        ok = ok and all(isinstance(meta.get(key, False), bool) for key in _FLAGS)
+        ok = ok and all(is_int(meta.get(key, 0)) and 0 <= meta.get(key, 0) <= MAX_HF_ID for key in _BOUNDS)
         unknown = meta.get("unknown", [0, "", ""]) if isinstance(meta, dict) else None
         ok = ok and isinstance(unknown, list) and len(unknown) == 3 and is_int(unknown[0]) and \
             0 <= unknown[0] <= MAX_HF_ID and all(isinstance(t, str) for t in unknown[1:])
-        if not ok:
+        template = meta.get("template", [[], []]) if isinstance(meta, dict) else None
+        ok = ok and isinstance(template, list) and len(template) == 2 and \
+            all(isinstance(side, list) and all(map(pair, side)) for side in template)
+        ok = ok and meta.get("spelled_as", "bytes") in ("bytes", "metaspace", "wordpiece")
+        if not ok or template is None:
             raise FormatError(f"rules file: corrupt HF vocabulary (expected 'ids' for all {n_symbols} symbols, "
                               "'special' as [content, id] pairs and a boolean 'add_prefix_space')")
         return cls(ids=np.array(meta["ids"], dtype=np.int64), special=tuple((c, i) for c, i in meta["special"]),
-                   add_prefix_space=meta["add_prefix_space"], prefix_always=meta.get("prefix_always", False),
-                   longest_word=meta.get("longest_word"), longest_in_bytes=meta.get("longest_in_bytes", False),
-                   space_mark=meta.get("space_mark", False), fused_id=meta.get("fused_id"),
-                   unknown=meta.get("unknown"), leading_spaces_dropped=meta.get("leading_spaces_dropped", False))
+                   add_prefix_space=meta["add_prefix_space"], unknown=meta.get("unknown"),
+                   template=tuple(tuple((c, i) for c, i in side) for side in template),
+                   spelled_as=meta.get("spelled_as", "bytes"),
+                   **{key: meta[key] for key in (*_FLAGS, *_BOUNDS) if key in meta})
+
+    def added_spans(self, data: bytes) -> list[tuple[int, int]]:
+        """Where the added tokens are in ``data``, longest first at each place, as HF finds them."""
+        return [m.span() for m in _added_pattern(self.special).finditer(data)] if self.special else []
 
     def segments(self, data: bytes) -> tuple[list[bytes], list[int], list[int], list[bool]]:
         """The text between added tokens, as ByteLevel sees it (with the prefix space), the
@@ -174,8 +217,7 @@ class HFVocab:
         cuts = [(0, 0, -1)]
         if self.special:
             by_content = {c.encode(): i for c, i in self.special}
-            pattern = re.compile(b"|".join(re.escape(c) for c in sorted(by_content, key=len, reverse=True)))
-            cuts += [(m.start(), m.end(), by_content[m.group()]) for m in pattern.finditer(data)]
+            cuts += [(m.start(), m.end(), by_content[m.group()]) for m in _added_pattern(self.special).finditer(data)]
         cuts.append((len(data), len(data), -1))
         for (_, start, special), (end, _, _) in zip(cuts, cuts[1:], strict=False):
             if special >= 0:
@@ -197,8 +239,8 @@ class HFVocab:
                 raise ChunkpressError(f"tokens {int(twice[0])} and {int(twice[0]) + 1} both have the unknown "
                                       f"piece's id {self.fused_id}: HF's Unigram fuses them into one token, which "
                                       "loses bytes, so this text is not encoded")
-        if self.longest_word is None or buf.size <= self.longest_word:
-            return
+        if self.longest_word is None or buf.size <= self.longest_word or self.unknown_words:
+            return  # (a longer word is the unknown token, :meth:`fuse_unknown_words`)
         starts = np.arange(1, buf.size + 1) if self.longest_in_bytes else \
             np.cumsum((buf & 0xC0) != 0x80, dtype=np.int64)  # characters up to each byte
         ends = np.flatnonzero(breaks) if breaks is not None else np.zeros(0, dtype=np.int64)
@@ -229,6 +271,31 @@ class HFVocab:
         return (fused, np.where(missing[heads], -1, symbols[heads]), np.add.reduceat(lengths, heads),
                 np.where(ends > 0, kept[np.maximum(ends - 1, 0)], 0))
 
+    def fuse_unknown_words(self, ids: np.ndarray, symbols: np.ndarray, lengths: np.ndarray, ends: np.ndarray,
+                           buf: np.ndarray, breaks: np.ndarray | None):
+        """As :meth:`fuse_unknown`, by words (:attr:`unknown_words`): each word of ``buf`` cut at
+        ``breaks`` that holds a token without id, or more than :attr:`longest_word` characters
+        (its leading space aside), is one unknown token, as WordPiece gives [UNK] for it."""
+        starts = np.concatenate([[0], np.flatnonzero(breaks) + 1]) if breaks is not None else np.zeros(1, np.int64)
+        starts = starts[starts < buf.size]
+        word = np.searchsorted(starts, np.cumsum(lengths) - lengths, side="right") - 1
+        bad = np.zeros(starts.size, dtype=bool)
+        bad[word[ids < 0]] = True
+        if self.longest_word is not None and starts.size:
+            leads = np.add.reduceat(((buf & 0xC0) != 0x80).astype(np.int64), starts) - (buf[starts] == 32)
+            bad |= leads > self.longest_word
+        if not bad.any():
+            return ids, symbols, lengths, ends
+        going_on = bad[word].copy()
+        going_on[1:] &= word[1:] == word[:-1]
+        going_on[0] = False
+        heads = np.flatnonzero(~going_on)
+        kept = np.cumsum(~going_on)
+        unknown = bad[word[heads]]
+        unknown_id = self.unknown[0] if self.unknown is not None else -1
+        return (np.where(unknown, unknown_id, ids[heads]), np.where(unknown, -1, symbols[heads]),
+                np.add.reduceat(lengths, heads), np.where(ends > 0, kept[np.maximum(ends - 1, 0)], 0))
+
     def symbols_of(self, ids: np.ndarray) -> np.ndarray:
         """Our symbol for each HF id in ``ids``: -1 for none, -2 for an added token. A binary
         search over the ids in use, so the work and memory follow the vocabulary, not its
@@ -253,7 +320,8 @@ class HFVocab:
         if (symbols[~unknown] == -1).any():
             missing = (symbols == -1) & ~unknown
             raise FormatError(f"id {int(ids[np.argmax(missing)])} is in no token of this vocabulary")
-        extras = [c.encode() for c, _ in self.special]
+        # WordPiece's decoder puts a space before every token that does not continue a word
+        extras = [(" " if self.cleanup else "").encode() + c.encode() for c, _ in self.special]
         if self.unknown is not None:  # the unknown piece stands as the last extra
             symbols[unknown] = -1 - len(extras)
             extras.append(self.unknown[2].encode())
@@ -269,9 +337,12 @@ class HFVocab:
         if self.leading_spaces_dropped:
             others = np.flatnonzero(symbols != ord(" "))
             lead = int(others[0]) if others.size else symbols.size
-        if lead < symbols.size and symbols[lead] >= 0 and data[lead:lead + 1] == b" ":
+        if lead < symbols.size and (symbols[lead] >= 0 or self.cleanup) and data[lead:lead + 1] == b" ":
             lead += 1  # and the space that starts the next token of the model
-        return data[lead:]
+        data = data[lead:]
+        for dirty, clean in _CLEANUP if self.cleanup else ():
+            data = data.replace(dirty, clean)
+        return data
 
 
 def _split(pattern: str) -> dict:
@@ -399,6 +470,46 @@ def added_tokens_of(doc: dict) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+def template_of(doc: dict) -> tuple:
+    """The added tokens, (content, id), that HF's post-processor puts before and after one text
+    (``encode`` with special tokens, HF's default): TemplateProcessing's ``single``,
+    BertProcessing's and RobertaProcessing's [CLS] ... [SEP], a Sequence's of them; none for
+    ByteLevel's or no post-processor. FormatError for any other, naming it."""
+    post = doc.get("post_processor")
+    steps = post.get("processors") if isinstance(post, dict) and post.get("type") == "Sequence" else [post]
+    before: list = []
+    after: list = []
+    for step in steps if isinstance(steps, list) else [steps]:
+        kind = step.get("type") if isinstance(step, dict) else None
+        if step is None or kind == "ByteLevel":
+            continue
+        if kind in ("BertProcessing", "RobertaProcessing"):
+            cls, sep = step.get("cls"), step.get("sep")
+            if not all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str) and is_int(t[1]) for t in (cls, sep)):
+                raise FormatError(f"post-processor {kind}: cls and sep must be [token, id]")
+            before.append(tuple(cls))
+            after.append(tuple(sep))
+            continue
+        if kind != "TemplateProcessing":
+            raise FormatError(f"post-processor {str(kind)[:40]!r} is not read (TemplateProcessing, BertProcessing, "
+                              "RobertaProcessing and ByteLevel are)")
+        specials = step.get("special_tokens") if isinstance(step.get("special_tokens"), dict) else {}
+        side = before
+        for piece in step.get("single") or []:
+            if isinstance(piece, dict) and "Sequence" in piece:
+                side = after
+                continue
+            name = piece.get("SpecialToken", {}).get("id") if isinstance(piece, dict) else None
+            found = specials.get(name) if isinstance(name, str) else None
+            ids = found.get("ids") if isinstance(found, dict) else None
+            tokens = found.get("tokens") if isinstance(found, dict) else None
+            if not (isinstance(ids, list) and isinstance(tokens, list) and len(ids) == len(tokens)
+                    and all(is_int(i) for i in ids) and all(isinstance(t, str) for t in tokens)):
+                raise FormatError(f"post-processor TemplateProcessing: special token {str(name)[:40]!r} is not defined")
+            side.extend(zip(tokens, ids, strict=True))
+    return tuple(before), tuple(after)
+
+
 def parse_tokenizer_json(text: str) -> tuple[dict, dict]:
     """(the document, its model) of an HF tokenizer.json, checked to be one."""
     try:
@@ -456,7 +567,8 @@ def from_hf_bpe(doc: dict, model: dict) -> tuple[np.ndarray, str, HFVocab]:
     # integers that fit (HFVocab checks which ids may be missing, as when a rules file is read)
     if not all(is_int(i) and -1 <= i <= MAX_HF_ID for i in ids):
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
-    hf = HFVocab(ids=np.array(ids, dtype=np.int64), special=special, add_prefix_space=add_prefix_space)
+    hf = HFVocab(ids=np.array(ids, dtype=np.int64), special=special, add_prefix_space=add_prefix_space,
+                 template=template_of(doc))
     rules_array = np.array(rules, dtype=np.int64).reshape(-1, 2)
     hf.check_spellings(rules_array)
     return rules_array, pre, hf

@@ -26,6 +26,7 @@ from .hf import (
     byte_to_unicode,
     is_int,
     pre_tokenizer_name,
+    template_of,
 )
 
 #: the mark of a WordPiece token that continues a word, on export: BERT's ``##`` behind a
@@ -257,4 +258,5 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
     if not all(0 <= i <= MAX_HF_ID for i in ids):
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     return {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": segmenter, "pretokenizer": pre,
-            "prefix": prefix, "special": added_tokens_of(doc), "space_mark": space_mark, **found}
+            "prefix": prefix, "special": added_tokens_of(doc), "space_mark": space_mark, "template": template_of(doc),
+            **found}

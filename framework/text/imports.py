@@ -13,6 +13,7 @@ from ..fileio import read_input
 from ..format.limits import READ_BYTES_PER_BYTE, check_allocation, work_limit
 from ..format.rulesfile import RulesFile
 from .hf import HFVocab, from_hf_bpe, normalizer_name, parse_tokenizer_json
+from .hfbert import bert_from_hf, is_bert
 from .hfsearched import searched_from_hf
 from .pretokenize import check_name
 from .unicodeclasses import unicode_version
@@ -21,6 +22,8 @@ from .unicodeclasses import unicode_version
 def rules_of_hf_json(text: str) -> bytes:
     """An HF ``tokenizer.json``'s model (see :mod:`chunkpress.text.hf`)."""
     doc, model = parse_tokenizer_json(text)
+    if is_bert(doc, model):
+        return rules_of_searched(bert_from_hf(doc, model), "hf-tokenizers")
     if model["type"] != "BPE":
         return rules_of_searched(searched_from_hf(doc, model), "hf-tokenizers")
     rules, pre, vocab = from_hf_bpe(doc, model)
@@ -54,7 +57,8 @@ def rules_of_spm_file(path) -> bytes:
     data = read_input(str(path), work_limit(READ_BYTES_PER_BYTE))
     try:
         found = vocabulary_of_model(data)
-        return rules_of_searched({**found, "pretokenizer": "metaspace", "space_mark": True}, "sentencepiece")
+        return rules_of_searched({**found, "pretokenizer": "metaspace", "space_mark": True, "spelled_as": "metaspace"},
+                                 "sentencepiece")
     except ChunkpressError as exc:
         raise FormatError(f"{path}: {exc}") from None
 
@@ -76,7 +80,9 @@ def rules_of_searched(found: dict, source: str) -> bytes:
                     prefix_always=prefix in ("always", "normalizer"),
                     longest_word=found.get("longest_word"), longest_in_bytes=found.get("longest_in_bytes", False),
                     space_mark=found.get("space_mark", False), fused_id=found.get("fused_id"),
-                    unknown=found.get("unknown"), leading_spaces_dropped=found.get("leading_spaces_dropped", False))
+                    unknown=found.get("unknown"), leading_spaces_dropped=found.get("leading_spaces_dropped", False),
+                    unknown_words=found.get("unknown_words", False), cleanup=found.get("cleanup", False),
+                    template=found.get("template", ((), ())), spelled_as=found.get("spelled_as", "bytes"))
     scores = found.get("scores")
     config = {"pretokenizer": {"name": found["pretokenizer"]}, **({"normalizer": found["normalizer"]}
                                                                     if "normalizer" in found else {})}

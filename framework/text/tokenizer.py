@@ -10,7 +10,7 @@ assembled by copying.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +40,8 @@ from .dropout import Dropout
 from .encoder import NEVER, Encoder
 from .encoding import Encoding, char_offsets, spaces_for_marks
 from .hf import HFVocab, byte_to_unicode, to_hf_json
+from .hfbert import to_hf_bert
+from .hfencodings import hf_encodings, normalized_around_added, speller
 from .hfsearched import to_hf_searched
 from .pretokenize import check_name, pretoken_breaks
 from .pretokenizers import built
@@ -242,6 +244,10 @@ class Tokenizer:
             raise FormatError(f"this dictionary deleted {len(self.deletions):,} symbols (Picky BPE): HF's BPE "
                               "applies every merge and cannot split a token back, so no tokenizer.json encodes as it does")
         rewrite = None if self.keeps_bytes else self._rewrite.hf_normalizer
+        if self.hf is not None and self.hf.spelled_as == "wordpiece":  # BERT's, read by import-hf
+            symbols = self._live()
+            return to_hf_bert([expand(self.rules, [s]) for s in symbols.tolist()], self.hf.ids[symbols].tolist(),
+                              self.hf, rewrite)
         if not self.keeps_bytes and (rewrite is None or not self._replays()):
             raise FormatError(f"normalizer {self.normalizer!r}: no HF normalizer is written for it with this model")
         if not self._replays():
@@ -419,7 +425,7 @@ class Tokenizer:
         """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids), offsets
         (characters for a str, bytes for bytes; of the normalized text) and tokens. Sampling from
         ``seed``: ``dropout`` (BPE-dropout), or ``alpha`` and ``nbest_size`` (Unigram, as sentencepiece)."""
-        return self.encode_batch([text], **sampling)[0]
+        return self.encode_batch([text], add_special_tokens=add_special_tokens, **sampling)[0]
 
     def encode_batch(self, texts, *, add_special_tokens: bool = True, dropout: float | None = None,
                      alpha: float | None = None, nbest_size: int | None = None, seed: int | None = None) -> list[Encoding]:
@@ -428,7 +434,13 @@ class Tokenizer:
         sampling = sampler(self._replays() and not self.deletions.size and self.boundary is None,
                            self._segmenter().samples_lattice, dropout, alpha, nbest_size, seed)
         given = [_text_bytes(t) for t in texts]
-        rewritten = [(t, None) for t in given] if self._rewrite.lossless else self._rewrite.normalize_batch(given)
+        rewritten: list[tuple[bytes, np.ndarray | None]]
+        if self._rewrite.lossless:
+            rewritten = [(t, None) for t in given]
+        elif self.hf is not None and self.hf.special:  # HF normalizes the text between its added tokens
+            rewritten = normalized_around_added(self._rewrite, self.hf, given)
+        else:
+            rewritten = self._rewrite.normalize_batch(given)
         if not rewritten:
             return []
         if self.hf is not None and self.hf.space_mark:  # as sentencepiece and HF's Metaspace read it
@@ -437,7 +449,7 @@ class Tokenizer:
         origins = [(origin, t.encode() if isinstance(t, str) else None) if origin is not None else None
                    for (_, origin), t in zip(rewritten, texts, strict=True)]
         if self.hf is not None:
-            return self._encode_hf(datas, texts, sampling, origins)
+            return self._encode_hf(datas, texts, sampling, origins, add_special_tokens)
         ends = np.cumsum([len(d) for d in datas], dtype=np.int64)
         arr = np.frombuffer(b"".join(datas), dtype=np.uint8)
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
@@ -457,14 +469,14 @@ class Tokenizer:
             chars = char_offsets(arr, lengths)  # the symbols tile the texts
             # a text's first character: that of its first symbol (an empty text has none to offset)
             char_begins = chars[np.minimum(firsts, symbols.size - 1), 0].tolist()
-        spell = self._speller()
+        spell = speller(self.rules, self.hf)
         return [Encoding(symbols, spans, spell, symbols, first, last, begin, *aligned) if aligned is not None
                 else Encoding(symbols, chars, spell, symbols, first, last, char_begin) if isinstance(text, str)
                 else Encoding(symbols, spans, spell, symbols, first, last, begin)
                 for text, first, last, char_begin, begin, aligned in zip(texts, firsts, cut, char_begins, begins, origins,
                                                                           strict=True)]
 
-    def _encode_hf(self, datas: list[bytes], texts, sampling, origins) -> list[Encoding]:
+    def _encode_hf(self, datas: list[bytes], texts, sampling, origins, add_special_tokens: bool) -> list[Encoding]:
         """HF's ids of each text, all in one pass: each text cut at its added tokens, each
         segment (with its prefix space) pre-tokenized on its own, as HF does."""
         cut = [self.hf.segments(data) for data in datas]
@@ -476,57 +488,8 @@ class Tokenizer:
             whole = self._segmenter().whole_text and sampling is None and self.hf.longest_word is None
             breaks = None if whole else pretoken_breaks(buf, self.pretokenizer, pieces=ends)
             symbols = self._encode_words(buf, breaks, piece_ends=ends, sampling=sampling)
-        ids = self.hf.ids[symbols]
-        self.hf.check_as_hf(buf, breaks, ids)
-        lengths = symbol_lengths(self.rules)[symbols]
-        # the symbols before each segment's end; a segment's first symbol holds its prefix space
-        seg_symbols = np.searchsorted(np.cumsum(lengths), ends, side="right")
-        firsts = np.concatenate([[0], seg_symbols[:-1]]).astype(np.int64)
-        lengths[firsts[np.array([p for *_, prefixed in cut for p in prefixed], dtype=bool)]] -= 1
-        if ids.size and ids.min() < 0:
-            ids, symbols, lengths, seg_symbols = self.hf.fuse_unknown(ids, symbols, lengths, seg_symbols)
-        contents = dict((i, len(c.encode())) for c, i in self.hf.special)
-        spell = self._speller()
-        stops = np.cumsum(lengths, dtype=np.int64)
-        spans = np.stack([stops - lengths, stops], axis=1)  # bytes, from the batch's start
-        out, piece, lo = [], 0, 0
-        for data, text, (segments, special, where, _), aligned in zip(datas, texts, cut, origins, strict=True):
-            hi = int(seg_symbols[piece + len(segments) - 1]) if segments else lo
-            # the text as given, and where each normalized byte came from; a str's offsets count characters
-            origin, original = aligned if aligned is not None else (None, data if isinstance(text, str) else None)
-            if not special:  # the batch's arrays, read when asked
-                out.append(Encoding(ids, spans, spell, symbols, lo, hi, int(stops[lo - 1]) if lo else 0, origin, original))
-            else:  # an added token goes after the symbols of the text segments before it
-                before = np.concatenate([[0], seg_symbols[piece:piece + len(segments)] - lo])[where]
-                with_added = np.insert(lengths[lo:hi], before, [contents[i] for i in special])
-                ends = np.cumsum(with_added, dtype=np.int64)
-                out.append(Encoding(np.insert(ids[lo:hi], before, special).astype(np.int64),
-                                    np.stack([ends - with_added, ends], axis=1), spell,
-                                    np.insert(symbols[lo:hi], before, -1), origin=origin, original=original))
-            piece, lo = piece + len(segments), hi
-        return out
-
-    def _speller(self) -> Callable[[np.ndarray, np.ndarray], list[str]]:
-        """spell(ids, symbols): HF's byte-level spelling of each token (an added token, symbol
-        -1, as its text), one spelling per symbol however many encodings share the speller."""
-        names = dict((i, c) for c, i in self.hf.special) if self.hf is not None else {}
-        if self.hf is not None and self.hf.unknown is not None:
-            names[self.hf.unknown[0]] = self.hf.unknown[1]
-        table = byte_to_unicode()
-        cache: dict = {}
-
-        def spell(ids: np.ndarray, symbols: np.ndarray) -> list[str]:
-            out = []
-            for i, s in zip(ids.tolist(), symbols.tolist(), strict=False):
-                if s < 0:
-                    out.append(names[i])
-                    continue
-                if s not in cache:
-                    cache[s] = "".join(table[b] for b in expand(self.rules, [s]))
-                out.append(cache[s])
-            return out
-
-        return spell
+        batch = {"buf": buf, "breaks": breaks, "symbols": symbols, "ends": ends, "cut": cut}
+        return hf_encodings(self.hf, self.rules, batch, datas, texts, origins, add_special_tokens)
 
     def ids_of_stream(self, stream, *, seed: int | None = None, **sampling) -> Iterator[np.ndarray]:
         """The ids of everything ``stream`` (a binary file object) holds, as :meth:`encode`
