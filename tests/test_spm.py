@@ -66,7 +66,9 @@ def _tricky_lines(count: int = 600) -> list[str]:
     {"remove_extra_whitespaces": False},
     {"add_dummy_prefix": False},
     {"character_coverage": 0.98},  # rarer characters are <unk>
-], ids=["defaults", "nfkc", "nmt_nfkc_cf", "identity-trimmed", "spaces-kept", "no-prefix", "coverage"])
+    {"split_digits": True},
+    {"model_type": "char", "vocab_size": 300},
+], ids=["defaults", "nfkc", "nmt_nfkc_cf", "identity-trimmed", "spaces-kept", "no-prefix", "coverage", "digits", "char"])
 def test_a_model_trained_with_sentencepiece_settings_gives_its_ids_and_text(tmp_path, kind, settings):
     options = {"normalization_rule_name": "nmt_nfkc", "byte_fallback": False, "remove_extra_whitespaces": True,
                "character_coverage": 0.9995} | settings
@@ -125,7 +127,7 @@ def test_a_corrupt_character_map_is_refused_in_one_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("settings", "says"), [
-    ({"model_type": "char"}, "'char' models are not read"),
+    ({"model_type": "word"}, "'word' models are not read"),
     ({"user_defined_symbols": "Alice"}, "user-defined"),
 ])
 def test_a_model_that_would_tokenize_otherwise_is_refused_in_one_line(tmp_path, capsys, settings, says):

@@ -10,7 +10,8 @@ so sentencepiece itself is not needed:
 * ``normalizer_spec`` (3): the rule's name (1), its compiled map (2), ``add_dummy_prefix`` (3),
   ``remove_extra_whitespaces`` (4) and ``escape_whitespaces`` (5).
 
-A unigram model becomes a ``likelihood`` vocabulary with its pieces' scores, and a BPE model a
+A unigram model (and a char model, whose pieces are characters) becomes a ``likelihood-f32``
+vocabulary with its pieces' scores, and a BPE model a
 ``best-pair`` one (sentencepiece's BPE inference: the adjacent pair that spells the best-scored
 piece joins first). Its words are ``metaspace``'s (sentencepiece's ``▁`` is our space), and ids
 are sentencepiece's: a byte is the single-character piece where there is one, else its
@@ -38,7 +39,7 @@ from .vocabulary import LONGEST_TOKEN_BYTES  # sentencepiece loads no piece of a
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _KNOWN_TYPES = frozenset((NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE))
 #: sentencepiece's model types, and the segmenter each becomes
-SEGMENTER_OF = {1: "likelihood-f32", 2: "best-pair"}
+SEGMENTER_OF = {1: "likelihood-f32", 2: "best-pair", 4: "likelihood-f32"}  # a char model's pieces are characters
 _MODEL_NAMES = {1: "unigram", 2: "BPE", 3: "word", 4: "char"}
 #: sentencepiece's white space
 META_SPACE = "\u2581"
@@ -140,7 +141,8 @@ def read_model(data: bytes) -> dict:
 def _check_tokenizes_as_we_do(model: dict) -> None:
     kind = model["model_type"]
     if kind not in SEGMENTER_OF:
-        raise FormatError(f"sentencepiece {_MODEL_NAMES.get(kind, kind)!r} models are not read: only unigram and BPE")
+        raise FormatError(f"sentencepiece {_MODEL_NAMES.get(kind, kind)!r} models are not read: only unigram, BPE "
+                          "and char (a word model fuses runs of unknown words, which no search of ours does)")
     if not model["normalizer"]["escape_whitespaces"]:
         raise FormatError("escape_whitespaces = false: sentencepiece's pieces then do not mark spaces as ▁")
     if not model["byte_fallback"] and sum(kind == UNKNOWN for _, _, kind in model["pieces"]) != 1:
