@@ -214,9 +214,9 @@ class Coder:
         for the argument types they pass it (numba's cache keys on those), in an order that
         compiles a part after the parts it calls. The ``chunkpress`` program compiles them in a
         helper process on a spare core where numba's cache lacks them, while its own process
-        learns the dictionary or decodes the rules, for the coders whose first compile it knows
-        (``engine.interruptible.FIRST_COMPILE``: chunk-cm's models); the coder calls
-        :func:`chunkpress.plugin.await_compiled_ahead` right before its first call of them,
+        learns the dictionary or decodes the rules, for the coders whose descriptor says so
+        (:class:`chunkpress.plugin.FirstCompile` with ``ahead``); the coder calls
+        ``await_compiled_ahead(kernel)`` (its FirstCompile's reference) right before its first call of them,
         compiles there the shared parts the helper has not begun, and loads the rest from the
         cache. The default lists none."""
         return ()

@@ -19,8 +19,8 @@ import numpy as np
 
 from .config import ComponentConfig, PipelineConfig, default_config, load_config, params_dict
 from .contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, Coder, as_symbols
-from .engine import ahead
 from .errors import ChunkpressError, ConfigError, FormatError
+from .firstcompile import started_ahead
 from .format import container
 from .format.limits import BYTES_PER_SYMBOL, FIT_BYTES_PER_BYTE, bounded_memory, check_allocation, decoding_memory_cap
 from .plugin.registry import ROLES, Registry, build_params, default_registry
@@ -421,7 +421,7 @@ def _decode(unpacked, archive_bytes: int, registry: Registry, rules) -> DecodedA
     check_allocation(f"{header.length:,} bytes of output", (1 + BYTES_PER_SYMBOL) * header.length + len(payload))
     info = _coder_info(header, registry)
     # the program's helper: the coder's loop compiles while its modules load and the rules decode
-    ahead.started(info.name)
+    started_ahead(info.name, registry)
     coder = _coder_for(header, registry, info)
     if dictionary_size is not None and not coder.references_dictionary:
         raise FormatError(f"codec {header.codec} cannot use an external dictionary, but the header names one")

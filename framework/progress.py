@@ -76,17 +76,12 @@ class Progress:
             self.update(rules, N=n)
 
 
-#: the compiled parts each level runs (keys of ``engine.interruptible.FIRST_COMPILE``)
-LEVEL_PARTS = {1: (), 2: ("learner",), 3: ("learner",), 4: ("learner",), 5: ("bwt-cm",),
-               6: ("learner", "chunk-cm", "bwt-cm"), 7: ("learner", "chunk-cm"), 8: ("learner", "chunk-cm"),
-               9: ("learner", "chunk-cm")}
-
-
 def announce_first_compile(parts, quiet: bool = False, stream=None, one_of: bool = False, alongside=()) -> None:
-    """On a terminal, one line before numba compiles the kernels of ``parts`` for the first
-    time (``one_of``: of one of them, not known yet which; ``alongside``: those a helper
-    process compiles meanwhile), saying roughly how long it takes, so that a first run does
-    not look hung; a pipe or a log gets nothing extra."""
+    """On a terminal, one line before numba compiles the kernels of ``parts`` (CompiledParts:
+    :mod:`chunkpress.firstcompile`) for the first time (``one_of``: of one of them, not known
+    yet which; ``alongside``: the names of those a helper process compiles meanwhile), saying
+    roughly how long it takes, so that a first run does not look hung; a pipe or a log gets
+    nothing extra."""
     from .engine.interruptible import first_compile_seconds  # no numba: it looks at the cache's files
 
     stream = stream or sys.stderr

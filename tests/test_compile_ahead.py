@@ -13,6 +13,7 @@ import chunkpress
 import pytest
 from chunkpress.compile_helper import PARENT_POLL_SECONDS
 from chunkpress.engine import ahead
+from chunkpress.firstcompile import ahead_part, coder_part
 from chunkpress.plugin.registry import default_registry
 
 DATA = Path(__file__).parent / "data"
@@ -161,35 +162,45 @@ def program(monkeypatch):
 
 def _cache_holding_the_loop(folder: Path) -> None:
     """Make ``folder`` (a NUMBA_CACHE_DIR) look as if it held chunk-cm's loop."""
-    from chunkpress.engine.interruptible import FIRST_COMPILE, part_cache
+    from chunkpress.engine.interruptible import part_cache
 
-    held = part_cache("chunk-cm")
+    part = coder_part("chunk-cm")
+    held = part_cache(part)
     assert held is not None and held.is_relative_to(folder)
     held.mkdir(parents=True)
-    (held / f"{FIRST_COMPILE['chunk-cm'][1]}1.py311.nbi").write_bytes(b"")
+    (held / f"{part.prefix}1.py311.nbi").write_bytes(b"")
+
+
+def _started(coder: str) -> tuple[str, ...]:
+    """What the program starts for ``coder``, as it asks."""
+    return ahead.started(coder, ahead_part(coder))
+
+
+#: chunk-cm's loop, the one part its models compile ahead
+LOOP = "chunkpress.plugins.coders.chunk_cm_model.model:code_chunks"
 
 
 @pytest.mark.slow
 def test_a_helper_starts_only_for_the_program_a_cold_loop_and_a_coder_that_compiles_ahead(program, monkeypatch,
                                                                                            tmp_path):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cold"))
-    assert ahead.started("bwt-cm") == ()  # it has no compile_ahead
+    assert _started("bwt-cm") == ()  # its descriptor does not compile it ahead
     monkeypatch.setattr(ahead, "_enabled", False)
-    assert ahead.started("chunk-cm") == ()  # a library call
+    assert _started("chunk-cm") == ()  # a library call
     monkeypatch.setattr(ahead, "_enabled", True)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "warm"))
     _cache_holding_the_loop(tmp_path / "warm")
-    assert ahead.started("chunk-cm-v5") == ()
+    assert _started("chunk-cm-v5") == ()
     (tmp_path / "a-file").write_bytes(b"")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
-    assert ahead.started("chunk-cm-v5") == ()  # numba could not keep the helper's compile
+    assert _started("chunk-cm-v5") == ()  # numba could not keep the helper's compile
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cold"))
-    assert ahead.started("chunk-cm-v5") == ("chunk-cm",)
-    helper = ahead._helpers["chunk-cm"]
-    assert ahead.started("chunk-cm") == ("chunk-cm",) and ahead._helpers["chunk-cm"] is helper  # one a part
+    assert _started("chunk-cm-v5") == (LOOP,)
+    helper = ahead._helpers[LOOP]
+    assert _started("chunk-cm") == (LOOP,) and ahead._helpers[LOOP] is helper  # one a part
     ahead.stop_all()
     assert helper.poll() is not None and not ahead._helpers
-    ahead.await_compiled_ahead("chunk-cm")  # none left: no wait
+    ahead.await_compiled_ahead(LOOP)  # none left: no wait
 
 
 #: a program that starts a helper for chunk-cm's loop and waits for it from the start,
@@ -200,16 +211,18 @@ import json
 import attrs
 from chunkpress.engine import ahead
 from chunkpress.engine.interruptible import first_compile_seconds
+from chunkpress.firstcompile import ahead_part
 from chunkpress.plugin.registry import default_registry
 ahead.enable()
-before = first_compile_seconds(["chunk-cm"])
-assert ahead.started("chunk-cm") == ("chunk-cm",)
-helper = ahead._helpers["chunk-cm"]
+loop = ahead_part("chunk-cm")
+before = first_compile_seconds([loop])
+assert ahead.started("chunk-cm", loop) == (loop.name,)
+helper = ahead._helpers[loop.name]
 parts = default_registry().get("coder", "chunk-cm").build().ahead_parts()
 here = []
 recorded = [attrs.evolve(p, compile=lambda p=p: here.append(p.name) or p.compile()) for p in parts]
-ahead.await_compiled_ahead("chunk-cm", lambda: recorded)
-print(json.dumps([before, helper.returncode, first_compile_seconds(["chunk-cm"]), here,
+ahead.await_compiled_ahead(loop.name, lambda: recorded)
+print(json.dumps([before, helper.returncode, first_compile_seconds([loop]), here,
                   [p.name for p in parts if p.shared]]))
 """
 
@@ -232,8 +245,9 @@ def test_a_helper_compiles_into_the_cache_and_the_coder_waits_for_it(tmp_path):
 def test_a_helper_ends_with_the_program_that_started_it(tmp_path):
     """A program that ends without its exit handlers (``os._exit``) leaves no helper behind:
     the helper sees its parent gone and ends."""
-    script = ("import os; from chunkpress.engine import ahead; ahead.enable(); ahead.started('chunk-cm'); "
-              "print(ahead._helpers['chunk-cm'].pid, flush=True); os._exit(0)")
+    script = ("import os; from chunkpress.engine import ahead; from chunkpress.firstcompile import ahead_part; "
+              "ahead.enable(); ahead.started('chunk-cm', ahead_part('chunk-cm')); "
+              f"print(ahead._helpers[{LOOP!r}].pid, flush=True); os._exit(0)")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     pid = int(out.stdout)
@@ -258,7 +272,7 @@ def test_the_program_asks_for_a_helper_when_it_knows_the_coder(monkeypatch, tmp_
 
     asked: list[str] = []
     real = ahead.started
-    monkeypatch.setattr(ahead, "started", lambda coder: asked.append(coder) or real(coder))
+    monkeypatch.setattr(ahead, "started", lambda coder, part: asked.append(coder) or real(coder, part))
     src = tmp_path / "a.txt"
     text = (DATA / "alice29.txt").read_bytes()[:5000]
     src.write_bytes(text)
@@ -279,10 +293,91 @@ def test_a_decoder_asks_for_its_helper_before_it_imports_numba(tmp_path):
     probe = ("import sys\n"
              "from chunkpress.engine import ahead\n"
              "seen = []\n"
-             "ahead.started = lambda coder: seen.append((coder, 'numba' in sys.modules)) or ()\n"
+             "ahead.started = lambda coder, part: seen.append((coder, 'numba' in sys.modules)) or ()\n"
              "from chunkpress.pipeline import decode_archive\n"
              f"decode_archive(open({str(archive)!r}, 'rb').read())\n"
              "print(seen)\n")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[('chunk-cm', False)]"
+
+
+#: a third party's coder, as its own distribution: a compiled kernel, its descriptor's
+#: FirstCompile, and the parts its first call compiles
+_SLOW_CODER = '''
+import numba
+import numpy as np
+import chunkpress
+import chunkpress.plugin as cp
+
+@numba.njit(cache=True)
+def code(data):
+    total = 0
+    for b in data:
+        total = (total * 31 + b) & 0xFFFF
+    return total
+
+class Slow(cp.Coder):
+    codec_id = "example.slow.v1"
+    def ahead_parts(self):
+        return [cp.AheadPart(name="code", compile=lambda: code(np.zeros(4, dtype=np.uint8)))]
+
+@chunkpress.hookimpl
+def register_coders():
+    return [cp.CoderInfo(name="slow", factory=Slow, summary="a coder whose first call compiles", version="1",
+                         first_compile=cp.FirstCompile(kernel="cp_test_slow:code", seconds=4, ahead=True))]
+'''
+
+
+def test_a_third_party_coder_says_what_its_first_run_compiles_and_compiles_it_ahead(tmp_path, monkeypatch):
+    """The notice and the helper serve any coder whose descriptor states its first compile,
+    not only the built-ins: its kernel's cache file says whether the cache is warm, the notice
+    counts its seconds, and a helper compiles it into the cache while the program waits."""
+    from chunkpress.engine.interruptible import first_compile_seconds
+    from chunkpress.firstcompile import config_parts
+    from chunkpress.plugin.registry import build_registry
+    from chunkpress.progress import announce_first_compile
+
+    (tmp_path / "cp_test_slow.py").write_text(_SLOW_CODER)
+    dist = tmp_path / "cp_test_slow-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: cp_test_slow\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[chunkpress]\nslow = cp_test_slow\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    registry = build_registry(autoload=True)
+    part = coder_part("slow", registry)
+    assert part is not None and part.folder == tmp_path and part.prefix == "cp_test_slow.code-"
+    assert first_compile_seconds([part]) == 4
+
+    class Terminal:
+        def __init__(self):
+            self.said = ""
+
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            self.said += text
+
+    from chunkpress.config import load_config
+
+    config = load_config(overrides={"coder": "slow", "limits": {"max_rules": 0}}, registry=registry)
+    terminal = Terminal()
+    announce_first_compile(config_parts(config, registry), stream=terminal)
+    assert "about 4 s" in terminal.said
+    program = ("from chunkpress.engine import ahead\n"
+               "from chunkpress.engine.interruptible import first_compile_seconds\n"
+               "from chunkpress.firstcompile import ahead_part\n"
+               "ahead.enable()\n"
+               "part = ahead_part('slow')\n"
+               "started = ahead.started('slow', part)\n"
+               "ahead.await_compiled_ahead(part.name)\n"
+               "print(started == (part.name,), first_compile_seconds([part]))\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path),
+               CHUNKPRESS_DISABLE_PLUGIN_AUTOLOAD="0")  # the helper finds the coder as the program does
+    run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "0"]  # the helper compiled the kernel into the cache
+    for mod in [m for m in sys.modules if m.startswith("cp_test_")]:
+        del sys.modules[mod]

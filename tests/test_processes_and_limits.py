@@ -488,11 +488,13 @@ def test_the_first_compile_notice_asks_the_folder_numba_caches_in(tmp_path):
         return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                               check=True).stdout.strip()
 
-    probe = ("from chunkpress.engine.interruptible import first_compile_seconds as s; "
-             "print(s(['bwt-cm']), s(['bwt-cm', 'learner']))")
-    from chunkpress.engine.interruptible import FIRST_COMPILE
+    probe = ("from chunkpress.engine.interruptible import LEARNER, first_compile_seconds as s; "
+             "from chunkpress.firstcompile import coder_part; bwt = coder_part('bwt-cm'); "
+             "print(s([bwt]), s([bwt, LEARNER]))")
+    from chunkpress.engine.interruptible import LEARNER
+    from chunkpress.firstcompile import coder_part
 
-    bwt, learner = FIRST_COMPILE["bwt-cm"][2], FIRST_COMPILE["learner"][2]
+    bwt, learner = coder_part("bwt-cm").seconds, LEARNER.seconds
     assert ask(probe) == f"{bwt} {bwt + learner}"
     ask(f"import chunkpress; chunkpress.compress(open({str(DATA / 'alice29.txt')!r}, 'rb').read(), level=5)")
     assert ask(probe) == f"0 {learner}"  # -5's kernels are cached now, the learner's are not

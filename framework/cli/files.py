@@ -11,10 +11,10 @@ import sys
 import time
 from collections.abc import Callable
 
+from .. import firstcompile
 from .. import progress as meters
 from ..compressor import Compressor
 from ..decompressor import Decompressor
-from ..engine import ahead
 from ..errors import ChunkpressError, InputError
 from ..fileio import StreamingOutput, check_not_input, check_writable, default_output, file_size, files_under, opened
 from ..process import naming, shown, warnings_about
@@ -31,13 +31,13 @@ def run(opts: Files) -> int:
         print("chunkpress: note: --rm keeps the inputs when writing to stdout or testing", file=sys.stderr)
     if opts.mode == "compress":
         compressor = Compressor(rules=opts.rules, **opts.settings)
-        parts = meters.LEVEL_PARTS[compressor.level.number] if compressor.level is not None else ("learner",)
+        config = compressor.pipeline.config
+        parts = firstcompile.run_parts(compressor.level.number if compressor.level else None, config)
         # the coder's loop compiles in a helper while the dictionary is learned
-        alongside = ahead.started(compressor.pipeline.config.coder.name)
+        alongside = firstcompile.started_ahead(config.coder.name)
         meters.announce_first_compile(parts, opts.common.quiet, alongside=alongside)
         return _each(opts.common, inputs, lambda path: _compress(compressor, opts, path))
-    if opts.mode != "list":  # which coders the archives name is not known yet: the slowest to compile
-        meters.announce_first_compile(("bwt-cm", "chunk-cm"), opts.common.quiet, one_of=True)
+    meters.announce_first_compile(firstcompile.coders_parts(), opts.common.quiet, one_of=True)  # coder not known yet
     decompressor = Decompressor(rules=opts.rules)
     return _each(opts.common, inputs, lambda path: _decompress(decompressor, opts, path))
 

@@ -27,15 +27,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .interruptible import first_compile_seconds, part_cache
-
-
-def _part_of(coder: str) -> str | None:
-    """The FIRST_COMPILE part that says whether numba's cache holds ``coder``'s kernels, for
-    the coders that compile ahead: chunk-cm and its older models' readers (``chunk-cm-vN``),
-    which all run the one coding loop."""
-    return "chunk-cm" if coder == "chunk-cm" or coder.startswith("chunk-cm-v") else None
-
+from .interruptible import CompiledPart, first_compile_seconds, part_cache
 
 #: the helper process's module (run with ``-m``)
 HELPER = "chunkpress.compile_helper"
@@ -71,21 +63,21 @@ def _writable(folder: Path | None) -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK)
 
 
-def started(coder: str) -> tuple[str, ...]:
-    """Start a helper compiling ``coder``'s kernels (a registry name) where this program
-    enabled helpers, the coder compiles ahead, numba's cache lacks its kernels and can keep
-    them, no helper does it yet, and there is a core to spare. The FIRST_COMPILE parts a
-    helper compiles for it now (none, or its one part)."""
-    part = _part_of(coder)
+def started(coder: str, part: CompiledPart | None) -> tuple[str, ...]:
+    """Start a helper compiling ``coder``'s kernels (a registry name; ``part``, what they are,
+    None where the coder does not compile ahead: :func:`chunkpress.firstcompile.ahead_part`)
+    where this program enabled helpers, numba's cache lacks them and can keep them, no helper
+    does it yet, and there is a core to spare. The names of the parts a helper compiles for it
+    now (none, or its one part)."""
     if not _enabled or part is None or os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
         return ()
-    if part not in _helpers:
+    if part.name not in _helpers:
         if not _spare_core() or not first_compile_seconds([part]) or not _writable(part_cache(part)):
             return ()
-        _helpers[part] = subprocess.Popen([sys.executable, "-m", HELPER, coder, str(os.getpid())],
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL)
-    return (part,)
+        _helpers[part.name] = subprocess.Popen([sys.executable, "-m", HELPER, coder, str(os.getpid())],
+                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                               stderr=subprocess.DEVNULL)
+    return (part.name,)
 
 
 #: the longest a coder waits for its helper (its compile takes well under a minute)
@@ -93,9 +85,10 @@ HELPER_WAIT_SECONDS = 600
 
 
 def await_compiled_ahead(part: str, parts: Callable[[], Sequence] | None = None) -> None:
-    """Wait for the helper compiling the kernels of ``part`` (a key of FIRST_COMPILE), if this
-    process started one: the kernels are then in numba's cache. Meanwhile compile here the
-    shared ones it hands over: ``parts`` gives the coder's ahead parts (the helper's list, as
+    """Wait for the helper compiling the kernels of ``part`` (the coder's
+    :class:`~chunkpress.plugin.FirstCompile` kernel reference), if this process started one:
+    the kernels are then in numba's cache. Meanwhile compile here the shared ones it hands
+    over: ``parts`` gives the coder's ahead parts (the helper's list, as
     :meth:`Coder.ahead_parts` makes it; asked for only when a part is handed over). Nothing
     where none was started (a library call, a warm cache), and nothing more once it has
     ended. A coder calls it right before the first kernel its ahead parts compile."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -22,38 +23,41 @@ def _cache_folder(folder: Path) -> Path | None:
     return None
 
 
-#: the kernels a first run compiles, by what uses them: (the package's folder holding their
-#: module, the cache's file name for the main one), and roughly how many seconds two cores take
-#: (chunk-cm's: its loop, shared by a helper and the process that waits for it, with a
-#: decoder's rules)
-FIRST_COMPILE = {
-    "learner": (("engine",), "fused.run_fused-", 30),
-    "bwt-cm": (("plugins", "coders"), "blocksort_model.code_sorted-", 5),
-    "chunk-cm": (("plugins", "coders", "chunk_cm_model"), "model.code_chunks-", 15),
-}
+@dataclass(frozen=True)
+class CompiledPart:
+    """Kernels a first run compiles: ``name`` (the main kernel's reference, or ``learner``),
+    the ``folder`` of the module that holds the main kernel, the ``prefix`` of that kernel's
+    numba cache file, and roughly how many ``seconds`` two cores take to compile them all.
+    :mod:`chunkpress.firstcompile` makes one for a component from its descriptor."""
+
+    name: str
+    folder: Path
+    prefix: str
+    seconds: int
 
 
-def part_cache(part: str) -> Path | None:
-    """The folder numba keeps the kernels of ``part`` (a key of FIRST_COMPILE) in, or None
-    (:func:`_cache_folder`)."""
-    package = Path(os.path.abspath(os.path.dirname(__file__))).parent
-    return _cache_folder(package.joinpath(*FIRST_COMPILE[part][0]))
+#: the engine's own: the fused merge loop every learned dictionary runs
+LEARNER = CompiledPart("learner", Path(os.path.abspath(os.path.dirname(__file__))), "fused.run_fused-", 30)
+
+
+def part_cache(part: CompiledPart) -> Path | None:
+    """The folder numba keeps the kernels of ``part`` in, or None (:func:`_cache_folder`)."""
+    return _cache_folder(part.folder)
 
 
 def first_compile_seconds(parts, alongside=()) -> int:
-    """Roughly how long numba will compile the kernels of ``parts`` (keys of FIRST_COMPILE) that
-    its cache does not hold yet (0: all are there, or where they are cannot be seen); those of
-    ``alongside`` compile at the same time, in another process. A program may say so first: a
-    first run otherwise looks hung."""
+    """Roughly how long numba will compile the kernels of ``parts`` (CompiledParts) that its
+    cache does not hold yet (0: all are there, or where they are cannot be seen); those named
+    in ``alongside`` compile at the same time, in another process. A program may say so first:
+    a first run otherwise looks hung."""
     here, there = 0, 0
     for part in parts:
-        _, prefix, cost = FIRST_COMPILE[part]
         cache = part_cache(part)
-        if cache is not None and not any(cache.glob(prefix + "*.nbi")):
-            if part in alongside:
-                there += cost
+        if cache is not None and not any(cache.glob(part.prefix + "*.nbi")):
+            if part.name in alongside:
+                there += part.seconds
             else:
-                here += cost
+                here += part.seconds
     return max(here, there)
 
 

@@ -43,6 +43,7 @@ from .descriptors import (
     BoundaryInfo,
     CoderInfo,
     DeletionInfo,
+    FirstCompile,
     LearnerInfo,
     NoParams,
     NormalizerInfo,
@@ -105,7 +106,7 @@ __all__ = [
     # hooks and roles
     "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "AheadPart", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
     "BoundaryPolicy", "DeletionPolicy", "Segmenter", "REPLAYS_MERGES", "ScorerInfo", "RewriterInfo", "CoderInfo",
-    "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams", "Learner", "LEARNS_BY_MERGES", "LearnerInfo",
+    "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams", "Learner", "LEARNS_BY_MERGES", "LearnerInfo", "FirstCompile",
     "PreTokenizer", "PreTokenizerInfo", "NO_PRETOKENIZER", "Normalizer", "NormalizerInfo", "NO_NORMALIZER",
     # errors
     "ChunkpressError", "ConfigError", "FormatError", "InputError", "PluginError",

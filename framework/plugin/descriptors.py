@@ -140,6 +140,28 @@ class RewriterInfo(_Component):
     role = "rewriter"
 
 
+def _check_kernel(_inst, attribute, value):
+    if not isinstance(value, str):
+        raise PluginError(f"{attribute.name} must be a reference 'package.module:function', not {value!r}")
+    _check_reference(attribute.name, value)
+
+
+@attrs.frozen(kw_only=True)
+class FirstCompile:
+    """What a component's first run compiles, so that the ``chunkpress`` program can say so on
+    a terminal before it starts (a first run otherwise looks hung) and, with ``ahead``, compile
+    it on a spare core meanwhile (:meth:`Coder.ahead_parts`; the coder then calls
+    ``await_compiled_ahead(kernel)`` right before its first call of them).
+
+    ``kernel``: a reference to the main kernel, ``"package.module:function"`` (nothing is
+    imported to read it: numba's cache file for it says whether the cache is warm);
+    ``seconds``: roughly how long two cores take to compile everything the first call does."""
+
+    kernel: str = attrs.field(validator=_check_kernel)
+    seconds: int = attrs.field(validator=[attrs.validators.instance_of(int), attrs.validators.ge(1)])
+    ahead: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+
 @attrs.frozen(kw_only=True)
 class CoderInfo(_Component):
     """A coder: serializes (rules, symbols) to bytes and back.
@@ -155,6 +177,9 @@ class CoderInfo(_Component):
         default=attrs.Factory(lambda self: getattr(self.factory, "codec_id", ""), takes_self=True),
         validator=_check_name,
     )
+    #: what its first run compiles (None: nothing worth a word, or not said)
+    first_compile: FirstCompile | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(FirstCompile)))
 
     def _check_built(self, component) -> None:
         super()._check_built(component)

@@ -2,7 +2,7 @@
 module, and its compiled kernels, load when a job writes or reads its archives. Each names its
 codec id here, and building it checks that the class writes that id."""
 
-from chunkpress.plugin import STORED_CODEC, CoderInfo, hookimpl
+from chunkpress.plugin import STORED_CODEC, CoderInfo, FirstCompile, hookimpl
 
 from .backends import family_coders
 
@@ -16,6 +16,11 @@ _CHUNK_CM_READERS = {
     4: "chunk-cm's fourth model (weight sets by bit position): reads its archives",
     5: "chunk-cm's fifth model (-9's pieces as params): -6 to -8 write it, and it reads -9's older archives",
 }
+
+
+#: chunk-cm's coding loop, which every model of it runs: compiled ahead on a spare core where
+#: numba's cache lacks it (the coder waits for it by this reference)
+CHUNK_CM_LOOP = FirstCompile(kernel=f"{_HERE}.chunk_cm_model.model:code_chunks", seconds=15, ahead=True)
 
 
 def _chunk_cm(version: int) -> str:
@@ -37,13 +42,15 @@ def register_coders():
                   summary="context mixing over the text and its chunk parse (orders 1-6, word, match, chunk contexts)"),
         CoderInfo(name="bwt-cm", factory=f"{_HERE}.blocksort:BlockSortCoder",
                   params=f"{_HERE}.blocksort:BlockSortParams", codec_id="chunkpress.bwt-cm.v1", version="1",
+                  first_compile=FirstCompile(kernel=f"{_HERE}.blocksort_model:code_sorted", seconds=5),
                   summary="LZP, block sorting (Burrows-Wheeler) and a context-mixing coder over the bytes"),
         CoderInfo(name="chunk-cm", factory=f"{_HERE}.chunk_cm:ChunkCmCoder",
                   params=f"{_HERE}.chunk_cm:ChunkCmCoder.params_class",
-                  codec_id=_chunk_cm(CHUNK_CM_MODEL), version=str(CHUNK_CM_MODEL),
+                  codec_id=_chunk_cm(CHUNK_CM_MODEL), version=str(CHUNK_CM_MODEL), first_compile=CHUNK_CM_LOOP,
                   summary=("context mixing over chunk ids (one event per chunk down a frequency-shaped tree; "
                            "text, word and id contexts, runs, match model)")),
         *(CoderInfo(name=f"chunk-cm-v{v}", factory=f"{_HERE}.chunk_cm_legacy:ChunkCmV{v}Coder",
                     params=f"{_HERE}.chunk_cm_legacy:ChunkCmV{v}Coder.params_class", codec_id=_chunk_cm(v), version=str(v),
+                    first_compile=CHUNK_CM_LOOP,
                     summary=summary) for v, summary in _CHUNK_CM_READERS.items()),
     ]

@@ -37,6 +37,7 @@ from chunkpress.plugin import (
     share_compile_ahead,
 )
 
+from . import CHUNK_CM_LOOP
 from .chunk_cm_model import layout
 from .chunk_cm_model import ranks as rks
 from .chunk_cm_model.ahead import loop_parts
@@ -473,7 +474,7 @@ def weight_classes(counts: np.ndarray) -> np.ndarray:
 def _run(decode: bool, ranks, text, rk: rks.Ranks, tables, io, ahead) -> int:
     # where a helper compiles the loop, this process compiles a share of its parts meanwhile,
     # and the loop is in the cache once the helper ends
-    await_compiled_ahead("chunk-cm", ahead)
+    await_compiled_ahead(CHUNK_CM_LOOP.kernel, ahead)
     return call_interruptibly(code_chunks, decode, ranks, text, rk, tables, layout.new_scratch(), io,
                               meter=coding_meter(io.control, ranks.size, "decoding" if decode else "coding"),
                               stop=lambda: stop_coder(io.ac))
@@ -562,7 +563,7 @@ class ChunkCmCoder(Coder):
                          n * 2 + 16 * t + 96 * (r + BYTE_SYMBOLS) + model)
         # a cold cache: a share of the loop's compile first, then the rules' own kernels here
         # while the helper ends the loop's
-        share_compile_ahead("chunk-cm", self.ahead_parts)
+        share_compile_ahead(CHUNK_CM_LOOP.kernel, self.ahead_parts)
         rules = decode_rules(rule_stream, r)
         rd = RankedDictionary(rules, n)
         text = np.zeros(n, dtype=np.uint8)
