@@ -4,7 +4,7 @@ sentencepiece's ids, and the models we cannot read refused in one line."""
 import pytest
 from chunkpress import Tokenizer
 from chunkpress.cli import main
-from support import read
+from support import DATA, read
 
 spm = pytest.importorskip("sentencepiece")
 
@@ -175,3 +175,18 @@ def test_offsets_point_into_the_text_as_given_as_sentencepiece_places_its_pieces
         data = line.encode()
         chars = [(len(data[:a].decode()), len(data[:b].decode())) for a, b in _their_spans(sp, line)]
         assert enc.offsets == chars, line
+
+
+@pytest.mark.parametrize("model", ["test_model.model", "test_ja_model.model"])
+def test_sentencepieces_own_test_models_give_its_ids_and_text(model):
+    """sentencepiece's own test models (English and Japanese; nfkc, no byte fallback), read
+    from the file as published: every id and decoded text of held-out English, Japanese,
+    Chinese and Arabic lines equal sentencepiece's."""
+    path = str(DATA / "sentencepiece" / model)
+    sp = spm.SentencePieceProcessor(model_file=path)
+    tok = Tokenizer.from_spm_file(path)
+    lines = HELD_LINES + read("sentencepiece/wagahaiwa_slice.txt").decode().splitlines() + \
+        read("udhr_cmn_hans.txt").decode().splitlines() + TRICKY
+    theirs = sp.encode(lines)
+    assert [e.ids for e in tok.encode_batch(lines)] == theirs
+    assert [tok.decode(ids) for ids in theirs] == [sp.decode(ids) for ids in theirs]
