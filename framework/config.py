@@ -52,7 +52,7 @@ from typing import Any
 
 import attrs
 
-from .contract import LEARNS_BY_MERGES, NO_NORMALIZER, NO_PRETOKENIZER, OPENS_NOTHING, REPLAYS_MERGES
+from .contract import DELETES_NOTHING, LEARNS_BY_MERGES, NO_NORMALIZER, NO_PRETOKENIZER, OPENS_NOTHING, REPLAYS_MERGES
 from .engine.stops import Limits
 from .errors import ConfigError
 from .levels import DEFAULT_LEVEL, level_of
@@ -62,8 +62,8 @@ from .text.pretokenizers import check_name
 #: The default pipeline is the paper's method end to end: the MDL scorer and the exact coder
 #: of the same model, so every bit the scorer counts is a bit on disk.
 DEFAULTS = {"scorer": "mdl", "rewriter": "linked", "coder": "combinatorial", "boundary": OPENS_NOTHING,
-            "deletion": "none", "segmenter": REPLAYS_MERGES, "learner": LEARNS_BY_MERGES, "pretokenizer": NO_PRETOKENIZER,
-            "normalizer": NO_NORMALIZER}
+            "deletion": DELETES_NOTHING, "segmenter": REPLAYS_MERGES, "learner": LEARNS_BY_MERGES,
+            "pretokenizer": NO_PRETOKENIZER, "normalizer": NO_NORMALIZER}
 #: roles whose default a config (and a rules file) leaves out: what it records stays as before
 _QUIET_DEFAULTS = ("boundary", "deletion", "segmenter", "learner")
 #: the shortcuts: key -> (role, component, its param), see the module docstring
@@ -111,7 +111,7 @@ class PipelineConfig:
     rewriter: ComponentConfig
     coder: ComponentConfig
     limits: Limits = Limits()
-    pretokenizer: str = attrs.field(default="none", validator=lambda _i, _a, value: check_name(value))
+    pretokenizer: str = attrs.field(default=NO_PRETOKENIZER, validator=lambda _i, _a, value: check_name(value))
     boundary: ComponentConfig = attrs.field(default=_default_component("boundary"))
     deletion: ComponentConfig = attrs.field(default=_default_component("deletion"))
     segmenter: ComponentConfig = attrs.field(default=_default_component("segmenter"))
@@ -218,7 +218,7 @@ def config_from_dict(raw: dict, registry: Registry | None = None, where: str = "
         raise ConfigError(f"{where}: the boundaries open after {after:,} rules (superword_after "
                           f"{after + 256:,}), at or beyond the vocabulary's {config.limits.max_rules:,} rules "
                           f"({config.limits.max_rules + 256:,} tokens): give a smaller transition point")
-    if config.boundary.name != DEFAULTS["boundary"] and config.pretokenizer == "none":
+    if config.boundary.name != DEFAULTS["boundary"] and config.pretokenizer == NO_PRETOKENIZER:
         raise ConfigError(f"{where}: boundary {config.boundary.name!r} opens pre-token boundaries: give a "
                           "pre-tokenizer (--pretokenizer gpt2)")
     return config

@@ -238,6 +238,8 @@ class Coder:
 
 #: the boundary policy every pipeline has unless it names another: it opens no boundary
 OPENS_NOTHING = "pretokens"
+#: the deletion policy that deletes nothing: the default, and plain BPE
+DELETES_NOTHING = "none"
 
 
 class BoundaryPolicy:
@@ -377,6 +379,9 @@ class Segmenter:
     #: score that runs along the text, as sentencepiece sums its path in float32: the same
     #: word may cut otherwise in another place)
     whole_text: bool = False
+    #: the HF tokenizers model that cuts text as this does (``Unigram``, ``WordPiece``), which
+    #: ``export-hf`` writes a vocabulary it cuts as; None where HF has none
+    hf_model: str | None = None
 
     def __init__(self, params=None):
         self.params = params

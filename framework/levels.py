@@ -30,6 +30,8 @@ from __future__ import annotations
 import attrs
 import zstandard
 
+from .contract import NO_PRETOKENIZER
+
 #: what ``chunkpress compress`` and ``chunkpress.compress`` run without a level or a config
 DEFAULT_LEVEL = 5
 #: a text up to this long is also coded as the level below codes it (levels -4 and -7 to -9)
@@ -71,7 +73,7 @@ class Level:
     trials: tuple[Trial, ...] = ()
 
 
-def _pipeline(scorer, coder, max_rules=None, pretokenizer="none", min_count=None, **params) -> dict:
+def _pipeline(scorer, coder, max_rules=None, pretokenizer=NO_PRETOKENIZER, min_count=None, **params) -> dict:
     raw = {"scorer": {"name": scorer}, "coder": {"name": coder, "params": params}, "pretokenizer": {"name": pretokenizer}}
     limits = {k: v for k, v in (("max_rules", max_rules), ("min_count", min_count)) if v is not None}
     if limits:

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 from .config import ComponentConfig, PipelineConfig, default_config, load_config, params_dict
-from .contract import BYTE_SYMBOLS, LEARNS_BY_MERGES, OPENS_NOTHING, Coder, as_symbols
+from .contract import BYTE_SYMBOLS, DELETES_NOTHING, LEARNS_BY_MERGES, NO_PRETOKENIZER, OPENS_NOTHING, Coder, as_symbols
 from .errors import ChunkpressError, ConfigError, FormatError
 from .firstcompile import started_ahead
 from .format import container
@@ -97,7 +97,7 @@ class Pipeline:
     def policies(self) -> tuple:
         """(boundary policy or None when it opens nothing by its kind, deletion policy or None)."""
         boundary = self._build("boundary") if self.config.boundary.name != OPENS_NOTHING else None
-        deletion = self._build("deletion") if self.config.deletion.name != "none" else None
+        deletion = self._build("deletion") if self.config.deletion.name != DELETES_NOTHING else None
         return boundary, deletion
 
     def fit(self, data, trace: bool = True, progress: Callable | None = None, breaks=None) -> FitResult:
@@ -266,10 +266,10 @@ class Pipeline:
         """ConfigError unless the top-down learner can run with this config (``sized``: the
         vocabulary's size must be given, as ``train`` needs; compressing finds one)."""
         name = self.config.learner.name
-        if self.config.pretokenizer == "none":
+        if self.config.pretokenizer == NO_PRETOKENIZER:
             raise ConfigError(f"learner {name!r} learns from word counts: give a pre-tokenizer (--pretokenizer "
                               "metaspace, as sentencepiece splits, or gpt2)")
-        if self.config.boundary.name != OPENS_NOTHING or self.config.deletion.name != "none":
+        if self.config.boundary.name != OPENS_NOTHING or self.config.deletion.name != DELETES_NOTHING:
             raise ConfigError(f"learner {name!r} learns top-down: boundary and deletion policies steer merges")
         if sized and self.config.limits.max_rules is None:
             raise ConfigError(f"learner {name!r}: give the vocabulary's size (--vocab-size)")

@@ -21,6 +21,7 @@ import json
 import attrs
 import numpy as np
 
+from ..contract import NO_PRETOKENIZER
 from ..errors import FormatError
 from ..version import __version__
 from .container import CHECK_BYTES, check_bytes
@@ -181,7 +182,7 @@ class RulesFile:
 
     def _named(self, role: str) -> str:
         section = self.config.get(role, {})
-        name = section.get("name", "none") if isinstance(section, dict) else None
+        name = section.get("name", "none") if isinstance(section, dict) else None  # either role's default
         if not isinstance(name, str):
             raise FormatError(f"rules file: corrupt metadata ('config' must name a {role} as config.{role}.name)")
         return name
@@ -192,7 +193,7 @@ class RulesFile:
         with a pre-tokenizer, the Unicode version its words were split by (``unicode``: the
         pre-tokenizer's, ``text.unicodeclasses.unicode_version()``)."""
         pre = config.get("pretokenizer", {})
-        split = isinstance(pre, dict) and pre.get("name", "none") != "none"
+        split = isinstance(pre, dict) and pre.get("name", NO_PRETOKENIZER) != NO_PRETOKENIZER
         return cls(rules=rules, config=config, chunkpress=__version__, unicode=unicode if split else None, **fields)
 
     def meta(self) -> dict:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ..errors import ChunkpressError, ConfigError, FormatError, InputError, PluginError
 from .base import (
     BYTE_SYMBOLS,
+    DELETES_NOTHING,
     LEARNS_BY_MERGES,
     NO_NORMALIZER,
     NO_PRETOKENIZER,
@@ -105,7 +106,8 @@ def __getattr__(name: str):
 __all__ = [
     # hooks and roles
     "hookimpl", "Scorer", "SplitScorer", "Rewriter", "Coder", "AheadPart", "MergeReport", "BYTE_SYMBOLS", "as_symbols",
-    "BoundaryPolicy", "DeletionPolicy", "Segmenter", "REPLAYS_MERGES", "ScorerInfo", "RewriterInfo", "CoderInfo",
+    "BoundaryPolicy", "DeletionPolicy", "DELETES_NOTHING", "Segmenter", "REPLAYS_MERGES", "ScorerInfo", "RewriterInfo",
+    "CoderInfo",
     "BoundaryInfo", "DeletionInfo", "SegmenterInfo", "NoParams", "Learner", "LEARNS_BY_MERGES", "LearnerInfo", "FirstCompile",
     "PreTokenizer", "PreTokenizerInfo", "NO_PRETOKENIZER", "Normalizer", "NormalizerInfo", "NO_NORMALIZER",
     # errors

@@ -4,6 +4,7 @@ this façade hands them on: they are defined below the engine and the formats, i
 
 from ..contract import (
     BYTE_SYMBOLS,
+    DELETES_NOTHING,
     LEARNS_BY_MERGES,
     NO_NORMALIZER,
     NO_PRETOKENIZER,
@@ -26,4 +27,4 @@ from ..contract import (
 
 __all__ = ["AheadPart", "BYTE_SYMBOLS", "BoundaryPolicy", "Coder", "DeletionPolicy", "MergeReport", "OPENS_NOTHING",
            "REPLAYS_MERGES", "Rewriter", "Scorer", "Segmenter", "Learner", "LEARNS_BY_MERGES", "SplitScorer", "as_symbols",
-           "PreTokenizer", "NO_PRETOKENIZER", "Normalizer", "NO_NORMALIZER"]
+           "PreTokenizer", "NO_PRETOKENIZER", "Normalizer", "NO_NORMALIZER", "DELETES_NOTHING"]

@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from ..contract import BYTE_SYMBOLS, REPLAYS_MERGES
+from ..contract import BYTE_SYMBOLS, NO_PRETOKENIZER, REPLAYS_MERGES
 from ..errors import ChunkpressWarning, FormatError, InputError
 from ..format.container import checksum
 from ..parallel import dask_client
@@ -109,7 +109,7 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
         learned = Tokenizer(result.rules, config.pretokenizer, deletions=result.deletions, boundary=pipe.policies()[0])
         if named is None:  # cut by the merges: the learner's own string, where it learned from the whole text
             return Learned(rules=result.rules, deletions=result.deletions, seconds=time.perf_counter() - t,
-                           symbols=result.symbols if config.pretokenizer == "none" else learned.symbols(data))
+                           symbols=result.symbols if config.pretokenizer == NO_PRETOKENIZER else learned.symbols(data))
         tokenizer = _cut_by(learned, named, result.counts)
     symbols = tokenizer.symbols(data)
     return Learned(rules=tokenizer.rules, deletions=tokenizer.deletions, symbols=symbols,
@@ -144,11 +144,11 @@ def _cut_by(tokenizer: Tokenizer, segmenter: str, counts: np.ndarray) -> Tokeniz
 
 
 def _prefix(tokenizer: Tokenizer, vocab_size: int, data: bytes) -> Tokenizer:
-    """The sweep's tokenizer at ``vocab_size``; one that cuts by likelihood gets the counts of
+    """The sweep's tokenizer at ``vocab_size``; one whose segmenter reads scores gets the counts of
     the text as that prefix's merges cut it (the counts the prefix's own training records),
     not the largest run's, where a token's count is what later merges left of it."""
     smaller = prefix(tokenizer, vocab_size)
-    if smaller.segmenter != "likelihood":
+    if not smaller.cuts_by_scores:
         return smaller
     cut = smaller.with_segmenter(REPLAYS_MERGES).symbols(data, lines=True)  # as train counts the text's words
     counts = np.bincount(cut, minlength=BYTE_SYMBOLS + len(smaller.rules))

@@ -30,7 +30,7 @@ import re
 import attrs
 import numpy as np
 
-from ..contract import BYTE_SYMBOLS, NO_NORMALIZER
+from ..contract import BYTE_SYMBOLS, NO_NORMALIZER, NO_PRETOKENIZER
 from ..errors import ChunkpressError, FormatError
 from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
@@ -378,14 +378,14 @@ def pre_tokenizer_name(pre) -> tuple[str, bool]:
             if found is not None and steps[0] == _split(steps[0]["pattern"]["Regex"]):
                 return found, prefix
     elif isinstance(pre, dict) and pre.get("type") == "ByteLevel":
-        return ("gpt2" if pre.get("use_regex", True) else "none"), bool(pre.get("add_prefix_space", False))
+        return ("gpt2" if pre.get("use_regex", True) else NO_PRETOKENIZER), bool(pre.get("add_prefix_space", False))
     kind = pre.get("type") if isinstance(pre, dict) else pre
     raise FormatError(f"pre-tokenizer {str(kind)[:40]!r} has no chunkpress equivalent; expected ByteLevel "
                       "(with or without its regex), or a Split on \\s+ or on a registered pre-tokenizer's pattern "
                       "(tiktoken's) then ByteLevel")
 
 
-def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | None = None,
+def to_hf_json(rules: np.ndarray, pretokenizer: str = NO_PRETOKENIZER, vocab: HFVocab | None = None,
                units: str | None = None, dropout: float | None = None, normalizer: dict | None = None) -> str:
     """A tokenizer.json for ``rules``: ids are our symbol ids, or HF's own where the dictionary
     was imported (``vocab``), with its added tokens and prefix space; ``units``: a regex that
@@ -427,6 +427,14 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = "none", vocab: HFVocab | N
         "model": model,
     }
     return json.dumps(doc, ensure_ascii=False)
+
+
+def segmenter_of(hf_model: str) -> str:
+    """The registered segmenter that cuts text as HF's model ``hf_model`` does (its ``hf_model``)."""
+    for name in registered("segmenter"):
+        if built("segmenter", name).hf_model == hf_model:
+            return name
+    raise FormatError(f"no installed segmenter cuts text as HF's {hf_model} model does")
 
 
 def normalizer_name(normalizer) -> str:

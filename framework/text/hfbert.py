@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from ..errors import FormatError
-from .hf import MAX_HF_ID, added_tokens_of, is_int, template_of
+from .hf import MAX_HF_ID, added_tokens_of, is_int, segmenter_of, template_of
 from .hfsearched import add_byte_fallback
 
 
@@ -73,7 +73,7 @@ def bert_from_hf(doc: dict, model: dict) -> dict:
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     add_byte_fallback(tokens, ids, None, {}, 0.0, unknown=True)  # a byte no piece covers: [UNK]
     unknown = (unk, model["unk_token"], " " + model["unk_token"])  # decoded as a word of its own
-    return {"tokens": tokens, "ids": ids, "scores": None, "segmenter": "longest-prefix", "pretokenizer": "metaspace",
+    return {"tokens": tokens, "ids": ids, "scores": None, "segmenter": segmenter_of("WordPiece"), "pretokenizer": "metaspace",
             "normalizer": {"name": "bert", "params": _normalizer_params(doc.get("normalizer"))},
             "prefix": "normalizer", "special": special, "unknown": unknown, "unknown_words": True,
             "longest_word": min(longest, MAX_HF_ID), "cleanup": bool((decoder or {}).get("cleanup", True)),

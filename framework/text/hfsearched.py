@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..contract import BYTE_SYMBOLS
+from ..contract import BYTE_SYMBOLS, NO_PRETOKENIZER
 from ..errors import FormatError
 from ..format.rulesfile import check_scores
 from .hf import (
@@ -26,6 +26,7 @@ from .hf import (
     byte_to_unicode,
     is_int,
     pre_tokenizer_name,
+    segmenter_of,
     template_of,
 )
 
@@ -44,7 +45,7 @@ def _searched_pre_tokenizer(pretokenizer: str, add_prefix_space: bool = False) -
     does not start with one (after the split only the first piece can lack it)."""
     if pretokenizer == "metaspace":
         split = {"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithNext", "invert": False}
-        return {"type": "Sequence", "pretokenizers": [split, byte_level_pre_tokenizer("none", add_prefix_space)]}
+        return {"type": "Sequence", "pretokenizers": [split, byte_level_pre_tokenizer(NO_PRETOKENIZER, add_prefix_space)]}
     return byte_level_pre_tokenizer(pretokenizer, add_prefix_space)
 
 
@@ -78,7 +79,7 @@ def _unused(i: int) -> str:
     return f"<unused {i}>"
 
 
-def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, pretokenizer: str,
+def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, hf_model: str | None, pretokenizer: str,
                    scores: list[float] | None = None, vocab: HFVocab | None = None) -> str:
     """A tokenizer.json for a vocabulary cut by search, not by merges: ``likelihood`` as HF's
     Unigram model (Viterbi over ``scores``; an id no token has is an unused piece, as HF numbers
@@ -92,7 +93,7 @@ def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, pretoken
     special = vocab.special if vocab is not None else ()
     added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
               "special": True} for c, i in special]
-    if segmenter == "likelihood":
+    if hf_model == "Unigram":
         if scores is None:
             raise FormatError("a likelihood vocabulary needs its tokens' log-probabilities to be exported")
         floor = min(scores, default=0.0) - UNKNOWN_BELOW
@@ -100,7 +101,7 @@ def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, pretoken
         for text, i, score in zip(spelled, ids, scores, strict=True):
             pieces[i] = [text, float(score)]
         model: dict = {"type": "Unigram", "unk_id": None, "byte_fallback": False, "vocab": pieces}
-    elif segmenter == "longest-prefix":
+    elif hf_model == "WordPiece":
         words = {s: i for s, i in zip(spelled, ids, strict=True)}
         words.update({CONTINUES + s: i for s, i in zip(spelled, ids, strict=True)})
         model = {"type": "WordPiece", "unk_token": spelled[0], "continuing_subword_prefix": CONTINUES,
@@ -110,7 +111,7 @@ def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, pretoken
                           "Unigram's likelihood and WordPiece's longest prefix; 'likelihood' is HF's Unigram)")
     always = vocab is not None and vocab.prefix_always
     decoders: list[dict] = [{"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}]
-    if segmenter == "longest-prefix":  # HF may spell an id either way: the mark goes before the bytes return
+    if hf_model == "WordPiece":  # HF may spell an id either way: the mark goes before the bytes return
         decoders.insert(0, {"type": "Replace", "pattern": {"String": CONTINUES}, "content": ""})
     if always:  # as sentencepiece decodes: the dummy prefix off the text's start again
         decoders.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
@@ -225,7 +226,7 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
         check_scores(scores, "HF Unigram model")
         floor = min(scores, default=0.0) - UNKNOWN_BELOW
         found["fused_id"] = unk
-        segmenter = "likelihood"
+        segmenter = segmenter_of("Unigram")
     else:
         vocab = model.get("vocab")
         mark = model.get("continuing_subword_prefix") or ""
@@ -253,7 +254,7 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
         found["longest_word"] = None if longest >= LONGEST_WORD else min(longest, MAX_HF_ID)
         found["longest_in_bytes"] = byte_level
         floor = 0.0
-        segmenter = "longest-prefix"
+        segmenter = segmenter_of("WordPiece")
     add_byte_fallback(tokens, ids, scores, bytes_at, floor)
     if not all(0 <= i <= MAX_HF_ID for i in ids):
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")

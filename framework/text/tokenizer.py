@@ -120,7 +120,7 @@ class Tokenizer:
     each token's log-probability in ``scores`` where known). ``meta``: the rest of its rules
     file, kept by ``save``."""
 
-    def __init__(self, rules, pretokenizer: str = "none", hf=None, meta: RulesFile | None = None, *,
+    def __init__(self, rules, pretokenizer: str = NO_PRETOKENIZER, hf=None, meta: RulesFile | None = None, *,
                  deletions=None, boundary: BoundaryPolicy | None = None, segmenter: str = REPLAYS_MERGES,
                  vocabulary=None, scores=None, normalizer: str = NO_NORMALIZER, normalizer_params: dict | None = None):
         self.rules = np.ascontiguousarray(rules, dtype=np.int64).reshape(-1, 2)
@@ -129,7 +129,7 @@ class Tokenizer:
             np.ascontiguousarray(deletions, dtype=np.int64).reshape(-1, 2)
         deletion_steps(self.rules, self.deletions)  # validates: in order, of symbols made and unused after
         self.pretokenizer = check_name(pretokenizer)
-        if boundary is not None and self.pretokenizer == "none":
+        if boundary is not None and self.pretokenizer == NO_PRETOKENIZER:
             raise ConfigError("a boundary policy opens pre-token boundaries: give a pre-tokenizer")
         self.boundary = boundary
         self.hf = hf
@@ -145,6 +145,8 @@ class Tokenizer:
         #: whether ``decode`` gives back every text ``encode`` is given: its bytes kept, and no
         #: byte an unknown piece stands for
         self.is_lossless: bool = self.keeps_bytes and (hf is None or hf.unknown is None)
+        #: whether its segmenter cuts by the tokens' scores (a sweep gives each size its own)
+        self.cuts_by_scores: bool = self._segmenter().needs_scores
         if self._replays() and self.vocabulary is not None:
             raise ConfigError("a vocabulary narrower than the rules' symbols cannot replay the rules' merges: give "
                               "a segmenter that searches it (longest-prefix, fewest-tokens, likelihood)")
@@ -156,7 +158,7 @@ class Tokenizer:
         ``segmenter``: another way to cut text than the file records."""
         source = RulesFile.from_bytes(data)
         pre = source.pretokenizer
-        if pre != "none" and not decoding:
+        if pre != NO_PRETOKENIZER and not decoding:
             check_unicode_version(source.unicode)
         hf = HFVocab.from_meta(source.hf, BYTE_SYMBOLS + len(source.rules)) if source.hf is not None else None
         if hf is not None:
@@ -255,7 +257,8 @@ class Tokenizer:
             ids = self.hf.ids[symbols] if self.hf is not None else symbols
             scores = self.scores if self.vocabulary is not None or self.scores is None else self.scores[symbols]
             return to_hf_searched([expand(self.rules, [s]) for s in symbols.tolist()], ids.tolist(), self.segmenter,
-                                  self.pretokenizer, None if scores is None else scores.tolist(), self.hf)
+                                  self._segmenter().hf_model, self.pretokenizer,
+                                  None if scores is None else scores.tolist(), self.hf)
         units = None
         if self.boundary is not None:
             units = self.boundary.hf_units(self.pretokenizer)
@@ -272,7 +275,7 @@ class Tokenizer:
             kept["config"]["normalizer"] = {"name": self.normalizer,
                                             **({"params": self.normalizer_params} if self.normalizer_params else {})}
         kept.update(rules=self.rules, hf=self.hf.to_meta() if self.hf is not None else None,
-                    unicode=unicode_version() if self.pretokenizer != "none" else None,
+                    unicode=unicode_version() if self.pretokenizer != NO_PRETOKENIZER else None,
                     chunkpress=kept.get("chunkpress") or __version__,
                     deletions=self.deletions.tolist() if self.deletions.size else None,
                     segmenter=None if self._replays() else self.segmenter,
@@ -416,7 +419,7 @@ class Tokenizer:
         and what an archive codes. ``lines``: with a pre-tokenizer, each line (its newline
         included) is pre-tokenized on its own, as ``train`` counts a file's words."""
         arr = as_symbols(data if self._rewrite.lossless else self._rewrite.normalize(bytes(data)))
-        lines = lines and self.pretokenizer != "none"
+        lines = lines and self.pretokenizer != NO_PRETOKENIZER
         ends = np.unique(np.concatenate([np.flatnonzero(arr == 10) + 1, [arr.size]])) if lines else None
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
             return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer, lines=lines), piece_ends=ends)
@@ -454,7 +457,7 @@ class Tokenizer:
         arr = np.frombuffer(b"".join(datas), dtype=np.uint8)
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
             breaks = pretoken_breaks(arr, self.pretokenizer, pieces=ends) \
-                if len(datas) > 1 or self.pretokenizer != "none" else None
+                if len(datas) > 1 or self.pretokenizer != NO_PRETOKENIZER else None
             symbols = self._encode_words(arr, breaks, piece_ends=ends, sampling=sampling)
         lengths = symbol_lengths(self.rules)[symbols]
         stops = np.cumsum(lengths, dtype=np.int64)
@@ -501,7 +504,7 @@ class Tokenizer:
         limit = work_limit(ENCODE_BYTES_PER_BYTE)
         sampling = {k: v for k, v in sampling.items() if v is not None}
         seed = seed if seed is not None or not sampling else int(np.random.default_rng().integers(0, 1 << 62))
-        if self.pretokenizer == "none" or (self.hf is not None and self.hf.add_prefix_space):
+        if self.pretokenizer == NO_PRETOKENIZER or (self.hf is not None and self.hf.add_prefix_space):
             pieces: Iterable[bytes] = [read_rest(stream, "", b"", limit)]
         else:
             special = tuple(content.encode() for content, _ in self.hf.special) if self.hf is not None else ()

@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 from numpy.lib import recfunctions
 
-from ..contract import BYTE_SYMBOLS
+from ..contract import BYTE_SYMBOLS, NO_PRETOKENIZER
 from ..engine.learner import FitResult
 from ..errors import ChunkpressError, ConfigError, InputError, PluginError
 from ..fileio import file_size, files_under, open_input, read_input
@@ -113,7 +113,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
                           "sizes are its prefixes")
     held = read_input(held_out, work_limit(ENCODE_BYTES_PER_BYTE)) if held_out else None
     held = pipeline.normalizer.normalize(held) if held is not None else None  # as the training text was
-    if pipeline.config.pretokenizer != "none":
+    if pipeline.config.pretokenizer != NO_PRETOKENIZER:
         counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
         words = WordCounts.merge([w for *_, w in counted])
         sources = [c[:3] for c in counted]
@@ -263,7 +263,7 @@ def _whole_text(inputs: Sequence[str], special: tuple[bytes, ...], normalizer):
         cuts += [*(inner + at).tolist(), at + len(kept)]
         at += len(kept)
     text = b"".join(texts)
-    return sources, text, pretoken_breaks(np.frombuffer(text, dtype=np.uint8), "none", pieces=cuts)
+    return sources, text, pretoken_breaks(np.frombuffer(text, dtype=np.uint8), NO_PRETOKENIZER, pieces=cuts)
 
 
 class _Normalized:
@@ -321,7 +321,7 @@ def merges_of_text(pipeline, data: bytes, trace: bool = False, progress: Callabl
     """The merge engine's rules for one text, as :func:`train` learns them from a file of it:
     with a pre-tokenizer, from its words counted line by line, as HF's trainer reads files (the
     result's ``symbols`` left empty: cut the text with a tokenizer); without, from the whole."""
-    if pipeline.config.pretokenizer == "none":
+    if pipeline.config.pretokenizer == NO_PRETOKENIZER:
         return pipeline.fit(data, trace=trace, progress=progress)
     words = count_words(data, pipeline.config.pretokenizer, lines=True, boundary=pipeline.policies()[0])
     return pipeline.fit_words(words, trace=trace, progress=progress, symbols=False)

@@ -319,6 +319,8 @@ class BestPair(Segmenter):
 class LongestPrefix(Segmenter):
     """WordPiece's MaxMatch: the longest token that starts what is left of the unit."""
 
+    hf_model = "WordPiece"
+
     def segment(self, vocabulary, buf, offsets, out):
         counts = np.zeros(offsets.size - 1, dtype=np.int64)
         longest_prefix(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, out, counts)
@@ -369,6 +371,7 @@ class Likelihood(FewestTokens):
     by_likelihood = True
     needs_scores = True
     samples_lattice = True
+    hf_model = "Unigram"
 
     def segment(self, vocabulary, buf, offsets, out):
         if not vocabulary.has_scores:
