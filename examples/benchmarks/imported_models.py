@@ -16,21 +16,13 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
+
+from processes import median_of
 
 HERE = Path(__file__).resolve().parent
 SIZE = 8_000
 TRAIN_BYTES = 2_000_000
-
-
-def median_of(function, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return sorted(times)[repeats // 2]
 
 
 def _bert_rows(tmp: Path, lines: list[str], text: str) -> list[tuple]:

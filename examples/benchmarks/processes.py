@@ -12,6 +12,16 @@ import time
 from pathlib import Path
 
 
+def median_of(function, repeats: int = 3) -> float:
+    """The median wall seconds of ``repeats`` calls of ``function`` in this process."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - started)
+    return sorted(times)[repeats // 2]
+
+
 def timed(cmd: list[str], stdout=None) -> tuple[float, int, str]:
     """(wall seconds, peak RSS in bytes, the process's stderr) of ``cmd``; exits if it fails."""
     t = time.perf_counter()

@@ -22,17 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from processes import median_of
+
 HERE = Path(__file__).resolve().parent
 SIZE = 32_000
-
-
-def median_of(function, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return sorted(times)[repeats // 2]
 
 
 def main() -> None:

@@ -296,15 +296,28 @@ def best_pair(buf, offsets, keys, children, token, logp, start, size, node_of, l
         counts[u] = n
 
 
+def _scored(vocabulary, segmenter: str) -> None:
+    """ConfigError where ``vocabulary`` has no scores for ``segmenter`` to read."""
+    if not vocabulary.has_scores:
+        raise ConfigError(f"segmenter {segmenter!r} needs the tokens' log-probabilities, and this vocabulary has "
+                          "none (train with this version, or choose another --segmenter)")
+
+
+def _path_scratch(offsets, dtype=np.float64):
+    """A best-path search's scratch for units up to the longest one: scores (``dtype``), the
+    back links' lengths and tokens, and each unit's count of tokens."""
+    longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
+    return (np.zeros(longest + 1, dtype=dtype), np.zeros(longest + 1, dtype=np.int64),
+            np.zeros(longest + 1, dtype=np.int64), np.zeros(offsets.size - 1, dtype=np.int64))
+
+
 class BestPair(Segmenter):
     """sentencepiece's BPE inference: the adjacent pair spelling the best-scored token first."""
 
     needs_scores = True
 
     def segment(self, vocabulary, buf, offsets, out):
-        if not vocabulary.has_scores:
-            raise ConfigError("segmenter 'best-pair' needs the tokens' scores, and this vocabulary has none "
-                              "(choose another --segmenter)")
+        _scored(vocabulary, "best-pair")
         longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
         start, size, node_of = np.zeros((3, longest + 1), dtype=np.int64)
         links = np.zeros((2, longest + 1), dtype=np.int64)
@@ -333,10 +346,7 @@ class FewestTokens(Segmenter):
     by_likelihood = False
 
     def segment(self, vocabulary, buf, offsets, out):
-        longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
-        score = np.zeros(longest + 1)
-        back_len, back_tok = np.zeros(longest + 1, dtype=np.int64), np.zeros(longest + 1, dtype=np.int64)
-        counts = np.zeros(offsets.size - 1, dtype=np.int64)
+        score, back_len, back_tok, counts = _path_scratch(offsets)
         best_path(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, vocabulary.logp,
                   self.by_likelihood, score, back_len, back_tok, out, counts)
         return counts
@@ -352,13 +362,8 @@ class SentencepieceLikelihood(Segmenter):
     whole_text = True
 
     def segment(self, vocabulary, buf, offsets, out):
-        if not vocabulary.has_scores:
-            raise ConfigError("segmenter 'likelihood-f32' needs the tokens' log-probabilities, and this vocabulary "
-                              "has none (choose another --segmenter)")
-        longest = int(np.diff(offsets).max()) if offsets.size > 1 else 0
-        score = np.zeros(longest + 1, dtype=np.float32)
-        back_len, back_tok = np.zeros(longest + 1, dtype=np.int64), np.zeros(longest + 1, dtype=np.int64)
-        counts = np.zeros(offsets.size - 1, dtype=np.int64)
+        _scored(vocabulary, "likelihood-f32")
+        score, back_len, back_tok, counts = _path_scratch(offsets, np.float32)
         unknown = float(vocabulary.logp[vocabulary.token >= 0].min()) if (vocabulary.token >= 0).any() else 0.0
         sentencepiece_path(buf, offsets, vocabulary.keys, vocabulary.children, vocabulary.token, vocabulary.logp,
                            unknown, score, back_len, back_tok, out, counts)
@@ -374,7 +379,5 @@ class Likelihood(FewestTokens):
     hf_model = "Unigram"
 
     def segment(self, vocabulary, buf, offsets, out):
-        if not vocabulary.has_scores:
-            raise ConfigError("segmenter 'likelihood' needs the tokens' log-probabilities, and this vocabulary has "
-                              "none (train with this version, or choose another --segmenter)")
+        _scored(vocabulary, "likelihood")
         return super().segment(vocabulary, buf, offsets, out)
