@@ -333,6 +333,11 @@ class PreTokenizer:
     file, the text between added tokens): ``split`` is given their ends and must not look past
     one (a lookahead at a piece's end sees the end of the text)."""
 
+    #: True where a file is read as sentencepiece reads it, a sentence a line: ``train`` puts a
+    #: space before each line that is not empty, in place of its line break (the dummy prefix,
+    #: so a line's first word is counted as every other), and a tokenizer trained so puts one
+    #: before each text it encodes, which ``decode`` takes off again
+    sentences: bool = False
     #: HF tokenizers' ``Split`` pattern that cuts text as this does (behavior ``Isolated``,
     #: before a ByteLevel that splits nothing more), written by ``export-hf`` and recognised
     #: by ``import-hf``; None where the pre-tokenizer has its own HF form or none

@@ -294,8 +294,7 @@ class Pipeline:
         (or the configured one, where one is). Without ``max_rules`` it learns as many tokens as
         the merge engine, driven by the configured scorer, learns from the same text."""
         from .text.tokenizer import Tokenizer  # numba: the segmenters' kernels
-        from .text.training import learn_top_down  # numba: the learners and the merge engine
-        from .text.wordcounts import count_words  # numba: the pre-tokenizers
+        from .text.training import learn_top_down, text_words  # numba: the learners, the engine, the pre-tokenizers
 
         self.check_top_down(sized=False)
         pipe = self
@@ -305,7 +304,7 @@ class Pipeline:
             learned = len(merges.fit(data, trace=False, progress=progress).rules)
             pipe = Pipeline(attrs.evolve(self.config, limits=attrs.evolve(self.config.limits, max_rules=max(1, learned))),
                             self.registry)
-        words = count_words(data, self.config.pretokenizer)
+        words = text_words(pipe, data)
         rules_file, _, _ = learn_top_down(pipe, words, [("<data>", len(data), container.checksum(data))])
         tokenizer = Tokenizer.from_rules_file(rules_file.to_bytes())
         return tokenizer if self.replays_merges else tokenizer.with_segmenter(self.config.segmenter.name)

@@ -28,9 +28,10 @@ def _spaced(text: bytes) -> bytes:
 
 @pytest.fixture(scope="module")
 def unigram(tmp_path_factory):
-    """A Unigram LM of alice29's first four fifths (metaspace words, 1,000 tokens), by the CLI."""
+    """A Unigram LM of alice29's first four fifths (metaspace words, 1,000 tokens), by the CLI,
+    from the plain file: a sentence a line, as sentencepiece reads it."""
     folder = tmp_path_factory.mktemp("unigram")
-    (folder / "train.txt").write_bytes(_spaced(TRAIN))
+    (folder / "train.txt").write_bytes(TRAIN)
     rules = folder / "uni.rules"
     assert main(["train", str(folder / "train.txt"), "--learner", "unigram", "--pretokenizer", "metaspace",
                  "--vocab-size", "1000", "--rules", str(rules), "-q"]) == 0
@@ -64,7 +65,7 @@ def test_unigram_cuts_held_out_text_as_sentencepiece_s_trainer_does(unigram, tmp
     lines = [line for line in HELD.decode("utf-8").splitlines() if line]
     theirs = sum(len(ids) for ids in sp.encode(lines))
     tok = Tokenizer.from_file(unigram)
-    ours = sum(len(e.ids) for e in tok.encode_batch([" " + line for line in lines]))
+    ours = sum(len(e.ids) for e in tok.encode_batch(lines))  # a space before each, as sentencepiece's prefix
     assert 0.95 * theirs < ours < 1.03 * theirs, (ours, theirs)
 
 
@@ -339,3 +340,24 @@ def test_a_metaspace_tokenizer_encodes_a_stream_as_the_whole(registry, monkeypat
     monkeypatch.setattr(tokenizer_module, "DEFAULT_SHARD_SIZE", 1024)
     pieces = list(tok.ids_of_stream(io.BytesIO(TEXT)))
     assert len(pieces) > 10 and np.array_equal(np.concatenate(pieces), whole)
+
+
+def test_metaspace_reads_a_plain_file_a_sentence_a_line(tmp_path):
+    """A plain file trains the vocabulary that its lines, each after a space and no line break,
+    train: sentencepiece's words, with no preprocessing (its trainer reads a line as a
+    sentence with a dummy prefix); the tokenizer puts that space before each text it encodes
+    and takes it off when it decodes."""
+    lines = TRAIN.decode("utf-8").replace("\r", "").split("\n")
+    (tmp_path / "plain.txt").write_text("\n".join(lines))
+    (tmp_path / "spaced.txt").write_text("".join(" " + line for line in lines if line))
+    for name in ("plain", "spaced"):
+        assert main(["train", str(tmp_path / f"{name}.txt"), "--learner", "unigram", "--pretokenizer", "metaspace",
+                     "--vocab-size", "600", "--rules", str(tmp_path / f"{name}.rules"), "-q"]) == 0
+    plain, spaced = (RulesFile.from_bytes((tmp_path / f"{n}.rules").read_bytes()) for n in ("plain", "spaced"))
+    # the spaced file is one sentence: one word more (its own dummy prefix), so the scores move a hair
+    assert plain.vocabulary == spaced.vocabulary and np.allclose(plain.scores, spaced.scores, atol=1e-3)
+    # no token holds a line break ("Ċ" in GPT-2's byte characters) with anything else
+    assert not any("Ċ" in token and len(token) > 1 for token in Tokenizer.from_file(tmp_path / "plain.rules").get_vocab())
+    tok = Tokenizer.from_file(tmp_path / "plain.rules")
+    enc = tok.encode("Alice was beginning")
+    assert enc.tokens[0].startswith("Ġ") and tok.decode(enc.ids) == "Alice was beginning"

@@ -218,8 +218,7 @@ def test_a_sweep_learns_a_top_down_vocabulary_at_each_size_and_cuts_by_the_named
     learner's sweep (`train --vocab-size 400,700`, one pruning run), a merge vocabulary's
     prefix cut by the segmenter (by likelihood with the counts that prefix's own training
     records)."""
-    from chunkpress.text.training import learn_top_down_sizes
-    from chunkpress.text.wordcounts import count_words
+    from chunkpress.text.training import learn_top_down_sizes, text_words
 
     (tmp_path / "study.toml").write_text(TOP_DOWN)
     rows = run_study(load_study(tmp_path / "study.toml"), tmp_path / "out", progress=None)
@@ -227,7 +226,7 @@ def test_a_sweep_learns_a_top_down_vocabulary_at_each_size_and_cuts_by_the_named
     text = read("alice29.txt")
     found = {(r["variant"], r["vocab_size"]): r for r in rows}
     pipe = Pipeline.from_config(pretokenizer="metaspace", learner="unigram", limits={"max_rules": 700 - 256})
-    sweep, _ = learn_top_down_sizes(pipe, count_words(text, "metaspace", lines=True), [("alice", 0, "")], [400, 700])
+    sweep, _ = learn_top_down_sizes(pipe, text_words(pipe, text), [("alice", 0, "")], [400, 700])
     for size, (rules_file, _) in zip((400, 700), sweep, strict=True):
         unigram = Tokenizer.from_rules_file(rules_file.to_bytes())
         assert found["Unigram", size]["tokens"] == unigram.symbols(text).size

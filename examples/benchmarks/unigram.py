@@ -6,8 +6,9 @@ English they did not see (the last 1 MB of it, and 1 MB of en_mix_100MB from 60 
 lines). sentencepiece runs with its settings for this comparison: unigram, identity
 normalisation, byte fallback, character coverage 1.0, extra white space kept, 2 threads, each
 line a sentence with its dummy prefix (``▁`` before the first word). chunkpress reads the same
-words: each line's break becomes a space, so its ``metaspace`` words are sentencepiece's
-``▁``-words, counted once each.
+file as it is: ``metaspace`` reads a file a sentence a line (a space before each line, its break
+gone), so its words are sentencepiece's ``▁``-words, counted once each, and its tokenizer puts
+the same space before each line it encodes.
 
 Each trainer runs in a process of its own, timed by its CPU seconds (user + system) and peak
 RSS (GNU time). Held out, both encode line by line: the tokens, and the log-likelihood per byte
@@ -97,8 +98,7 @@ def ours_held(rules: str, lines: list[str]) -> tuple[int, float]:
     import chunkpress
 
     tok = chunkpress.Tokenizer.from_file(rules)
-    # sentencepiece's dummy prefix: a space before a line, none for an empty line (no tokens)
-    found = tok.encode_batch([" " + line if line else "" for line in lines])
+    found = tok.encode_batch(lines)  # its own dummy prefix before each line, as sentencepiece's
     ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in found])
     return int(ids.size), float(tok.scores[ids].sum())
 
@@ -113,10 +113,8 @@ def whole_hundred(corpus: Path) -> None:
     """Both trainers at 8k on the whole of en_mix_100MB: CPU seconds and peak RSS."""
     source = corpus / "en_mix_100MB.txt"
     with tempfile.TemporaryDirectory() as tmp:
-        spaced = Path(tmp) / "spaced.txt"
-        spaced.write_bytes(source.read_bytes().replace(b"\n", b" "))
         sp_run = measured([sys.executable, "-c", SP_TRAIN, str(source), str(Path(tmp) / "sp"), "8000"])
-        ours_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(spaced), "--learner", "unigram",
+        ours_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(source), "--learner", "unigram",
                              "--pretokenizer", "metaspace", "--vocab-size", "8000", "--rules",
                              str(Path(tmp) / "u.rules"), "-q", "-f"])
     rows = ["", f"The whole of en_mix_100MB at 8k ({time.strftime('%Y-%m-%d')}):", "",
@@ -147,12 +145,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         (tmp_path / "train.txt").write_bytes(train)
-        (tmp_path / "spaced.txt").write_bytes(train.replace(b"\n", b" "))
         for size in [int(s) for s in a.sizes.split(",")]:
             model = str(tmp_path / f"sp{size}")
             sp_run = measured([sys.executable, "-c", SP_TRAIN, str(tmp_path / "train.txt"), model, str(size)])
             rules = str(tmp_path / f"ours{size}.rules")
-            ours_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(tmp_path / "spaced.txt"),
+            ours_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(tmp_path / "train.txt"),
                                  "--learner", "unigram", "--pretokenizer", "metaspace", "--vocab-size", str(size),
                                  "--rules", rules, "-q", "-f"])
             for name, held in helds.items():
@@ -173,7 +170,7 @@ def main() -> None:
                     "| size | run | CPU s | peak RSS MB | held-out text | tokens | vs the lone run |",
                     "|---|---|---:|---:|---|---:|---:|"]
             sweep = str(tmp_path / "sweep.rules")
-            sweep_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(tmp_path / "spaced.txt"),
+            sweep_run = measured([sys.executable, "-m", "chunkpress.cli", "train", str(tmp_path / "train.txt"),
                                   "--learner", "unigram", "--pretokenizer", "metaspace", "--vocab-size",
                                   ",".join(map(str, sizes)), "--rules", sweep, "-q", "-f"])
             for size in sizes:

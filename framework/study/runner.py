@@ -31,7 +31,7 @@ from ..pipeline import Pipeline, decode_archive
 from ..plugin.registry import Registry, default_registry
 from ..progress import Progress
 from ..text.metrics import measure as token_metrics
-from ..text.metrics import prefix
+from ..text.metrics import prefix, tokens_of
 from ..text.tokenizer import Tokenizer, estimated_scores
 from ..version import __version__
 from .isolation import run_isolated
@@ -92,10 +92,9 @@ def _learn(pipe: Pipeline, rules_path, data: bytes, vocab_sizes: tuple = ()) -> 
         tokenizer = Tokenizer.from_rules_file(Path(rules_path).read_bytes(), segmenter=named)
     elif pipe.learns_top_down:
         # numba (word counting, the learners' kernels): top-down rows only
-        from ..text.training import learn_top_down_sizes
-        from ..text.wordcounts import count_words
+        from ..text.training import learn_top_down_sizes, text_words
 
-        words = count_words(data, config.pretokenizer, lines=True)
+        words = text_words(pipe, data)
         made, _ = learn_top_down_sizes(pipe, words, [("dataset", len(data), checksum(data))],
                                        list(vocab_sizes) or None)
         tokenizers = [Tokenizer.from_rules_file(rules_file.to_bytes(), segmenter=named) for rules_file, _ in made]
@@ -215,7 +214,8 @@ def measure(config, rules_path, data: bytes, registry: Registry, fitted: Learned
     if data:
         row.update(_token_metrics(symbols, data, ids))
     if held_out and tokenizer is not None:
-        row["held_out"] = {name: _token_metrics(tokenizer.symbols(text), text, ids) for name, text in held_out.items()}
+        row["held_out"] = {name: _token_metrics(tokens_of(tokenizer, text)[0], text, ids)
+                           for name, text in held_out.items()}
     return row, shared
 
 

@@ -91,6 +91,14 @@ def prefix(tokenizer, size: int):
                      normalizer_params=tokenizer.normalizer_params)
 
 
+def tokens_of(tokenizer, text: bytes) -> tuple[np.ndarray, int]:
+    """The tokens a held-out text is measured by, as ``encode`` gives them to a user (its ids,
+    with what the tokenizer puts before a text), and how many ids there are."""
+    if tokenizer.hf is None:
+        return np.asarray(tokenizer.symbols(text), dtype=np.int64), BYTE_SYMBOLS + len(tokenizer.rules)
+    return np.asarray(tokenizer.encode(text).id_array, dtype=np.int64), tokenizer.vocab_size
+
+
 def evaluate(tokenizer, texts: dict[str, bytes], vocab_sizes=(), alpha: float = DEFAULT_ALPHA) -> list[dict]:
     """One row per (text, vocabulary size) with :data:`COLUMNS`: ``tokenizer`` a Tokenizer or
     a rules file's path, ``texts`` maps a name to UTF-8 text; no ``vocab_sizes``: the whole
@@ -109,10 +117,9 @@ def evaluate(tokenizer, texts: dict[str, bytes], vocab_sizes=(), alpha: float = 
     rows = []
     for name, text in texts.items():
         for size, tok in tokenizers:
-            symbols = tok.symbols(text) if tok.hf is None else tok.encode(text).id_array
-            used = BYTE_SYMBOLS + len(tok.rules) if tok.hf is None else tok.vocab_size
+            symbols, used = tokens_of(tok, text)
             row = {"text": name, "vocab_size": size or tok.get_vocab_size(), "segmenter": tok.segmenter}
-            row.update(measure(np.asarray(symbols, dtype=np.int64), text, used, alpha))
+            row.update(measure(symbols, text, used, alpha))
             rows.append(row)
     return rows
 

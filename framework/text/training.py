@@ -28,9 +28,10 @@ from ..format.rulesfile import RulesFile
 from ..progress import Progress
 from .hf import UNKNOWN_BELOW, HFVocab
 from .pretokenize import pretoken_breaks
+from .pretokenizers import pretokenizer
 from .unicodeclasses import unicode_version
 from .vocabulary import rules_for_pieces, spellings
-from .wordcounts import WordCounts, count_stream, count_words, cut_special
+from .wordcounts import WordCounts, count_stream, count_words, cut_special, read_as_sentences
 
 #: ``meter(label, total, unit=..., unit_scale=...)``: a progress meter (``update(done, **status)``,
 #: ``rules(rules, n, bits)``, a context manager); the default shows nothing
@@ -113,6 +114,8 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
                           "sizes are its prefixes")
     held = read_input(held_out, work_limit(ENCODE_BYTES_PER_BYTE)) if held_out else None
     held = pipeline.normalizer.normalize(held) if held is not None else None  # as the training text was
+    if held is not None and pretokenizer(pipeline.config.pretokenizer).sentences:
+        held = read_as_sentences(held)
     if pipeline.config.pretokenizer != NO_PRETOKENIZER:
         counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
         words = WordCounts.merge([w for *_, w in counted])
@@ -216,7 +219,8 @@ def learn_top_down_sizes(pipeline, words: WordCounts, sources, vocab_sizes: list
             blake2b=sources[0][2] if len(sources) == 1 else checksum("".join(d for _, _, d in sources).encode()),
             sources=[{"name": n, "length": k, "blake2b": d} for n, k, d in sources] if len(sources) > 1 else None,
             learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
-            hf=_numbered(rules, ids[order], tokens), segmenter=segmenter, vocabulary=ids[order].tolist(),
+            hf=_numbered(rules, ids[order], tokens, pretokenizer(pipeline.config.pretokenizer).sentences),
+            segmenter=segmenter, vocabulary=ids[order].tolist(),
             scores=None if log_probs is None else log_probs[order].tolist())
         made.append((rules_file, len(vocabulary)))
     return made, seconds
@@ -308,7 +312,8 @@ def _count_words(pipeline, path: str, special, workers, scheduler, meter):
             read = Hashed(stream) if pipeline.normalizer.lossless else _Normalized(Hashed(stream), pipeline.normalizer)
             words = count_stream(read, pipeline.config.pretokenizer, workers=workers, scheduler=scheduler,
                                  progress=progress.update, lines=True, special=special,
-                                 boundary=pipeline.policies()[0])
+                                 boundary=pipeline.policies()[0],
+                                 sentences=pretokenizer(pipeline.config.pretokenizer).sentences)
     except ChunkpressError as exc:
         raise type(exc)(f"{'<stdin>' if path == '-' else path}: {exc}") from None
     finally:
@@ -323,18 +328,28 @@ def merges_of_text(pipeline, data: bytes, trace: bool = False, progress: Callabl
     result's ``symbols`` left empty: cut the text with a tokenizer); without, from the whole."""
     if pipeline.config.pretokenizer == NO_PRETOKENIZER:
         return pipeline.fit(data, trace=trace, progress=progress)
-    words = count_words(data, pipeline.config.pretokenizer, lines=True, boundary=pipeline.policies()[0])
-    return pipeline.fit_words(words, trace=trace, progress=progress, symbols=False)
+    return pipeline.fit_words(text_words(pipeline, data), trace=trace, progress=progress, symbols=False)
 
 
-def _numbered(rules, vocabulary: np.ndarray, special: tuple[bytes, ...]):
+def text_words(pipeline, data: bytes) -> WordCounts:
+    """The word counts of one text, as :func:`train` counts a file of it: line by line, as
+    HF's trainer reads files, and a sentence a line where the pre-tokenizer reads so. Every
+    learner's counts of a text come from here (a study's, ``compress --learner``'s)."""
+    if pretokenizer(pipeline.config.pretokenizer).sentences:
+        data = read_as_sentences(data)
+    return count_words(data, pipeline.config.pretokenizer, lines=True, boundary=pipeline.policies()[0])
+
+
+def _numbered(rules, vocabulary: np.ndarray, special: tuple[bytes, ...], prefixed: bool = False):
     """The rules file's ``hf`` entry for a vocabulary learned top-down: its tokens numbered
     0, 1, ... in symbol order (the symbols that only spell a longer token get none), the added
-    tokens after them, so that ids run as an embedding table's rows."""
+    tokens after them, so that ids run as an embedding table's rows; ``prefixed``: learned a
+    sentence a line, it puts a space before each text it encodes (sentencepiece's dummy prefix)."""
     ids = np.full(BYTE_SYMBOLS + len(rules), -1, dtype=np.int64)
     ids[vocabulary] = np.arange(vocabulary.size)
     return HFVocab(ids=ids, special=tuple((t.decode("utf-8", "surrogateescape"), vocabulary.size + k)
-                                          for k, t in enumerate(special))).to_meta()
+                                          for k, t in enumerate(special)),
+                   add_prefix_space=prefixed, prefix_always=prefixed).to_meta()
 
 
 def _added_vocab(rules, special: tuple[bytes, ...]):

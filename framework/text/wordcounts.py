@@ -377,19 +377,38 @@ def shards(stream: Readable, size: int, special: tuple[bytes, ...] = (), limit: 
             return
 
 
+def read_as_sentences(data: bytes) -> bytes:
+    """``data`` read a sentence a line, as sentencepiece reads a file: each line that is not
+    empty after a space (its dummy prefix), the line breaks gone."""
+    data = data.lstrip(b"\n")
+    if not data:
+        return b""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    breaks = arr == 10
+    gone = breaks.copy()  # a break before another (an empty line) or at the end: nothing to prefix
+    gone[:-1] &= breaks[1:]
+    gone[-1] = breaks[-1]
+    kept = arr[~gone]
+    kept[kept == 10] = 32  # each other break: the next line's dummy prefix
+    return b" " + kept.tobytes()
+
+
 def count_stream(stream: Readable, pretokenizer: str, shard_size: int = DEFAULT_SHARD_SIZE,
                  workers: int | None = None, scheduler: str | None = None,
                  progress: Callable[[int], None] | None = None, lines: bool = False,
-                 special: tuple[bytes, ...] = (), boundary=None) -> WordCounts:
+                 special: tuple[bytes, ...] = (), boundary=None, sentences: bool = False) -> WordCounts:
     """The word counts of everything ``stream`` holds, counted shard by shard (in parallel on
     Dask workers or a cluster when asked) and merged; ``progress`` hears the bytes counted.
     ``lines``, ``special`` and ``boundary`` as in :func:`count_words` (with a boundary policy,
-    shards are cut before newlines only, so that no unit is cut). A stretch with no place to cut may
-    take what counting it needs within the memory limit (:func:`shards`)."""
+    shards are cut before newlines only, so that no unit is cut); ``sentences``: each shard (whole
+    lines) read a sentence a line (:func:`read_as_sentences`). A stretch with no place to cut may take
+    what counting it needs within the memory limit (:func:`shards`)."""
     total, pending, done = WordCounts.merge([]), [], 0
     limit = work_limit(COUNT_BYTES_PER_BYTE)
-    pieces = shards(stream, min(shard_size, limit), special, limit, newline_only=boundary is not None,
-                    pretokenizer=pretokenizer, lines=lines)
+    pieces: Iterator[bytes] = shards(stream, min(shard_size, limit), special, limit, newline_only=boundary is not None,
+                                     pretokenizer=pretokenizer, lines=lines)
+    if sentences:
+        pieces = map(read_as_sentences, pieces)
     for shard, words in ordered_map(count_words, pieces, pretokenizer, lines, special, boundary,
                                     workers=workers, scheduler=scheduler):
         pending.append(words)

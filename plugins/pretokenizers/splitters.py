@@ -9,7 +9,8 @@ Python's); a byte that is not valid UTF-8 is a character of class "other".
 * ``whitespace`` — runs of white space and runs of the rest are separate words.
 * ``metaspace`` — a word starts at every space (U+0020), which it keeps: a word and the space
   before it, as sentencepiece cuts text (its ``▁``) and HF's Metaspace pre-tokenizer does
-  (``split`` on, ``prepend_scheme`` never); nothing else splits.
+  (``split`` on, ``prepend_scheme`` never); nothing else splits. A file is read for training
+  as sentencepiece reads it, a sentence a line (``PreTokenizer.sentences``).
 """
 
 from __future__ import annotations
@@ -109,5 +110,7 @@ class Whitespace(cp.PreTokenizer):
 
 
 class Metaspace(cp.PreTokenizer):
+    sentences = True  # as sentencepiece reads a file
+
     def split(self, data, ends, breaks):
         _metaspace_breaks(data, breaks)
