@@ -110,3 +110,41 @@ def test_an_imported_bert_exports_as_hf_reads_it_and_comes_back(tmp_path):
     want = [e.ids for e in original.encode_batch(lines)]
     assert [e.ids for e in written.encode_batch(lines)] == want
     assert [e.ids for e in again.encode_batch(lines)] == want
+
+
+@pytest.fixture(scope="module")
+def uncased(tmp_path_factory) -> str:
+    """One uncased BERT tokenizer.json for the tests that only read it."""
+    return _bert(tmp_path_factory.mktemp("bert"), True, "bert")
+
+
+@pytest.mark.parametrize("truncation", [None, {"max_length": 12}, {"max_length": 12, "direction": "left"},
+                                        {"max_length": 2}])
+@pytest.mark.parametrize("padding", [None, {}, {"length": 40}, {"pad_to_multiple_of": 8, "direction": "left"}])
+def test_truncation_and_padding_are_hfs(uncased, truncation, padding):
+    """enable_truncation and enable_padding as HF's: a text cut to leave room for [CLS] and
+    [SEP] (or its end kept), padded to the batch's longest, a length or a multiple, with the
+    same ids, tokens, offsets, attention masks, type ids and special-token masks."""
+    theirs, ours = tokenizers.Tokenizer.from_file(uncased), Tokenizer.from_hf_file(uncased)
+    for tok in (theirs, ours):
+        if truncation is not None:
+            tok.enable_truncation(**truncation)
+        if padding is not None:
+            tok.enable_padding(**padding)
+    lines = HELD[:60] + ["", "a", "Alice " * 30]
+    for special in (True, False):
+        want, got = theirs.encode_batch(lines, add_special_tokens=special), ours.encode_batch(lines,
+                                                                                               add_special_tokens=special)
+        for field in ("ids", "tokens", "offsets", "attention_mask", "type_ids", "special_tokens_mask"):
+            assert [getattr(e, field) for e in got] == [getattr(e, field) for e in want], field
+
+
+def test_a_truncation_that_leaves_no_room_is_refused(uncased):
+    from chunkpress import ConfigError
+
+    tok = Tokenizer.from_hf_file(uncased)
+    tok.enable_truncation(1)
+    with pytest.raises(ConfigError, match="no room"):
+        tok.encode("alice")
+    with pytest.raises(ConfigError, match="stride"):
+        tok.enable_truncation(10, stride=2)

@@ -130,6 +130,15 @@ class Encoding:
     def attention_mask(self) -> list[int]:
         return [1] * len(self)
 
+    @property
+    def type_ids(self) -> list[int]:
+        return [0] * len(self)
+
+    @property
+    def special_tokens_mask(self) -> list[int]:
+        """1 for the tokens the post-processor put in (they span nothing), 0 for the text's."""
+        return (self._offsets[self._first:self._last, 0] < 0).astype(int).tolist()
+
     def __len__(self) -> int:
         return self._last - self._first
 

@@ -45,6 +45,7 @@ from .hfencodings import hf_encodings, normalized_around_added, speller
 from .hfsearched import to_hf_searched
 from .pretokenize import check_name, pretoken_breaks
 from .pretokenizers import built
+from .shaping import Padding, Truncation, shaped
 from .unicodeclasses import check_unicode_version, unicode_version
 from .unigramsampling import sampler
 from .units import inside_units
@@ -139,6 +140,9 @@ class Tokenizer:
         self.scores = None if scores is None else np.asarray(scores, dtype=np.float64)
         self._segmenter()  # an unknown segmenter is refused now, naming what is installed
         self.normalizer, self.normalizer_params = normalizer, normalizer_params
+        #: HF's truncation and padding, off until enabled (:meth:`enable_truncation`, :meth:`enable_padding`)
+        self.truncation: Truncation | None = None
+        self.padding: Padding | None = None
         self._rewrite = built_normalizer(normalizer, normalizer_params)  # an unknown one is refused now
         #: whether the text is cut as it is (no normalizer rewrites it), as an archive needs
         self.keeps_bytes: bool = self._rewrite.lossless
@@ -426,14 +430,41 @@ class Tokenizer:
 
     def encode(self, text, *, add_special_tokens: bool = True, **sampling) -> Encoding:
         """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids), offsets
-        (characters for a str, bytes for bytes; of the normalized text) and tokens. Sampling from
+        (characters for a str, bytes for bytes; into the text as given where the normalizer says
+        where its bytes came from, else into the normalized text) and tokens. Sampling from
         ``seed``: ``dropout`` (BPE-dropout), or ``alpha`` and ``nbest_size`` (Unigram, as sentencepiece)."""
         return self.encode_batch([text], add_special_tokens=add_special_tokens, **sampling)[0]
 
-    def encode_batch(self, texts, *, add_special_tokens: bool = True, dropout: float | None = None,
-                     alpha: float | None = None, nbest_size: int | None = None, seed: int | None = None) -> list[Encoding]:
+    def encode_batch(self, texts, *, add_special_tokens: bool = True, **sampling) -> list:
         """``encode`` of each text in one pass, each pre-tokenized on its own, their distinct units
-        encoded once (sampled, every word on its own)."""
+        encoded once (sampled, every word on its own); truncated and padded where that is
+        enabled (:meth:`enable_truncation`, :meth:`enable_padding`)."""
+        if self.truncation is None and self.padding is None:
+            return self._encoded(texts, add_special_tokens, **sampling)
+        template = self.hf.template if self.hf is not None and add_special_tokens else ((), ())
+        return shaped(self._encoded(texts, False, **sampling), template, self.truncation, self.padding)
+
+    def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
+                          direction: str = "right") -> None:
+        """As HF's: ``encode`` keeps at most ``max_length`` tokens, the post-processor's among
+        them (the first, or with ``direction`` left the last). One text: every strategy is the same."""
+        if stride or strategy not in ("longest_first", "only_first", "only_second"):
+            raise ConfigError("truncation: a stride (overflowing windows) and pairs are not supported")
+        self.truncation = Truncation(max_length=max_length, direction=direction)
+
+    def no_truncation(self) -> None:
+        self.truncation = None
+
+    def enable_padding(self, **settings) -> None:
+        """As HF's (``direction``, ``pad_id``, ``pad_type_id``, ``pad_token``, ``length``,
+        ``pad_to_multiple_of``): ``encode_batch`` pads each text to the longest, or ``length``."""
+        self.padding = Padding(**settings)
+
+    def no_padding(self) -> None:
+        self.padding = None
+
+    def _encoded(self, texts, add_special_tokens: bool, *, dropout: float | None = None, alpha: float | None = None,
+                 nbest_size: int | None = None, seed: int | None = None) -> list[Encoding]:
         sampling = sampler(self._replays() and not self.deletions.size and self.boundary is None,
                            self._segmenter().samples_lattice, dropout, alpha, nbest_size, seed)
         given = [_text_bytes(t) for t in texts]
