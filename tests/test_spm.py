@@ -190,3 +190,25 @@ def test_sentencepieces_own_test_models_give_its_ids_and_text(model):
     theirs = sp.encode(lines)
     assert [e.ids for e in tok.encode_batch(lines)] == theirs
     assert [tok.decode(ids) for ids in theirs] == [sp.decode(ids) for ids in theirs]
+
+
+@pytest.mark.parametrize(("params", "says"), [({"charsmap": "!!!"}, "not base64"),
+                                              ({"charsmap": "EAAAAP////////////////////8="}, "character map"),
+                                              ({"remove_extra_whitespaces": "yes"}, "remove_extra_whitespaces")])
+def test_a_rules_file_with_a_damaged_normalizer_is_refused_in_one_line(tmp_path, capsys, params, says):
+    import attrs
+    from chunkpress.format.rulesfile import RulesFile
+
+    model = _train(tmp_path, "unigram", normalization_rule_name="nmt_nfkc")
+    assert main(["import-spm", model, "-o", str(tmp_path / "m.rules"), "-q"]) == 0
+    source = RulesFile.from_bytes((tmp_path / "m.rules").read_bytes())
+    config = {**source.config, "normalizer": {"name": "sentencepiece",
+                                              "params": {**source.config["normalizer"]["params"], **params}}}
+    (tmp_path / "bad.rules").write_bytes(attrs.evolve(source, config=config).to_bytes())
+    (tmp_path / "in.txt").write_text("hello world\n")
+    capsys.readouterr()
+    assert main(["encode", str(tmp_path / "in.txt"), "--rules", str(tmp_path / "bad.rules"),
+                 "-o", str(tmp_path / "out.ids")]) == 4
+    err = capsys.readouterr().err
+    assert says in err and "bad.rules" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out.ids").exists()

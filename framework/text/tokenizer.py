@@ -89,7 +89,7 @@ def built_normalizer(name: str, params: dict | None):
     if not params:
         return built("normalizer", name)
     registry = default_registry()
-    return registry.get("normalizer", name).build(build_params(registry, "normalizer", name, params, where="rules file"))
+    return registry.get("normalizer", name).build(build_params(registry, "normalizer", name, params, where="its config"))
 
 
 def boundary_policy(config: dict):
