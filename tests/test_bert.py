@@ -148,3 +148,13 @@ def test_a_truncation_that_leaves_no_room_is_refused(uncased):
         tok.encode("alice")
     with pytest.raises(ConfigError, match="stride"):
         tok.enable_truncation(10, stride=2)
+
+
+def test_a_pair_of_texts_is_refused_in_one_line(uncased):
+    from chunkpress import ConfigError
+
+    tok = Tokenizer.from_hf_file(uncased)
+    with pytest.raises(ConfigError, match="sentence pairs are not supported"):
+        tok.encode("alice", "rabbit")
+    with pytest.raises(ConfigError, match="sentence pairs are not supported"):
+        tok.encode_batch([("alice", "rabbit")])

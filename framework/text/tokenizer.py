@@ -428,17 +428,20 @@ class Tokenizer:
         with classes_kept():  # the pre-tokenizer's and the boundary policy's
             return self._encode_words(arr, pretoken_breaks(arr, self.pretokenizer, lines=lines), piece_ends=ends)
 
-    def encode(self, text, *, add_special_tokens: bool = True, **sampling) -> Encoding:
+    def encode(self, text, pair=None, *, add_special_tokens: bool = True, **sampling) -> Encoding:
         """Encode ``text`` (str, as UTF-8, or bytes): token ids (our symbols, or HF's ids), offsets
         (characters for a str, bytes for bytes; into the text as given where the normalizer says
         where its bytes came from, else into the normalized text) and tokens. Sampling from
         ``seed``: ``dropout`` (BPE-dropout), or ``alpha`` and ``nbest_size`` (Unigram, as sentencepiece)."""
-        return self.encode_batch([text], add_special_tokens=add_special_tokens, **sampling)[0]
+        return self.encode_batch([text if pair is None else (text, pair)], add_special_tokens=add_special_tokens,
+                                 **sampling)[0]
 
     def encode_batch(self, texts, *, add_special_tokens: bool = True, **sampling) -> list:
         """``encode`` of each text in one pass, each pre-tokenized on its own, their distinct units
         encoded once (sampled, every word on its own); truncated and padded where that is
         enabled (:meth:`enable_truncation`, :meth:`enable_padding`)."""
+        if any(isinstance(t, tuple) for t in texts):
+            raise ConfigError("a pair of texts (HF's encode(a, b)): sentence pairs are not supported; encode each text")
         if self.truncation is None and self.padding is None:
             return self._encoded(texts, add_special_tokens, **sampling)
         template = self.hf.template if self.hf is not None and add_special_tokens else ((), ())
