@@ -150,11 +150,34 @@ def test_a_truncation_that_leaves_no_room_is_refused(uncased):
         tok.enable_truncation(10, stride=2)
 
 
-def test_a_pair_of_texts_is_refused_in_one_line(uncased):
-    from chunkpress import ConfigError
+@pytest.mark.parametrize("post", ["bert", "template", "roberta"])
+def test_a_pair_of_texts_gets_hfs_ids_type_ids_and_truncation(uncased, tmp_path, post):
+    """encode(a, b) and encode_batch of pairs as HF's, through BertProcessing,
+    TemplateProcessing ("[CLS] $A [SEP] $B:1 [SEP]:1") and RobertaProcessing: the pair
+    template's tokens and type ids, longest_first truncation (either end kept) and padding."""
+    from tokenizers import processors
 
-    tok = Tokenizer.from_hf_file(uncased)
-    with pytest.raises(ConfigError, match="sentence pairs are not supported"):
-        tok.encode("alice", "rabbit")
-    with pytest.raises(ConfigError, match="sentence pairs are not supported"):
-        tok.encode_batch([("alice", "rabbit")])
+    doc = json.loads(open(uncased).read())
+    cls, sep = doc["model"]["vocab"]["[CLS]"], doc["model"]["vocab"]["[SEP]"]
+    made = {"bert": processors.BertProcessing(("[SEP]", sep), ("[CLS]", cls)),
+            "template": processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                      special_tokens=[("[CLS]", cls), ("[SEP]", sep)]),
+            "roberta": processors.RobertaProcessing(("[SEP]", sep), ("[CLS]", cls), trim_offsets=False,
+                                                    add_prefix_space=False)}[post]
+    theirs = tokenizers.Tokenizer.from_file(uncased)
+    theirs.post_processor = made
+    theirs.save(str(tmp_path / "pair.json"))
+    ours = Tokenizer.from_hf_file(tmp_path / "pair.json")
+    pairs = list(zip(HELD[:40:2], HELD[1:40:2], strict=True)) + [("", "a"), ("a", ""), ("Alice " * 20, "rabbit")]
+    assert ours.encode(*pairs[0]).ids == theirs.encode(*pairs[0]).ids
+    for truncation in (None, {"max_length": 9}, {"max_length": 16, "direction": "left"}):
+        for tok in (theirs, ours):
+            tok.no_truncation()
+            tok.enable_padding()
+            if truncation is not None:
+                tok.enable_truncation(**truncation)
+        for special in (True, False):
+            want, got = theirs.encode_batch(pairs, add_special_tokens=special), ours.encode_batch(
+                pairs, add_special_tokens=special)
+            for field in ("ids", "tokens", "offsets", "type_ids", "attention_mask", "special_tokens_mask"):
+                assert [getattr(e, field) for e in got] == [getattr(e, field) for e in want], (field, truncation)

@@ -34,6 +34,7 @@ from ..contract import BYTE_SYMBOLS, NO_NORMALIZER, NO_PRETOKENIZER
 from ..errors import ChunkpressError, FormatError
 from ..format.expand import expand, expand_with_extras, symbol_lengths
 from ..format.limits import check_allocation
+from .hftemplate import pair_template_of, template_of
 from .pretokenizers import built, names, pretokenizer, registered
 
 #: how much less likely than the least likely token a byte that no token covers is, in a
@@ -116,6 +117,9 @@ class HFVocab:
     #: HF's post-processor: the added tokens, (content, id), put before and after a text when
     #: ``encode`` adds special tokens (HF's default), as BERT's [CLS] ... [SEP]
     template: tuple = ((), ())
+    #: its template for a pair of texts: (kind, content, id, type id) items, kind ``A`` and
+    #: ``B`` the texts, ``T`` an added token (:mod:`chunkpress.text.hftemplate`); empty for none
+    pair_template: tuple = ()
     #: HF's WordPiece decoder: tokens joined by spaces (an added token too), and a space
     #: before . ? ! , taken away (its ``cleanup``)
     cleanup: bool = False
@@ -168,6 +172,8 @@ class HFVocab:
             out["template"] = [[list(t) for t in side] for side in self.template]
         if self.spelled_as != "bytes":
             out["spelled_as"] = self.spelled_as
+        if self.pair_template:
+            out["pair_template"] = [list(item) for item in self.pair_template]
         return out
 
     @classmethod
@@ -188,13 +194,17 @@ class HFVocab:
         ok = ok and isinstance(template, list) and len(template) == 2 and \
             all(isinstance(side, list) and all(map(pair, side)) for side in template)
         ok = ok and meta.get("spelled_as", "bytes") in ("bytes", "metaspace", "wordpiece")
+        paired = meta.get("pair_template", []) if isinstance(meta, dict) else None
+        ok = ok and isinstance(paired, list) and all(
+            isinstance(t, list) and len(t) == 4 and t[0] in ("A", "B", "T") and isinstance(t[1], str)
+            and is_int(t[2]) and is_int(t[3]) for t in paired)
         if not ok or template is None:
             raise FormatError(f"rules file: corrupt HF vocabulary (expected 'ids' for all {n_symbols} symbols, "
                               "'special' as [content, id] pairs and a boolean 'add_prefix_space')")
         return cls(ids=np.array(meta["ids"], dtype=np.int64), special=tuple((c, i) for c, i in meta["special"]),
                    add_prefix_space=meta["add_prefix_space"], unknown=meta.get("unknown"),
                    template=tuple(tuple((c, i) for c, i in side) for side in template),
-                   spelled_as=meta.get("spelled_as", "bytes"),
+                   spelled_as=meta.get("spelled_as", "bytes"), pair_template=tuple(map(tuple, paired or [])),
                    **{key: meta[key] for key in (*_FLAGS, *_BOUNDS) if key in meta})
 
     def added_spans(self, data: bytes) -> list[tuple[int, int]]:
@@ -478,46 +488,6 @@ def added_tokens_of(doc: dict) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def template_of(doc: dict) -> tuple:
-    """The added tokens, (content, id), that HF's post-processor puts before and after one text
-    (``encode`` with special tokens, HF's default): TemplateProcessing's ``single``,
-    BertProcessing's and RobertaProcessing's [CLS] ... [SEP], a Sequence's of them; none for
-    ByteLevel's or no post-processor. FormatError for any other, naming it."""
-    post = doc.get("post_processor")
-    steps = post.get("processors") if isinstance(post, dict) and post.get("type") == "Sequence" else [post]
-    before: list = []
-    after: list = []
-    for step in steps if isinstance(steps, list) else [steps]:
-        kind = step.get("type") if isinstance(step, dict) else None
-        if step is None or kind == "ByteLevel":
-            continue
-        if kind in ("BertProcessing", "RobertaProcessing"):
-            cls, sep = step.get("cls"), step.get("sep")
-            if not all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str) and is_int(t[1]) for t in (cls, sep)):
-                raise FormatError(f"post-processor {kind}: cls and sep must be [token, id]")
-            before.append(tuple(cls))
-            after.append(tuple(sep))
-            continue
-        if kind != "TemplateProcessing":
-            raise FormatError(f"post-processor {str(kind)[:40]!r} is not read (TemplateProcessing, BertProcessing, "
-                              "RobertaProcessing and ByteLevel are)")
-        specials = step.get("special_tokens") if isinstance(step.get("special_tokens"), dict) else {}
-        side = before
-        for piece in step.get("single") or []:
-            if isinstance(piece, dict) and "Sequence" in piece:
-                side = after
-                continue
-            name = piece.get("SpecialToken", {}).get("id") if isinstance(piece, dict) else None
-            found = specials.get(name) if isinstance(name, str) else None
-            ids = found.get("ids") if isinstance(found, dict) else None
-            tokens = found.get("tokens") if isinstance(found, dict) else None
-            if not (isinstance(ids, list) and isinstance(tokens, list) and len(ids) == len(tokens)
-                    and all(is_int(i) for i in ids) and all(isinstance(t, str) for t in tokens)):
-                raise FormatError(f"post-processor TemplateProcessing: special token {str(name)[:40]!r} is not defined")
-            side.extend(zip(tokens, ids, strict=True))
-    return tuple(before), tuple(after)
-
-
 def parse_tokenizer_json(text: str) -> tuple[dict, dict]:
     """(the document, its model) of an HF tokenizer.json, checked to be one."""
     try:
@@ -576,7 +546,7 @@ def from_hf_bpe(doc: dict, model: dict) -> tuple[np.ndarray, str, HFVocab]:
     if not all(is_int(i) and -1 <= i <= MAX_HF_ID for i in ids):
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     hf = HFVocab(ids=np.array(ids, dtype=np.int64), special=special, add_prefix_space=add_prefix_space,
-                 template=template_of(doc))
+                 template=template_of(doc), pair_template=pair_template_of(doc))
     rules_array = np.array(rules, dtype=np.int64).reshape(-1, 2)
     hf.check_spellings(rules_array)
     return rules_array, pre, hf

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 
 from ..errors import FormatError
-from .hf import MAX_HF_ID, added_tokens_of, is_int, segmenter_of, template_of
+from .hf import MAX_HF_ID, added_tokens_of, is_int, segmenter_of
 from .hfsearched import add_byte_fallback
+from .hftemplate import pair_template_of, template_of
 
 
 def is_bert(doc: dict, model: dict) -> bool:
@@ -77,7 +78,7 @@ def bert_from_hf(doc: dict, model: dict) -> dict:
             "normalizer": {"name": "bert", "params": _normalizer_params(doc.get("normalizer"))},
             "prefix": "normalizer", "special": special, "unknown": unknown, "unknown_words": True,
             "longest_word": min(longest, MAX_HF_ID), "cleanup": bool((decoder or {}).get("cleanup", True)),
-            "template": template_of(doc), "spelled_as": "wordpiece"}
+            "template": template_of(doc), "pair_template": pair_template_of(doc), "spelled_as": "wordpiece"}
 
 
 def to_hf_bert(tokens: list[bytes], ids: list[int], vocab, normalizer: dict | None) -> str:
@@ -98,8 +99,13 @@ def to_hf_bert(tokens: list[bytes], ids: list[int], vocab, normalizer: dict | No
         single = [*map(item, (c for c, _ in before)), {"Sequence": {"id": "A", "type_id": 0}},
                   *map(item, (c for c, _ in after))]
         pair = [*single, {"Sequence": {"id": "B", "type_id": 1}}, *(item(c, 1) for c, _ in after)]
+        if vocab.pair_template:  # the one it was read with
+            pair = [item(c, t) if kind == "T" else {"Sequence": {"id": kind, "type_id": t}}
+                    for kind, c, _, t in vocab.pair_template]
         template = {"type": "TemplateProcessing", "single": single, "pair": pair,
-                    "special_tokens": {c: {"id": c, "ids": [i], "tokens": [c]} for c, i in (*before, *after)}}
+                    "special_tokens": {c: {"id": c, "ids": [i], "tokens": [c]}
+                                       for c, i in (*before, *after, *((c, i) for k, c, i, _ in vocab.pair_template
+                                                                        if k == "T"))}}
     added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
               "special": True} for c, i in vocab.special]
     doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": normalizer,

@@ -27,8 +27,8 @@ from .hf import (
     is_int,
     pre_tokenizer_name,
     segmenter_of,
-    template_of,
 )
+from .hftemplate import pair_template_of, template_of
 
 #: the mark of a WordPiece token that continues a word, on export: BERT's ``##`` behind a
 #: character that GPT-2's byte alphabet never holds, so a decoder can remove it exactly (a text's
@@ -260,4 +260,5 @@ def searched_from_hf(doc: dict, model: dict) -> dict:
         raise FormatError(f"vocabulary ids must be integers in [0, {MAX_HF_ID}]")
     return {"tokens": tokens, "ids": ids, "scores": scores, "segmenter": segmenter, "pretokenizer": pre,
             "prefix": prefix, "special": added_tokens_of(doc), "space_mark": space_mark, "template": template_of(doc),
+            "pair_template": pair_template_of(doc),
             **found}

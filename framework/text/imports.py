@@ -82,7 +82,8 @@ def rules_of_searched(found: dict, source: str) -> bytes:
                     space_mark=found.get("space_mark", False), fused_id=found.get("fused_id"),
                     unknown=found.get("unknown"), leading_spaces_dropped=found.get("leading_spaces_dropped", False),
                     unknown_words=found.get("unknown_words", False), cleanup=found.get("cleanup", False),
-                    template=found.get("template", ((), ())), spelled_as=found.get("spelled_as", "bytes"))
+                    template=found.get("template", ((), ())), spelled_as=found.get("spelled_as", "bytes"),
+                    pair_template=found.get("pair_template", ()))
     scores = found.get("scores")
     config = {"pretokenizer": {"name": found["pretokenizer"]}, **({"normalizer": found["normalizer"]}
                                                                     if "normalizer" in found else {})}

@@ -1,7 +1,7 @@
 """Truncation and padding, as HF ``tokenizers`` offers them on a tokenizer
 (``enable_truncation``, ``enable_padding``): a text's tokens cut to a length that leaves room for
 the post-processor's, then the batch padded to its longest (or to a length), with attention
-masks and type ids. Only single texts: pairs are not read."""
+masks and type ids; a pair of texts put into the post-processor's pair template."""
 
 from __future__ import annotations
 
@@ -58,28 +58,65 @@ class ShapedEncoding:
         return f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, attention_mask])"
 
 
-def shaped(encodings, template: tuple, truncation: Truncation | None, padding: Padding | None) -> list[ShapedEncoding]:
-    """``encodings`` (without the post-processor's tokens) cut to ``truncation``'s length less
-    the ``template``'s tokens, given those, and padded by ``padding``."""
-    before, after = template
-    room, right = None, True
+def _pair_lengths(n1: int, n2: int, target: int) -> tuple[int, int]:
+    """How many tokens of each text of a pair HF's ``longest_first`` keeps within ``target``."""
+    if n1 + n2 <= target:
+        return n1, n2
+    swap = n1 > n2
+    if swap:
+        n1, n2 = n2, n1
+    n2 = n1 if n1 > target else max(n1, target - n1)
+    if n1 + n2 > target:
+        n1 = target // 2
+        n2 = n1 + target % 2
+    return (n2, n1) if swap else (n1, n2)
+
+
+def _kept(enc, n: int, right: bool) -> tuple[list, list, list]:
+    """The ids, tokens and offsets of ``enc``'s first (or, not ``right``, last) ``n`` tokens."""
+    ids, tokens, offsets = enc.ids, enc.tokens, enc.offsets
+    if len(ids) > n:
+        keep = slice(0, n) if right else slice(len(ids) - n, len(ids))
+        ids, tokens, offsets = ids[keep], tokens[keep], offsets[keep]
+    return list(ids), list(tokens), list(offsets)
+
+
+def _assembled(enc, items: tuple, truncation: Truncation | None) -> ShapedEncoding:
+    """One text (or a pair: a tuple) put into ``items`` (kind, content, id, type id), each text
+    cut first so that all fits ``truncation``'s length."""
+    texts = list(enc) if isinstance(enc, tuple) else [enc]
+    lengths = [len(t.ids) for t in texts]
+    right = truncation is None or truncation.direction == "right"
     if truncation is not None:
-        room, right = truncation.max_length - len(before) - len(after), truncation.direction == "right"
-        if room < 0:
+        target = truncation.max_length - sum(1 for kind, *_ in items if kind == "T")
+        if target < 0:
             raise ConfigError(f"max_length {truncation.max_length} leaves no room beside the "
-                              f"{len(before) + len(after)} tokens the post-processor adds")
-    out = []
-    for enc in encodings:
-        ids, tokens, offsets = enc.ids, enc.tokens, enc.offsets
-        if room is not None and len(ids) > room:
-            keep = slice(0, room) if right else slice(len(ids) - room, len(ids))
-            ids, tokens, offsets = ids[keep], tokens[keep], offsets[keep]
-        n_model = len(ids)
-        ids = [i for _, i in before] + list(ids) + [i for _, i in after]
-        tokens = [c for c, _ in before] + list(tokens) + [c for c, _ in after]
-        offsets = [(0, 0)] * len(before) + list(offsets) + [(0, 0)] * len(after)
-        special = [1] * len(before) + [0] * n_model + [1] * len(after)
-        out.append(ShapedEncoding(ids, tokens, offsets, [1] * len(ids), special, [0] * len(ids)))
+                              f"{truncation.max_length - target} tokens the post-processor adds")
+        lengths = list(_pair_lengths(lengths[0], lengths[1], target)) if len(texts) == 2 else [min(lengths[0], target)]
+    kept = dict(zip("AB", (_kept(t, n, right) for t, n in zip(texts, lengths, strict=True)), strict=False))
+    fields: dict[str, list] = {k: [] for k in ("ids", "tokens", "offsets", "type_ids", "special")}
+    for kind, content, i, type_id in items:
+        if kind == "T":
+            ids, tokens, offsets, special = [i], [content], [(0, 0)], [1]
+        else:
+            ids, tokens, offsets = kept[kind]
+            special = [0] * len(ids)
+        for key, values in zip(("ids", "tokens", "offsets", "special"), (ids, tokens, offsets, special), strict=True):
+            fields[key] += values
+        fields["type_ids"] += [type_id] * len(ids)
+    return ShapedEncoding(fields["ids"], fields["tokens"], fields["offsets"], [1] * len(fields["ids"]),
+                          fields["special"], fields["type_ids"])
+
+
+def shaped(encodings, template: tuple, truncation: Truncation | None, padding: Padding | None,
+           pair_template: tuple = ()) -> list[ShapedEncoding]:
+    """``encodings`` (without the post-processor's tokens; a pair of them as a tuple) cut to
+    ``truncation``'s length less the template's tokens, put into the ``template`` (a pair into
+    ``pair_template``, or after each other with type ids 0 and 1), and padded by ``padding``."""
+    before, after = template
+    single = (*(("T", c, i, 0) for c, i in before), ("A", "", -1, 0), *(("T", c, i, 0) for c, i in after))
+    pair = pair_template or (("A", "", -1, 0), ("B", "", -1, 1))
+    out = [_assembled(enc, pair if isinstance(enc, tuple) else single, truncation) for enc in encodings]
     if padding is None or not out:
         return out
     target = padding.length if padding.length is not None else max(len(e) for e in out)

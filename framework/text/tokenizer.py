@@ -440,12 +440,16 @@ class Tokenizer:
         """``encode`` of each text in one pass, each pre-tokenized on its own, their distinct units
         encoded once (sampled, every word on its own); truncated and padded where that is
         enabled (:meth:`enable_truncation`, :meth:`enable_padding`)."""
-        if any(isinstance(t, tuple) for t in texts):
-            raise ConfigError("a pair of texts (HF's encode(a, b)): sentence pairs are not supported; encode each text")
-        if self.truncation is None and self.padding is None:
+        pairs = any(isinstance(t, tuple) for t in texts)
+        if self.truncation is None and self.padding is None and not pairs:
             return self._encoded(texts, add_special_tokens, **sampling)
-        template = self.hf.template if self.hf is not None and add_special_tokens else ((), ())
-        return shaped(self._encoded(texts, False, **sampling), template, self.truncation, self.padding)
+        templated = self.hf is not None and add_special_tokens
+        flat = [part for t in texts for part in (t if isinstance(t, tuple) else (t,))]
+        done = iter(self._encoded(flat, False, **sampling))
+        found = [tuple(next(done) for _ in t) if isinstance(t, tuple) else next(done) for t in texts]
+        # without its tokens, a pair still takes the post-processor's type ids (RoBERTa's are all 0)
+        pair = tuple(item for item in (self.hf.pair_template if self.hf is not None else ()) if templated or item[0] != "T")
+        return shaped(found, self.hf.template if templated else ((), ()), self.truncation, self.padding, pair)
 
     def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
                           direction: str = "right") -> None:
