@@ -23,20 +23,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from processes import median_of
 
 HERE = Path(__file__).parent
 SAMPLES = 20
-
-
-def median_seconds(function, repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -70,7 +62,7 @@ def main() -> None:
         def sample_hf():
             counts["hf"] = [sum(len(e.ids) for e in hf.encode_batch(lines)) for _ in range(SAMPLES)]
 
-        rows.append(("BPE-dropout 0.1, BPE 8k", median_seconds(sample_ours), median_seconds(sample_hf),
+        rows.append(("BPE-dropout 0.1, BPE 8k", median_of(sample_ours), median_of(sample_hf),
                      statistics.mean(counts["ours"]), statistics.mean(counts["hf"]), "HF tokenizers"))
         spm.SentencePieceTrainer.train(input=str(t / "train.txt"), model_prefix=str(t / "uni"), vocab_size=8000,
                                        model_type="unigram", byte_fallback=True, normalization_rule_name="identity",
@@ -87,8 +79,8 @@ def main() -> None:
             counts["hf"] = [sum(len(ids) for ids in sp.encode(lines, enable_sampling=True, alpha=0.1, nbest_size=-1))
                             for _ in range(SAMPLES)]
 
-        rows.append(("Unigram sampling, alpha 0.1, nbest -1, unigram 8k", median_seconds(sample_uni),
-                     median_seconds(sample_sp), statistics.mean(counts["ours"]), statistics.mean(counts["hf"]),
+        rows.append(("Unigram sampling, alpha 0.1, nbest -1, unigram 8k", median_of(sample_uni),
+                     median_of(sample_sp), statistics.mean(counts["ours"]), statistics.mean(counts["hf"]),
                      "sentencepiece"))
     out = ["# Subword regularisation against the libraries it follows", "",
            f"Written by `examples/benchmarks/sampling.py` on {datetime.date.today()}; {platform.machine()}, "

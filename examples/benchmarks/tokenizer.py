@@ -29,7 +29,7 @@ import numpy as np
 from chunkpress.pipeline import Pipeline
 from chunkpress.text.hf import to_hf_json
 from chunkpress.text.tokenizer import Tokenizer
-from processes import CHUNKPRESS, timed  # beside this script (its folder is on the path)
+from processes import CHUNKPRESS, median_of, timed  # beside this script (its folder is on the path)
 
 HERE = Path(__file__).parent
 
@@ -90,15 +90,6 @@ def main() -> int:
     return 0
 
 
-def _median_seconds(run, repeats: int = 7) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
 def _batches(corpus: Path, big: bytes) -> str:
     """encode_batch, ours against HF's on the exported tokenizer, for BPE and SuperBPE."""
     import tokenizers
@@ -116,8 +107,8 @@ def _batches(corpus: Path, big: bytes) -> str:
             ours.encode_batch(lines[:50])  # load compiled kernels
             same = all(a.ids == b.ids and a.offsets == b.offsets
                        for a, b in zip(ours.encode_batch(lines), hf.encode_batch(lines), strict=True))
-            mine = _median_seconds(functools.partial(ours.encode_batch, lines))
-            theirs = _median_seconds(functools.partial(hf.encode_batch, lines))
+            mine = median_of(functools.partial(ours.encode_batch, lines), 7)
+            theirs = median_of(functools.partial(hf.encode_batch, lines), 7)
             out.append(f"- encode_batch over {text}'s {len(lines):,} lines ({name}, 8,192 tokens): chunkpress "
                        f"{mine * 1e3:.0f} ms, HF tokenizers {theirs * 1e3:.0f} ms ({mine / theirs:.2f}x HF's time, "
                        f"median of 7, HF with its default threads); same ids and offsets: {same}")
