@@ -110,11 +110,13 @@ def hf_encodings(hf: HFVocab, rules: np.ndarray, batch: dict, datas: list[bytes]
     los = np.concatenate([[0], his[:-1]]).astype(np.int64)
     # the template's tokens put in around every text at once; a template token spans nothing (-1)
     per = len(before_text) + len(after_text)
-    at_all = np.concatenate([np.repeat(los[:, None], len(before_text), 1), np.repeat(his[:, None], len(after_text), 1)],
-                            axis=1).ravel()
-    put = np.tile(np.array([*before_text, *after_text], dtype=np.int64), los.size)
-    ids_t, symbols_t = np.insert(ids, at_all, put), np.insert(symbols, at_all, -1)
-    spans_t = np.insert(spans, at_all, -1, axis=0)
+    ids_t, symbols_t, spans_t = ids, symbols, spans
+    if per:  # (no copy of the batch's arrays where there is no template)
+        at_all = np.concatenate([np.repeat(los[:, None], len(before_text), 1),
+                                 np.repeat(his[:, None], len(after_text), 1)], axis=1).ravel()
+        put = np.tile(np.array([*before_text, *after_text], dtype=np.int64), los.size)
+        ids_t, symbols_t = np.insert(ids, at_all, put), np.insert(symbols, at_all, -1)
+        spans_t = np.insert(spans, at_all, -1, axis=0)
     out = []
     for k, (data, text, (segments, special, where, _), aligned) in enumerate(zip(datas, texts, cut, origins,
                                                                                strict=True)):
