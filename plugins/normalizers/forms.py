@@ -19,30 +19,32 @@ class Unchanged(cp.Normalizer):
 
 
 class _Form(cp.Normalizer):
+    """A Unicode normal form (``form``), which HF's normalizer of the same name writes."""
+
     form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFC"
+
+    def __init__(self, params=None):
+        super().__init__(params)
+        self.hf_normalizer = {"type": self.form}
 
     def normalize(self, text):
         return _rewritten(text, lambda s: unicodedata.normalize(self.form, s))
 
 
 class NFC(_Form):
-    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFC"
-    hf_normalizer = {"type": "NFC"}
+    form = "NFC"
 
 
 class NFD(_Form):
-    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFD"
-    hf_normalizer = {"type": "NFD"}
+    form = "NFD"
 
 
 class NFKC(_Form):
-    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFKC"
-    hf_normalizer = {"type": "NFKC"}
+    form = "NFKC"
 
 
 class NFKD(_Form):
-    form: Literal["NFC", "NFD", "NFKC", "NFKD"] = "NFKD"
-    hf_normalizer = {"type": "NFKD"}
+    form = "NFKD"
 
 
 class Lowercase(cp.Normalizer):
