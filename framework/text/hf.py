@@ -421,8 +421,7 @@ def to_hf_json(rules: np.ndarray, pretokenizer: str = NO_PRETOKENIZER, vocab: HF
         tokens.append(token)
     ids = vocab.ids.tolist() if vocab is not None else range(len(tokens))
     special = vocab.special if vocab is not None else ()
-    added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-              "special": True} for c, i in special]
+    added = added_tokens_json(special)
     model = {
         "type": "BPE", "dropout": dropout, "unk_token": None, "continuing_subword_prefix": None,
         "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
@@ -470,6 +469,13 @@ def _check_tokenizes_as_we_do(doc: dict, model: dict) -> None:
             raise FormatError(f"BPE {key} = {model[key]!r} is not supported")
     if model.get("ignore_merges"):
         raise FormatError("BPE ignore_merges = true is not supported: chunkpress always applies the merges")
+
+
+def added_tokens_json(special) -> list[dict]:
+    """HF's ``added_tokens`` for ``special`` ((content, id) pairs): each matched whole, as it
+    is in the raw text, and a special token (what :func:`added_tokens_of` reads back)."""
+    return [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+             "special": True} for c, i in special]
 
 
 def added_tokens_of(doc: dict) -> tuple[tuple[str, int], ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from ..errors import FormatError
-from .hf import MAX_HF_ID, added_tokens_of, is_int, segmenter_of
+from .hf import MAX_HF_ID, added_tokens_json, added_tokens_of, is_int, segmenter_of
 from .hfsearched import add_byte_fallback
 from .hftemplate import pair_template_of, template_of
 
@@ -106,8 +106,7 @@ def to_hf_bert(tokens: list[bytes], ids: list[int], vocab, normalizer: dict | No
                     "special_tokens": {c: {"id": c, "ids": [i], "tokens": [c]}
                                        for c, i in (*before, *after, *((c, i) for k, c, i, _ in vocab.pair_template
                                                                         if k == "T"))}}
-    added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-              "special": True} for c, i in vocab.special]
+    added = added_tokens_json(vocab.special)
     doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": normalizer,
            "pre_tokenizer": {"type": "BertPreTokenizer"}, "post_processor": template,
            "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": vocab.cleanup},

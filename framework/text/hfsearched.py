@@ -21,6 +21,7 @@ from .hf import (
     MAX_HF_ID,
     UNKNOWN_BELOW,
     HFVocab,
+    added_tokens_json,
     added_tokens_of,
     byte_level_pre_tokenizer,
     byte_to_unicode,
@@ -90,9 +91,7 @@ def to_hf_searched(tokens: list[bytes], ids: list[int], segmenter: str, hf_model
     unknown. ``vocab``: the added tokens and the prefix space of an imported vocabulary."""
     table = byte_to_unicode()
     spelled = ["".join(table[b] for b in token) for token in tokens]
-    special = vocab.special if vocab is not None else ()
-    added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-              "special": True} for c, i in special]
+    added = added_tokens_json(vocab.special if vocab is not None else ())
     if hf_model == "Unigram":
         if scores is None:
             raise FormatError("a likelihood vocabulary needs its tokens' log-probabilities to be exported")
