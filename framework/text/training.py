@@ -114,7 +114,7 @@ def train(pipeline, inputs: Sequence[str], *, special: Sequence[str] = (), held_
                           "sizes are its prefixes")
     held = read_input(held_out, work_limit(ENCODE_BYTES_PER_BYTE)) if held_out else None
     held = pipeline.normalizer.normalize(held) if held is not None else None  # as the training text was
-    if held is not None and pretokenizer(pipeline.config.pretokenizer).sentences:
+    if held is not None and _reads_sentences(pipeline):
         held = read_as_sentences(held)
     if pipeline.config.pretokenizer != NO_PRETOKENIZER:
         counted = [_count_words(pipeline, path, tokens, workers, scheduler, meter) for path in inputs]
@@ -219,7 +219,7 @@ def learn_top_down_sizes(pipeline, words: WordCounts, sources, vocab_sizes: list
             blake2b=sources[0][2] if len(sources) == 1 else checksum("".join(d for _, _, d in sources).encode()),
             sources=[{"name": n, "length": k, "blake2b": d} for n, k, d in sources] if len(sources) > 1 else None,
             learned_from=_file_name(sources[0][0]) if len(sources) == 1 else None,
-            hf=_numbered(rules, ids[order], tokens, pretokenizer(pipeline.config.pretokenizer).sentences),
+            hf=_numbered(rules, ids[order], tokens, _reads_sentences(pipeline)),
             segmenter=segmenter, vocabulary=ids[order].tolist(),
             scores=None if log_probs is None else log_probs[order].tolist())
         made.append((rules_file, len(vocabulary)))
@@ -313,7 +313,7 @@ def _count_words(pipeline, path: str, special, workers, scheduler, meter):
             words = count_stream(read, pipeline.config.pretokenizer, workers=workers, scheduler=scheduler,
                                  progress=progress.update, lines=True, special=special,
                                  boundary=pipeline.policies()[0],
-                                 sentences=pretokenizer(pipeline.config.pretokenizer).sentences)
+                                 sentences=_reads_sentences(pipeline))
     except ChunkpressError as exc:
         raise type(exc)(f"{'<stdin>' if path == '-' else path}: {exc}") from None
     finally:
@@ -331,11 +331,16 @@ def merges_of_text(pipeline, data: bytes, trace: bool = False, progress: Callabl
     return pipeline.fit_words(text_words(pipeline, data), trace=trace, progress=progress, symbols=False)
 
 
+def _reads_sentences(pipeline) -> bool:
+    """Whether the pipeline's pre-tokenizer reads a file a sentence a line (PreTokenizer.sentences)."""
+    return pretokenizer(pipeline.config.pretokenizer).sentences
+
+
 def text_words(pipeline, data: bytes) -> WordCounts:
     """The word counts of one text, as :func:`train` counts a file of it: line by line, as
     HF's trainer reads files, and a sentence a line where the pre-tokenizer reads so. Every
     learner's counts of a text come from here (a study's, ``compress --learner``'s)."""
-    if pretokenizer(pipeline.config.pretokenizer).sentences:
+    if _reads_sentences(pipeline):
         data = read_as_sentences(data)
     return count_words(data, pipeline.config.pretokenizer, lines=True, boundary=pipeline.policies()[0])
 
